@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# build.sh: set up, build and run attention-lab.
+#
+#   bash build.sh            build what changed (wasm SIMD, wasm scalar, native tests)
+#   bash build.sh --serve    ... then serve web/ on 127.0.0.1 (npm start)
+#   bash build.sh --test     ... then run every test (npm test)
+#
+# On a fresh Debian 12 machine it installs what is missing when run as root
+# (apt: emscripten node-acorn gcc, plus chromium for the tests; then npm ci),
+# and otherwise stops naming exactly what to install.
+#
+# Outputs (all git-ignored):
+#   web/wasm/attention-simd.wasm     -msimd128, wasm_simd128.h kernels
+#   web/wasm/attention-scalar.wasm   the same sources without SIMD
+#   build/native/test_core           c_src + tests/c under ASan/UBSan
+#   build/emcache/                   Emscripten's cache, seeded from Debian's
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$ROOT"
+MODE="${1:-build}"
+
+say() { printf '[attention-lab] %s\n' "$*"; }
+
+# ---------------------------------------------------------------------------
+# Set-up: system packages and node_modules
+# ---------------------------------------------------------------------------
+
+need_apt=()
+command -v emcc >/dev/null 2>&1 || need_apt+=(emscripten)
+[ -d /usr/share/nodejs/acorn ] || need_apt+=(node-acorn)
+command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
+if [ "$MODE" = "--test" ] && [ ! -x /usr/bin/chromium ]; then need_apt+=(chromium); fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing ${need_apt[*]} with apt-get"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    say "missing system packages. Install them with:"
+    say "  sudo apt-get update && sudo apt-get install -y ${need_apt[*]}"
+    exit 1
+  fi
+fi
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  say "Node.js 20 and npm are needed: install them (Debian: apt-get install -y nodejs npm)"
+  exit 1
+fi
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "installing npm dev dependencies (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+# ---------------------------------------------------------------------------
+# Build, only what is older than its sources
+# ---------------------------------------------------------------------------
+
+SOURCES=(c_src/*.c c_src/*.h build.sh emscripten.cfg)
+stale() { # stale OUTPUT [EXTRA_SOURCES...]: true when OUTPUT is missing or older
+  local out="$1"; shift
+  [ -f "$out" ] || return 0
+  [ -n "$(find "${SOURCES[@]}" "$@" -newer "$out" 2>/dev/null)" ]
+}
+
+export ATTENTION_LAB_ROOT="$ROOT"
+export EM_CONFIG="$ROOT/emscripten.cfg"
+export NODE_PATH="/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}"
+mkdir -p build/native web/wasm
+if [ ! -d build/emcache ]; then
+  # Debian ships the system libraries prebuilt; a copy in the build folder
+  # keeps every write inside the repo and saves minutes on a fresh clone.
+  cp -r /usr/share/emscripten/cache build/emcache
+  rm -f build/emcache/cache.lock
+fi
+
+# Never -ffast-math: softmax relies on -INFINITY and NaN semantics.
+EMFLAGS=(-O3 -std=c11 -Wall -Wextra -sSTANDALONE_WASM --no-entry
+  -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=16MB -sMAXIMUM_MEMORY=2GB -sABORTING_MALLOC=0)
+C_FILES=(c_src/attention.c c_src/kernels.c c_src/mha.c c_src/lesson.c c_src/rng.c)
+
+if stale web/wasm/attention-simd.wasm; then
+  say "building web/wasm/attention-simd.wasm"
+  emcc "${EMFLAGS[@]}" -msimd128 "${C_FILES[@]}" -o web/wasm/attention-simd.wasm
+fi
+if stale web/wasm/attention-scalar.wasm; then
+  say "building web/wasm/attention-scalar.wasm"
+  emcc "${EMFLAGS[@]}" "${C_FILES[@]}" -o web/wasm/attention-scalar.wasm
+fi
+if stale build/native/test_core tests/c/*.c; then
+  say "building build/native/test_core (gcc, ASan + UBSan)"
+  gcc -std=c11 -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
+    -fno-omit-frame-pointer -Ic_src "${C_FILES[@]}" tests/c/test_core.c -lm -o build/native/test_core
+fi
+
+# ---------------------------------------------------------------------------
+# Modes
+# ---------------------------------------------------------------------------
+
+case "$MODE" in
+  build) ;;
+  --serve) exec node web/serve.mjs ;;
+  --test) exec node --test --test-reporter=spec tests/*.test.mjs ;;
+  *) say "unknown option $MODE (use --serve or --test)"; exit 2 ;;
+esac

@@ -1,0 +1,27 @@
+/* kernels.h: the few numeric kernels every attention step is built from.
+ *
+ * Each kernel has a scalar path and, in the SIMD build, a wasm SIMD128 path
+ * next to it in kernels.c. Both compute the same thing; the matmul is
+ * bit-identical between them (same accumulation order, no FMA), the softmax
+ * agrees within float32 rounding.
+ */
+#ifndef ATTENTION_KERNELS_H
+#define ATTENTION_KERNELS_H
+
+/* c (M, N) = alpha * a (M, K) @ b (K, N).
+ * Row strides: lda for a, ldb for b, ldc for c. c must not alias a or b. */
+void attn_gemm(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+               int M, int N, int K, float alpha);
+
+/* x (rows, n), row stride ld: each row <- softmax(row), in place.
+ * Stable: subtracts the row max. -INFINITY entries become exactly 0.
+ * A row of only -INFINITY becomes NaN (callers refuse such rows first). */
+void attn_softmax_rows(float *x, int ld, int rows, int n);
+
+/* dst (cols, rows) = transpose of src (rows, cols). */
+void attn_transpose(float *dst, const float *src, int rows, int cols);
+
+/* Name of the kernel set compiled in: "wasm-simd128" or "scalar". */
+const char *attn_kernel_isa(void);
+
+#endif

@@ -1,0 +1,30 @@
+/* rng.c: deterministic random numbers for weight init and the lesson demos.
+ * splitmix64 turns the seed into a state, xorshift64* steps it. The integer
+ * stream is the same on every build; normals use Box-Muller. */
+#include <math.h>
+
+#include "attention.h"
+
+void attn_rng_seed(attn_rng *r, uint32_t seed) {
+    uint64_t z = (uint64_t)seed + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    r->s = (z ^ (z >> 31)) | 1u; /* never zero */
+}
+
+static uint64_t next_u64(attn_rng *r) {
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
+    return r->s * 0x2545F4914F6CDD1Dull;
+}
+
+/* In [0, 1), from the top 24 bits. */
+float attn_rng_uniform(attn_rng *r) { return (float)(next_u64(r) >> 40) * (1.0f / 16777216.0f); }
+
+/* Mean 0, variance 1. */
+float attn_rng_normal(attn_rng *r) {
+    const double u1 = ((double)(next_u64(r) >> 11) + 1.0) * (1.0 / 9007199254740992.0); /* (0, 1] */
+    const double u2 = (double)(next_u64(r) >> 11) * (1.0 / 9007199254740992.0);
+    return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}

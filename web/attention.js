@@ -1,0 +1,764 @@
+/**
+ * attention.js: the public JS API of attention-lab.
+ *
+ * One ES module that runs unchanged in Node 20 and in the browser. It loads
+ * the C attention core compiled to WebAssembly (a SIMD128 build and a scalar
+ * build of the same sources) and wraps it:
+ *
+ *   import { loadAttention } from './attention.js';
+ *   const lab = await loadAttention();               // SIMD build when supported
+ *   const { output, weights } = lab.sdpa([[1, 0]], [[1, 0], [0, 1]], [[10, 0], [0, 20]]);
+ *   // weights.data ≈ [0.670, 0.330], output.data ≈ [6.698, 6.605]
+ *
+ * Tensors going in are `{ data, shape }` (row-major; `data` any array-like of
+ * numbers, for masks booleans or 0/1) or nested arrays. Tensors coming out
+ * are `{ data: Float32Array, shape: number[] }`, copied out of wasm memory:
+ * they stay valid after later calls.
+ *
+ * Masks are *allowed* masks everywhere: 1 (true) means "this query may attend
+ * to this key", as in PyTorch's scaled_dot_product_attention. Use
+ * allowedFromBlocked() for masks in nn.MultiheadAttention's convention.
+ *
+ * Every refusal is an AttentionError with a stable `.code`; after a refused
+ * call the lab keeps working and gives the same results as before.
+ *
+ * The maths lives in the C core only: this file checks arguments, moves
+ * bytes in and out, and turns status codes into errors.
+ */
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+/** Status codes of the C core, by number (see c_src/attention.h). */
+const STATUS_CODES = ['OK', 'BAD_ARGUMENT', 'SHAPE_MISMATCH', 'NON_FINITE_INPUT',
+  'ALL_MASKED_ROW', 'TOO_LARGE', 'OVERFLOW'];
+
+/**
+ * The error every refused call throws.
+ * `code` is a short stable string: BAD_ARGUMENT, SHAPE_MISMATCH,
+ * NON_FINITE_INPUT, ALL_MASKED_ROW, TOO_LARGE, OVERFLOW, UNSUPPORTED, and for
+ * multi-head attention HEADS_DO_NOT_DIVIDE, ROPE_ODD_HEAD_DIM, EMPTY_QUERY,
+ * CACHE_WITHOUT_USE_CACHE, CACHE_CROSS_ATTENTION, CACHE_POSITION,
+ * CACHE_MISMATCH, NEGATIVE_OFFSET, MODULE_FREED.
+ */
+export class AttentionError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.name = 'AttentionError';
+    this.code = code;
+  }
+}
+
+const fail = (code, message) => { throw new AttentionError(code, message); };
+
+// ---------------------------------------------------------------------------
+// Break-it bugs (issue 5): index = attn_bug in c_src/attention.h
+// ---------------------------------------------------------------------------
+
+/** Names of the deliberate bugs the core can switch on, in enum order. */
+export const BUGS = Object.freeze([null, 'softmax-over-queries', 'mask-after-softmax', 'mask-output',
+  'no-causal-mask', 'causal-upper', 'inverted-mask', 'padding-on-queries', 'no-scale',
+  'scale-by-dk', 'heads-without-transpose', 'merge-without-transpose', 'no-all-masked-guard']);
+const MHA_ONLY_BUGS = new Set(['heads-without-transpose', 'merge-without-transpose']);
+
+function bugIndex(bug, { mha }) {
+  if (bug === undefined || bug === null || bug === 'none') return 0;
+  const index = BUGS.indexOf(bug);
+  if (typeof bug !== 'string' || index < 1) {
+    fail('BAD_ARGUMENT', `unknown bug ${JSON.stringify(String(bug))}; known bugs: ${BUGS.slice(1).join(', ')}`);
+  }
+  if (!mha && MHA_ONLY_BUGS.has(bug)) {
+    fail('BAD_ARGUMENT', `bug "${bug}" is about splitting heads: use it with mha.forward, not lab.sdpa`);
+  }
+  return index;
+}
+
+// ---------------------------------------------------------------------------
+// Tensors in
+// ---------------------------------------------------------------------------
+
+const describe = (shape) => `[${shape.join(', ')}]`;
+const product = (shape) => shape.reduce((a, b) => a * b, 1);
+
+/** Shape of a nested array, checking that it is rectangular. */
+function nestedShape(x, name) {
+  const shape = [];
+  for (let level = x; Array.isArray(level); level = level[0]) {
+    shape.push(level.length);
+    if (level.length === 0) break;
+  }
+  const walk = (node, depth, path) => {
+    if (depth === shape.length) return;
+    if (!Array.isArray(node) || node.length !== shape[depth]) {
+      fail('SHAPE_MISMATCH', `${name}${path} should be an array of ${shape[depth]} entries, like ${name}${'[0]'.repeat(depth)} (the nested arrays are not rectangular)`);
+    }
+    node.forEach((child, i) => walk(child, depth + 1, `${path}[${i}]`));
+  };
+  walk(x, 0, '');
+  return shape;
+}
+
+/**
+ * Normalise an input tensor to `{ data: Float32Array | Uint8Array, shape }`.
+ * kind 'float' for q/k/v and friends, 'mask' for allowed masks.
+ */
+function toTensor(x, name, kind = 'float', { allowEmpty = false } = {}) {
+  if (x === undefined || x === null) fail('BAD_ARGUMENT', `${name} is required`);
+  let shape;
+  let values;
+  if (Array.isArray(x)) {
+    shape = nestedShape(x, name);
+    values = shape.length > 1 ? x.flat(shape.length - 1) : x;
+  } else if (typeof x === 'object' && 'data' in x && 'shape' in x) {
+    if (!Array.isArray(x.shape) && !ArrayBuffer.isView(x.shape)) fail('BAD_ARGUMENT', `${name}.shape must be an array of dims`);
+    shape = Array.from(x.shape);
+    values = x.data;
+    if (!values || typeof values.length !== 'number' || typeof values === 'string') {
+      fail('BAD_ARGUMENT', `${name}.data must be an array or typed array of ${kind === 'mask' ? 'booleans or 0/1' : 'numbers'}`);
+    }
+  } else {
+    fail('BAD_ARGUMENT', `${name} must be a tensor { data, shape } or a nested array (got ${x === null ? 'null' : typeof x})`);
+  }
+  shape.forEach((d, i) => {
+    if (!Number.isInteger(d) || d < 0 || (d === 0 && !allowEmpty)) {
+      fail('BAD_ARGUMENT', `${name} dim ${i} must be a positive integer (shape ${describe(shape)})`);
+    }
+  });
+  if (shape.length === 0) fail('BAD_ARGUMENT', `${name} must have at least one dim`);
+  const count = product(shape);
+  if (values.length !== count) {
+    fail('SHAPE_MISMATCH', `${name} has ${values.length} values but its shape ${describe(shape)} needs ${count}`);
+  }
+  if (kind === 'mask') return { data: maskBytes(values, name), shape };
+  if (values instanceof Float32Array) return { data: values, shape };
+  const data = new Float32Array(count);
+  for (let i = 0; i < count; i++) {
+    const value = values[i];
+    if (typeof value !== 'number') fail('BAD_ARGUMENT', `${name} value ${i} is not a number (got ${typeof value})`);
+    data[i] = value;
+  }
+  return { data, shape };
+}
+
+function maskBytes(values, name) {
+  if (values instanceof Uint8Array) {
+    const bad = values.findIndex((b) => b > 1);
+    if (bad >= 0) fail('BAD_ARGUMENT', `${name} value ${bad} is ${values[bad]}; mask values are 0/1 or booleans`);
+    return values;
+  }
+  const bytes = new Uint8Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (value === true || value === 1) bytes[i] = 1;
+    else if (value !== false && value !== 0) fail('BAD_ARGUMENT', `${name} value ${i} is ${String(value)}; mask values are 0/1 or booleans`);
+  }
+  return bytes;
+}
+
+/**
+ * Element strides that broadcast a mask of shape `maskShape` to `target`
+ * (numpy rules, dims aligned from the right; extra leading dims must be 1).
+ * Returns one stride per target dim (0 where the mask repeats).
+ */
+function broadcastStrides(maskShape, target, name) {
+  const extra = maskShape.length - target.length;
+  const complain = () => fail('SHAPE_MISMATCH',
+    `${name} of shape ${describe(maskShape)} does not broadcast to ${describe(target)}: each dim must equal the target dim or be 1`);
+  for (let i = 0; i < extra; i++) if (maskShape[i] !== 1) complain();
+  const strides = new Array(target.length).fill(0);
+  let stride = 1;
+  for (let t = target.length - 1; t >= 0; t--) {
+    const m = t + extra >= 0 ? maskShape[t + extra] : 1;
+    if (m === target[t]) strides[t] = m === 1 ? 0 : stride;
+    else if (m !== 1) complain();
+    stride *= m;
+  }
+  return strides;
+}
+
+function checkOptions(options, allowed, where) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object' || Array.isArray(options)) fail('BAD_ARGUMENT', `${where} options must be an object`);
+  for (const key of Object.keys(options)) {
+    if (!allowed.includes(key)) fail('BAD_ARGUMENT', `${where}: unknown option "${key}" (known: ${allowed.join(', ')})`);
+  }
+  return options;
+}
+
+function checkBoolean(value, name, fallback) {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') fail('BAD_ARGUMENT', `${name} must be true or false (got ${typeof value})`);
+  return value;
+}
+
+function checkInteger(value, name, fallback, { min = 0, max = 2 ** 31 - 1, code = 'BAD_ARGUMENT' } = {}) {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value)) fail('BAD_ARGUMENT', `${name} must be an integer (got ${String(value)})`);
+  if (value < min || value > max) fail(code, `${name} must be between ${min} and ${max} (got ${value})`);
+  return value;
+}
+
+// ---------------------------------------------------------------------------
+// Loading the wasm core
+// ---------------------------------------------------------------------------
+
+const isNode = typeof process !== 'undefined' && !!process.versions?.node;
+const labs = new Map(); // 'simd' | 'scalar' -> Promise<Lab>
+
+// The smallest module that uses a SIMD instruction (i32x4.splat), to ask the
+// engine whether it supports wasm SIMD128.
+const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3,
+  2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
+
+/** Whether this engine runs wasm SIMD128. */
+export function simdSupported() {
+  try { return WebAssembly.validate(SIMD_PROBE); } catch { return false; }
+}
+
+/** Where the wasm files are; a page may point elsewhere before loading. */
+export const wasmLocation = {
+  /** @type {URL | string} folder holding attention-simd.wasm and attention-scalar.wasm */
+  base: new URL('./wasm/', import.meta.url),
+  /** @type {{ simd?: Uint8Array, scalar?: Uint8Array }} bytes given directly (single-file builds) */
+  inline: {},
+};
+
+async function wasmBytes(variant) {
+  if (wasmLocation.inline[variant]) return wasmLocation.inline[variant];
+  const url = new URL(`attention-${variant}.wasm`, wasmLocation.base);
+  if (isNode && url.protocol === 'file:') {
+    const { readFile } = await import('node:fs/promises');
+    try {
+      return await readFile(url);
+    } catch {
+      fail('UNSUPPORTED', `cannot read ${url.pathname}: build it first with 'bash build.sh' (or 'npm run build')`);
+    }
+  }
+  const response = await fetch(url);
+  if (!response.ok) fail('UNSUPPORTED', `cannot load ${url} (HTTP ${response.status})`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+/**
+ * Load the attention core. Calls with the same `simd` share one compiled
+ * module and one instance.
+ * @param {{ simd?: boolean }} [options] simd: true for the SIMD128 build,
+ *   false for the scalar build; by default SIMD when the engine supports it.
+ * @returns {Promise<Lab>}
+ */
+export function loadAttention({ simd } = {}) {
+  if (simd !== undefined && typeof simd !== 'boolean') {
+    return Promise.reject(new AttentionError('BAD_ARGUMENT', 'simd must be true or false'));
+  }
+  if (simd === true && !simdSupported()) {
+    return Promise.reject(new AttentionError('UNSUPPORTED', 'this engine does not support wasm SIMD128; use { simd: false }'));
+  }
+  const variant = (simd ?? simdSupported()) ? 'simd' : 'scalar';
+  if (!labs.has(variant)) {
+    const pending = (async () => {
+      // The core imports one function: a note that memory grew. Views are
+      // rebuilt after every call that can grow memory, so there is nothing to do.
+      const imports = { env: { emscripten_notify_memory_growth() {} } };
+      const { instance } = await WebAssembly.instantiate(await wasmBytes(variant), imports);
+      instance.exports._initialize?.();
+      return new Lab(instance.exports, variant === 'simd');
+    })();
+    pending.catch(() => labs.delete(variant)); // a failed load may be retried
+    labs.set(variant, pending);
+  }
+  return labs.get(variant);
+}
+
+// ---------------------------------------------------------------------------
+// The lab
+// ---------------------------------------------------------------------------
+
+const align = (bytes) => Math.ceil(bytes / 16) * 16;
+
+/**
+ * Lays out one call's buffers in the core's reusable workspace.
+ * `add(name, bytes)` reserves space; `commit()` gets the memory (or throws
+ * TOO_LARGE, before any allocation when the size is out of reach).
+ */
+class Layout {
+  constructor(core) { this.core = core; this.offsets = {}; this.total = 0; }
+  add(name, bytes) { this.offsets[name] = this.total; this.total += align(bytes); return this; }
+  commit() {
+    const base = this.core.exports.attn_workspace(this.total);
+    if (!base) this.core.throwLastError();
+    this.base = base;
+    return this;
+  }
+  ptr(name) { return name in this.offsets ? this.base + this.offsets[name] : 0; }
+  f32(name, length) { return new Float32Array(this.core.exports.memory.buffer, this.ptr(name), length); }
+  u8(name, length) { return new Uint8Array(this.core.exports.memory.buffer, this.ptr(name), length); }
+}
+
+class Lab {
+  constructor(exports, simd) {
+    this.exports = exports;
+    /** Whether this lab runs the SIMD128 build. */
+    this.simd = simd;
+  }
+
+  /** Current size of the core's linear memory, in bytes. */
+  memoryBytes() { return this.exports.memory.buffer.byteLength; }
+
+  /** Throw the core's last error as an AttentionError. */
+  throwLastError() {
+    const { exports } = this;
+    const status = exports.attn_last_status();
+    const ptr = exports.attn_last_error();
+    const bytes = new Uint8Array(exports.memory.buffer, ptr, 512);
+    const message = new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0)));
+    fail(STATUS_CODES[status] || 'BAD_ARGUMENT', message || 'the attention core refused the call');
+  }
+
+  check(status) { if (status !== 0) this.throwLastError(); }
+
+  /**
+   * Scaled dot-product attention.
+   * @param q (batch…, Tq, dk) with 0, 1 or 2 batch dims
+   * @param k (batch…, Tk, dk)
+   * @param v (batch…, Tk, dv)
+   * @param [options]
+   *   mask: allowed mask broadcastable to (batch…, Tq, Tk);
+   *   causal: AND the lower triangle (key j allowed for query i iff j <= i);
+   *   scale: defaults to 1/sqrt(dk);
+   *   needWeights: false returns only { output } and never builds the
+   *     (Tq, Tk) matrices;
+   *   bug: a break-it bug name (see BUGS), for the lab's exercises.
+   * @returns {{ output, weights?, scores?, stats? }} output (batch…, Tq, dv),
+   *   weights (batch…, Tq, Tk), scores: the scaled logits before masking,
+   *   stats (computed by the core when first read): { maxAbsScore,
+   *   maskedFraction, maxRowSumError, maxForbiddenWeight }.
+   */
+  sdpa(q, k, v, options) {
+    const { mask, causal, scale, needWeights, bug } = checkOptions(options,
+      ['mask', 'causal', 'scale', 'needWeights', 'bug'], 'sdpa');
+    const Q = toTensor(q, 'q');
+    const K = toTensor(k, 'k');
+    const V = toTensor(v, 'v');
+    for (const [t, name] of [[Q, 'q'], [K, 'k'], [V, 'v']]) {
+      if (t.shape.length < 2 || t.shape.length > 4) {
+        fail('BAD_ARGUMENT', `${name} must have 2 to 4 dims (batch…, T, d); got shape ${describe(t.shape)}`);
+      }
+    }
+    if (Q.shape.length !== K.shape.length || Q.shape.length !== V.shape.length) {
+      fail('SHAPE_MISMATCH', `q, k and v must have the same number of dims: q ${describe(Q.shape)}, k ${describe(K.shape)}, v ${describe(V.shape)}`);
+    }
+    const nb = Q.shape.length - 2;
+    const batch = Q.shape.slice(0, nb);
+    for (const [t, name] of [[K, 'k'], [V, 'v']]) {
+      t.shape.slice(0, nb).forEach((d, i) => {
+        if (d !== batch[i]) fail('SHAPE_MISMATCH', `batch dim ${i} differs: q has ${batch[i]}, ${name} has ${d}`);
+      });
+    }
+    const [Tq, dk] = Q.shape.slice(nb);
+    const [Tk, dkK] = K.shape.slice(nb);
+    const [TkV, dv] = V.shape.slice(nb);
+    if (dk !== dkK) fail('SHAPE_MISMATCH', `q and k must share the last dim dk: q has ${dk}, k has ${dkK}`);
+    if (Tk !== TkV) fail('SHAPE_MISMATCH', `k and v must have the same number of keys Tk: k has ${Tk}, v has ${TkV}`);
+    const isCausal = checkBoolean(causal, 'causal', false);
+    const keep = checkBoolean(needWeights, 'needWeights', true);
+    if (scale !== undefined && typeof scale !== 'number') fail('BAD_ARGUMENT', `scale must be a number (got ${typeof scale})`);
+    const s = scale === undefined ? 1 / Math.sqrt(dk) : scale;
+    if (!Number.isFinite(Math.fround(s))) fail('NON_FINITE_INPUT', `scale must be finite in float32 (got ${s})`);
+    const bugId = bugIndex(bug, { mha: false });
+
+    // Batch dims become (B, H) inside the core: none -> (1, 1), one -> (B, 1).
+    const B = nb >= 1 ? batch[0] : 1;
+    const H = nb === 2 ? batch[1] : 1;
+    const M = mask === undefined || mask === null ? null : toTensor(mask, 'mask', 'mask');
+    let strides = [0, 0, 0, 0];
+    if (M) {
+      const st = broadcastStrides(M.shape, [...batch, Tq, Tk], 'mask');
+      strides = [nb >= 1 ? st[0] : 0, nb === 2 ? st[1] : 0, st[nb], st[nb + 1]];
+    }
+
+    const outShape = [...batch, Tq, dv];
+    const wShape = [...batch, Tq, Tk];
+    const nOut = product(outShape);
+    const nW = product(wShape);
+    const layout = new Layout(this)
+      .add('q', 4 * Q.data.length).add('k', 4 * K.data.length).add('v', 4 * V.data.length)
+      .add('out', 4 * nOut);
+    if (M) layout.add('mask', M.data.length);
+    if (keep) layout.add('weights', 4 * nW).add('scores', 4 * nW);
+    layout.commit();
+    layout.f32('q', Q.data.length).set(Q.data);
+    layout.f32('k', K.data.length).set(K.data);
+    layout.f32('v', V.data.length).set(V.data);
+    if (M) layout.u8('mask', M.data.length).set(M.data);
+
+    this.check(this.exports.attn_sdpa_js(layout.ptr('out'), layout.ptr('weights'), layout.ptr('scores'),
+      layout.ptr('q'), layout.ptr('k'), layout.ptr('v'), layout.ptr('mask'), ...strides,
+      B, H, Tq, Tk, dk, dv, s, isCausal ? 1 : 0, bugId));
+
+    const output = { data: layout.f32('out', nOut).slice(), shape: outShape };
+    if (!keep) return { output };
+    const weights = { data: layout.f32('weights', nW).slice(), shape: wShape };
+    const scores = { data: layout.f32('scores', nW).slice(), shape: wShape.slice() };
+    const lab = this;
+    let stats;
+    return {
+      output, weights, scores,
+      get stats() {
+        stats ??= lab.observe(scores, weights, M, strides, [B, H, Tq, Tk], isCausal);
+        return stats;
+      },
+    };
+  }
+
+  /** Observability numbers for one sdpa result, computed by the core. */
+  observe(scores, weights, M, strides, [B, H, Tq, Tk], causal) {
+    const n = scores.data.length;
+    const layout = new Layout(this).add('scores', 4 * n).add('weights', 4 * n).add('stats', 16);
+    if (M) layout.add('mask', M.data.length);
+    layout.commit();
+    layout.f32('scores', n).set(scores.data);
+    layout.f32('weights', n).set(weights.data);
+    if (M) layout.u8('mask', M.data.length).set(M.data);
+    this.check(this.exports.attn_observe(layout.ptr('stats'), layout.ptr('scores'), layout.ptr('weights'),
+      layout.ptr('mask'), ...strides, B, H, Tq, Tk, causal ? 1 : 0));
+    const [maxAbsScore, maskedFraction, maxRowSumError, maxForbiddenWeight] = layout.f32('stats', 4);
+    return { maxAbsScore, maskedFraction, maxRowSumError, maxForbiddenWeight };
+  }
+
+  /**
+   * Multi-head attention with its own projections (see MultiHeadAttention).
+   * @param {{ dModel: number, numHeads: number, bias?: boolean, rope?: boolean, seed?: number }} options
+   */
+  createMultiHeadAttention(options) {
+    return new MultiHeadAttention(this, options);
+  }
+
+  /**
+   * The "why divide by √dk" demo: `count` dot products of seeded random q, k
+   * of width dk with unit-variance entries, raw and scaled by 1/√dk.
+   * @returns {{ unscaled: Float32Array, scaled: Float32Array, varianceUnscaled: number, varianceScaled: number }}
+   */
+  sampleDotProducts(options) {
+    const { dk, count, seed } = checkOptions(options, ['dk', 'count', 'seed'], 'sampleDotProducts');
+    const d = checkInteger(dk, 'dk', undefined, { min: 1, max: 65536 });
+    if (d === undefined) fail('BAD_ARGUMENT', 'dk is required');
+    const n = checkInteger(count, 'count', 4096, { min: 1, max: 1 << 20 });
+    const sd = checkInteger(seed, 'seed', 0, { max: 2 ** 32 - 1 });
+    const layout = new Layout(this).add('raw', 4 * n).add('scaled', 4 * n).add('var', 8).commit();
+    this.check(this.exports.attn_sample_dots(layout.ptr('raw'), layout.ptr('scaled'), layout.ptr('var'), d, n, sd));
+    const [varianceUnscaled, varianceScaled] = layout.f32('var', 2);
+    return { unscaled: layout.f32('raw', n).slice(), scaled: layout.f32('scaled', n).slice(), varianceUnscaled, varianceScaled };
+  }
+
+  /**
+   * How peaked softmax gets: the mean largest weight of a softmax over `keys`
+   * random logits q·k, with and without the 1/√dk scale.
+   * @returns {{ meanMaxWeightScaled: number, meanMaxWeightUnscaled: number }}
+   */
+  softmaxPeak(options) {
+    const { dk, keys, count, seed } = checkOptions(options, ['dk', 'keys', 'count', 'seed'], 'softmaxPeak');
+    const d = checkInteger(dk, 'dk', undefined, { min: 1, max: 4096 });
+    if (d === undefined) fail('BAD_ARGUMENT', 'dk is required');
+    const nk = checkInteger(keys, 'keys', 16, { min: 1, max: 1024 });
+    const n = checkInteger(count, 'count', 512, { min: 1, max: 65536 });
+    const sd = checkInteger(seed, 'seed', 0, { max: 2 ** 32 - 1 });
+    const layout = new Layout(this).add('peak', 8).commit();
+    this.check(this.exports.attn_softmax_peak(layout.ptr('peak'), d, nk, n, sd));
+    const [meanMaxWeightScaled, meanMaxWeightUnscaled] = layout.f32('peak', 2);
+    return { meanMaxWeightScaled, meanMaxWeightUnscaled };
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Multi-head attention
+// ---------------------------------------------------------------------------
+
+const PROJECTIONS = ['qProj', 'kProj', 'vProj', 'outProj'];
+
+/**
+ * Multi-head attention, as the first seed's ManualMultiHeadAttention:
+ * project q, k, v (one full-width matmul each), split (B, T, C) into
+ * (B, H, T, D) by reshape + transpose, attend per head, merge back and
+ * apply the output projection. Computed by the C core (c_src/mha.c).
+ *
+ * Weights start uniform in [-1/√dModel, 1/√dModel) from `seed` (nn.Linear's
+ * default bound), drawn for q, k, v, out in turn: weight rows, then bias.
+ * RoPE, when on, rotates entry d with entry d + D/2 of each head (split
+ * halves) by the angle position · 10000^(-2d/D).
+ */
+class MultiHeadAttention {
+  constructor(lab, options) {
+    const { dModel, numHeads, bias, rope, seed } = checkOptions(options,
+      ['dModel', 'numHeads', 'bias', 'rope', 'seed'], 'createMultiHeadAttention');
+    const C = checkInteger(dModel, 'dModel', undefined, { min: 1, max: 8192 });
+    const H = checkInteger(numHeads, 'numHeads', undefined, { min: 1, max: 8192 });
+    if (C === undefined || H === undefined) fail('BAD_ARGUMENT', 'dModel and numHeads are required');
+    if (C % H !== 0) fail('HEADS_DO_NOT_DIVIDE', `dModel (${C}) must be divisible by numHeads (${H})`);
+    const useRope = checkBoolean(rope, 'rope', false);
+    if (useRope && (C / H) % 2 !== 0) fail('ROPE_ODD_HEAD_DIM', `RoPE needs an even head dim; dModel / numHeads = ${C / H}`);
+    this.lab = lab;
+    this.dModel = C;
+    this.numHeads = H;
+    this.headDim = C / H;
+    this.bias = checkBoolean(bias, 'bias', true);
+    this.rope = useRope;
+    this.ptr = lab.exports.attn_mha_create(C, H, this.bias ? 1 : 0, useRope ? 1 : 0,
+      checkInteger(seed, 'seed', 0, { max: 2 ** 32 - 1 }));
+    if (!this.ptr) lab.throwLastError();
+  }
+
+  alive() {
+    if (!this.ptr) fail('MODULE_FREED', 'this multi-head attention module was freed; create a new one');
+  }
+
+  /** Release the module's memory in the core. Safe to call twice. */
+  free() {
+    if (this.ptr) this.lab.exports.attn_mha_free(this.ptr);
+    this.ptr = 0;
+  }
+
+  /**
+   * The projections' parameters, nn.Linear layout: weight (dModel, dModel)
+   * as (out, in), bias (dModel) or null without bias.
+   */
+  getWeights() {
+    this.alive();
+    const { exports } = this.lab;
+    const C = this.dModel;
+    const read = (ptr, n) => new Float32Array(exports.memory.buffer, ptr, n).slice();
+    return Object.fromEntries(PROJECTIONS.map((name, i) => [name, {
+      weight: { data: read(exports.attn_mha_weight(this.ptr, i), C * C), shape: [C, C] },
+      bias: this.bias ? { data: read(exports.attn_mha_bias(this.ptr, i), C), shape: [C] } : null,
+    }]));
+  }
+
+  /**
+   * Replace some or all parameters: `{ qProj, kProj, vProj, outProj }`, each
+   * `{ weight, bias }` as getWeights returns them. All are checked before any
+   * is written.
+   */
+  setWeights(weights) {
+    this.alive();
+    checkOptions(weights, PROJECTIONS, 'setWeights');
+    const C = this.dModel;
+    const staged = [];
+    PROJECTIONS.forEach((name, i) => {
+      const p = weights[name];
+      if (p === undefined) return;
+      if (!p || typeof p !== 'object') fail('BAD_ARGUMENT', `${name} must be { weight, bias }`);
+      const W = toTensor(p.weight, `${name}.weight`);
+      if (W.shape.length !== 2 || W.shape[0] !== C || W.shape[1] !== C) {
+        fail('SHAPE_MISMATCH', `${name}.weight must have shape [${C}, ${C}] (out, in); got ${describe(W.shape)}`);
+      }
+      let b = null;
+      if (p.bias !== undefined && p.bias !== null) {
+        if (!this.bias) fail('BAD_ARGUMENT', `${name}.bias given but this module was created with bias: false`);
+        b = toTensor(p.bias, `${name}.bias`);
+        if (b.shape.length !== 1 || b.shape[0] !== C) fail('SHAPE_MISMATCH', `${name}.bias must have shape [${C}]; got ${describe(b.shape)}`);
+      }
+      for (const [t, label] of [[W, 'weight'], [b, 'bias']]) {
+        const bad = t ? t.data.findIndex((x) => !Number.isFinite(x)) : -1;
+        if (bad >= 0) fail('NON_FINITE_INPUT', `${name}.${label} value ${bad} is ${t.data[bad]}`);
+      }
+      staged.push([i, W, b]);
+    });
+    for (const [i, W, b] of staged) {
+      const layout = new Layout(this.lab).add('w', 4 * C * C).add('b', 4 * C).commit();
+      layout.f32('w', C * C).set(W.data);
+      if (b) layout.f32('b', C).set(b.data);
+      this.lab.check(this.lab.exports.attn_mha_set(this.ptr, i, layout.ptr('w'), b ? layout.ptr('b') : 0));
+    }
+  }
+
+  /**
+   * @param query (B, Tq, dModel)
+   * @param [keyValue] (B, Tk, dModel); omitted (or the same object as query)
+   *   for self-attention. `forward(query, options)` is accepted too.
+   * @param [options] attentionMask: allowed, (Tq, Tk), (B, Tq, Tk) or
+   *   (B|1, H|1, Tq, Tk), over all keys including cached ones;
+   *   keyPaddingMask (B, Tk): real keys; queryPaddingMask (B, Tq): real
+   *   queries (padded ones get zero output); causal: compares positions;
+   *   cache + useCache: incremental decoding (self-attention only);
+   *   queryPositionOffset, keyPositionOffset: positions of the first query
+   *   and key; needWeights (default true); bug: a head bug from BUGS.
+   * @returns {{ output, weights?, cache? }} output (B, Tq, dModel), weights
+   *   (B, H, Tq, Tk), cache { key, value, keyPaddingMask, length } with
+   *   useCache.
+   */
+  forward(query, keyValue, options) {
+    this.alive();
+    if (options === undefined && keyValue && typeof keyValue === 'object' && !Array.isArray(keyValue) && !('data' in keyValue)) {
+      options = keyValue;
+      keyValue = undefined;
+    }
+    const opts = checkOptions(options, ['attentionMask', 'keyPaddingMask', 'queryPaddingMask', 'causal',
+      'cache', 'useCache', 'queryPositionOffset', 'keyPositionOffset', 'needWeights', 'bug'], 'forward');
+    const { dModel: C, numHeads: H, headDim: D } = this;
+    const X = toTensor(query, 'query', 'float', { allowEmpty: true });
+    if (X.shape.length !== 3 || X.shape[2] !== C) {
+      fail('SHAPE_MISMATCH', `query must have shape (B, Tq, dModel=${C}); got ${describe(X.shape)}`);
+    }
+    const [B, Tq] = X.shape;
+    if (B === 0) fail('BAD_ARGUMENT', 'query needs a batch of at least one sequence');
+    if (Tq === 0) fail('EMPTY_QUERY', 'query needs at least one token (Tq = 0)');
+    const selfAttention = keyValue === undefined || keyValue === null || keyValue === query;
+    const KV = selfAttention ? null : toTensor(keyValue, 'keyValue');
+    if (KV && (KV.shape.length !== 3 || KV.shape[0] !== B || KV.shape[2] !== C)) {
+      fail('SHAPE_MISMATCH', `keyValue must have shape (B=${B}, Tk, dModel=${C}); got ${describe(KV.shape)}`);
+    }
+    const Tkn = KV ? KV.shape[1] : Tq;
+    const causal = checkBoolean(opts.causal, 'causal', false);
+    const useCache = checkBoolean(opts.useCache, 'useCache', false);
+    const needWeights = checkBoolean(opts.needWeights, 'needWeights', true);
+    const cache = opts.cache ?? null;
+    if (cache && !useCache) fail('CACHE_WITHOUT_USE_CACHE', 'a cache was passed without useCache: true, so the updated cache would be lost');
+    if ((cache || useCache) && !selfAttention) fail('CACHE_CROSS_ATTENTION', 'the KV cache is for self-attention only; omit keyValue');
+    for (const name of ['queryPositionOffset', 'keyPositionOffset']) {
+      const value = opts[name];
+      if (value !== undefined && value !== null && typeof value === 'number' && Number.isInteger(value) && value < 0) {
+        fail('NEGATIVE_OFFSET', `${name} must be non-negative (got ${value})`);
+      }
+    }
+    const kOffset = checkInteger(opts.keyPositionOffset, 'keyPositionOffset', 0);
+    const qOffsetGiven = opts.queryPositionOffset ?? undefined;
+    checkInteger(qOffsetGiven, 'queryPositionOffset', 0);
+
+    // The cache: { key, value (B, H, Tp, D), keyPaddingMask (B, Tp), length }.
+    let Tp = 0;
+    let past = null;
+    if (cache) {
+      if (typeof cache !== 'object') fail('CACHE_MISMATCH', 'cache must be the cache object a previous forward returned');
+      const key = toTensor(cache.key, 'cache.key');
+      const value = toTensor(cache.value, 'cache.value');
+      const valid = toTensor(cache.keyPaddingMask, 'cache.keyPaddingMask', 'mask');
+      Tp = key.shape[2];
+      const want = `(B=${B}, H=${H}, Tp, D=${D})`;
+      for (const [t, name] of [[key, 'cache.key'], [value, 'cache.value']]) {
+        if (t.shape.length !== 4 || t.shape[0] !== B || t.shape[1] !== H || t.shape[2] !== Tp || t.shape[3] !== D) {
+          fail('CACHE_MISMATCH', `${name} must have shape ${want}; got ${describe(t.shape)}`);
+        }
+      }
+      if (valid.shape.length !== 2 || valid.shape[0] !== B || valid.shape[1] !== Tp) {
+        fail('CACHE_MISMATCH', `cache.keyPaddingMask must have shape (${B}, ${Tp}); got ${describe(valid.shape)}`);
+      }
+      if (cache.length !== undefined && cache.length !== Tp) fail('CACHE_MISMATCH', `cache.length ${cache.length} does not match its keys (${Tp})`);
+      past = { key, value, valid };
+    }
+    if (useCache) {
+      if (kOffset !== 0 || (qOffsetGiven !== undefined && qOffsetGiven !== Tp)) {
+        fail('CACHE_POSITION', `with a cache, keys start at position 0 and queries continue from the cache length ${Tp} (got queryPositionOffset ${qOffsetGiven}, keyPositionOffset ${kOffset})`);
+      }
+    }
+    // Positions: query i at qOffset + i; key j (of all keys) at firstKey + j.
+    const qOffset = qOffsetGiven ?? (cache ? Tp : selfAttention ? kOffset : 0);
+    const firstKey = useCache ? 0 : kOffset;
+    const Tk = Tp + Tkn;
+
+    const keyPad = opts.keyPaddingMask == null ? null : toTensor(opts.keyPaddingMask, 'keyPaddingMask', 'mask');
+    if (keyPad && (keyPad.shape.length !== 2 || keyPad.shape[0] !== B || keyPad.shape[1] !== Tkn)) {
+      fail('SHAPE_MISMATCH', `keyPaddingMask must have shape (B=${B}, Tk=${Tkn}); got ${describe(keyPad.shape)}`);
+    }
+    const queryPad = opts.queryPaddingMask == null ? null : toTensor(opts.queryPaddingMask, 'queryPaddingMask', 'mask');
+    if (queryPad && (queryPad.shape.length !== 2 || queryPad.shape[0] !== B || queryPad.shape[1] !== Tq)) {
+      fail('SHAPE_MISMATCH', `queryPaddingMask must have shape (B=${B}, Tq=${Tq}); got ${describe(queryPad.shape)}`);
+    }
+    const M = opts.attentionMask == null ? null : toTensor(opts.attentionMask, 'attentionMask', 'mask');
+    let strides = [0, 0, 0, 0];
+    if (M) {
+      const s = M.shape;
+      const fits = (s.length === 2 && s[0] === Tq && s[1] === Tk)
+        || (s.length === 3 && s[0] === B && s[1] === Tq && s[2] === Tk)
+        || (s.length === 4 && (s[0] === 1 || s[0] === B) && (s[1] === 1 || s[1] === H) && s[2] === Tq && s[3] === Tk);
+      if (!fits) {
+        fail('SHAPE_MISMATCH', `attentionMask must be (Tq, Tk) = (${Tq}, ${Tk}), (B, Tq, Tk) or (B|1, H|1, Tq, Tk); got ${describe(s)}`);
+      }
+      const full = s.length === 2 ? [1, 1, ...s] : s.length === 3 ? [s[0], 1, s[1], s[2]] : s;
+      strides = broadcastStrides(full, [B, H, Tq, Tk], 'attentionMask');
+    }
+    const bugId = bugIndex(opts.bug, { mha: true });
+
+    const nOut = B * Tq * C;
+    const nW = B * H * Tq * Tk;
+    const nCache = B * H * Tk * D;
+    const layout = new Layout(this.lab).add('query', 4 * X.data.length).add('out', 4 * nOut);
+    if (KV) layout.add('kv', 4 * KV.data.length);
+    if (needWeights) layout.add('weights', 4 * nW);
+    if (past) layout.add('pastK', 4 * past.key.data.length).add('pastV', 4 * past.value.data.length).add('pastValid', past.valid.data.length);
+    if (useCache) layout.add('newK', 4 * nCache).add('newV', 4 * nCache).add('newValid', B * Tk);
+    if (keyPad) layout.add('keyPad', keyPad.data.length);
+    if (queryPad) layout.add('queryPad', queryPad.data.length);
+    if (M) layout.add('mask', M.data.length);
+    layout.commit();
+    layout.f32('query', X.data.length).set(X.data);
+    if (KV) layout.f32('kv', KV.data.length).set(KV.data);
+    if (past) {
+      layout.f32('pastK', past.key.data.length).set(past.key.data);
+      layout.f32('pastV', past.value.data.length).set(past.value.data);
+      layout.u8('pastValid', past.valid.data.length).set(past.valid.data);
+    }
+    if (keyPad) layout.u8('keyPad', keyPad.data.length).set(keyPad.data);
+    if (queryPad) layout.u8('queryPad', queryPad.data.length).set(queryPad.data);
+    if (M) layout.u8('mask', M.data.length).set(M.data);
+
+    const p = (name) => layout.ptr(name);
+    this.lab.check(this.lab.exports.attn_mha_forward(this.ptr, p('out'), p('weights'), p('query'), p('kv'),
+      B, Tq, Tkn, p('pastK'), p('pastV'), p('pastValid'), Tp, p('newK'), p('newV'), p('newValid'),
+      p('keyPad'), p('queryPad'), p('mask'), ...strides, causal ? 1 : 0, qOffset, firstKey, bugId));
+
+    const result = { output: { data: layout.f32('out', nOut).slice(), shape: [B, Tq, C] } };
+    if (needWeights) result.weights = { data: layout.f32('weights', nW).slice(), shape: [B, H, Tq, Tk] };
+    if (useCache) {
+      result.cache = {
+        key: { data: layout.f32('newK', nCache).slice(), shape: [B, H, Tk, D] },
+        value: { data: layout.f32('newV', nCache).slice(), shape: [B, H, Tk, D] },
+        keyPaddingMask: { data: layout.u8('newValid', B * Tk).slice(), shape: [B, Tk] },
+        length: Tk,
+      };
+    }
+    return result;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Mask helpers: building masks and converting conventions (input only)
+// ---------------------------------------------------------------------------
+
+/** Allowed causal mask (Tq, Tk): query i may see keys j <= i. */
+export function causalMask(Tq, Tk = Tq) {
+  checkInteger(Tq, 'Tq', undefined, { min: 1 });
+  checkInteger(Tk, 'Tk', undefined, { min: 1 });
+  const data = new Uint8Array(Tq * Tk);
+  for (let i = 0; i < Tq; i++) for (let j = 0; j <= Math.min(i, Tk - 1); j++) data[i * Tk + j] = 1;
+  return { data, shape: [Tq, Tk] };
+}
+
+/** Allowed padding mask (B, 1, 1, T) from token ids (B, T): keys that are not padId. */
+export function paddingMask(tokenIds, padId = 0) {
+  const ids = toTensor(tokenIds, 'tokenIds');
+  if (ids.shape.length !== 2) fail('BAD_ARGUMENT', `tokenIds must be (B, T); got ${describe(ids.shape)}`);
+  const [B, T] = ids.shape;
+  return { data: Uint8Array.from(ids.data, (id) => (id === padId ? 0 : 1)), shape: [B, 1, 1, T] };
+}
+
+/**
+ * The one place masks change convention. Blocked masks (True = ignore) are
+ * what nn.MultiheadAttention's masks use; allowed masks (True = attend) are
+ * what this lab and PyTorch's scaled_dot_product_attention use.
+ */
+export function allowedFromBlocked(blocked) {
+  const m = toTensor(blocked, 'blocked', 'mask');
+  return { data: m.data.map((b) => 1 - b), shape: m.shape };
+}
+
+/** Blocked mask (1 = ignore) from an allowed mask (1 = attend). */
+export function blockedFromAllowed(allowed) {
+  const m = toTensor(allowed, 'allowed', 'mask');
+  return { data: m.data.map((b) => 1 - b), shape: m.shape };
+}
+
+/** Additive mask from an allowed mask: 0 where allowed, -Infinity where blocked. */
+export function additiveFromAllowed(allowed) {
+  const m = toTensor(allowed, 'allowed', 'mask');
+  return { data: Float32Array.from(m.data, (b) => (b ? 0 : -Infinity)), shape: m.shape };
+}
