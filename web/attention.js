@@ -127,6 +127,7 @@ function toTensor(x, name, kind = 'float', { allowEmpty = false } = {}) {
   });
   if (shape.length === 0) fail('BAD_ARGUMENT', `${name} must have at least one dim`);
   const count = product(shape);
+  if (count * 4 > 2 ** 31) fail('TOO_LARGE', `${name} has ${count} values: more than wasm memory can hold`);
   if (values.length !== count) {
     fail('SHAPE_MISMATCH', `${name} has ${values.length} values but its shape ${describe(shape)} needs ${count}`);
   }

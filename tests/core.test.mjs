@@ -1,0 +1,216 @@
+// Core correctness: the seeds' worked examples, random shapes against a
+// float64 reference, and the invariants, for both wasm builds.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadAttention, causalMask, paddingMask } from '../web/attention.js';
+import { rng, randomTensor, sdpaReference, compare, maskAt } from './helpers/reference.mjs';
+
+const near = (got, want, decimals, label) => {
+  got = Array.from(got);
+  const tol = 0.5 * 10 ** -decimals;
+  got.forEach((g, i) => {
+    assert.ok(Math.abs(g - want[i]) <= tol,
+      `${label}[${i}]: got ${g.toFixed(decimals + 2)}, seed says ${want[i]} (to ${decimals} decimals)`);
+  });
+};
+
+for (const simd of [true, false]) {
+  describe(`${simd ? 'SIMD' : 'scalar'} build`, async () => {
+    const lab = await loadAttention({ simd });
+
+    test('reports which build runs', () => assert.equal(lab.simd, simd));
+
+    test('seed: one query, two keys', () => {
+      const { weights, output, scores } = lab.sdpa([[1, 0]], [[1, 0], [0, 1]], [[10, 0], [0, 20]]);
+      near(scores.data, [0.707, 0], 3, 'scores');
+      near(weights.data, [0.670, 0.330], 3, 'weights');
+      near(output.data, [6.698, 6.605], 3, 'output');
+      assert.deepEqual(output.shape, [1, 2]);
+      assert.deepEqual(weights.shape, [1, 2]);
+    });
+
+    test('seed: only the first key allowed gives exactly [1, 0] and [10, 0]', () => {
+      const { weights, output } = lab.sdpa([[1, 0]], [[1, 0], [0, 1]], [[10, 0], [0, 20]], { mask: [[true, false]] });
+      assert.deepEqual(Array.from(weights.data), [1, 0]);
+      assert.deepEqual(Array.from(output.data), [10, 0]);
+    });
+
+    test('seed: the 3x3 example (T = 3, dk = 4, dv = 2)', () => {
+      const q = [[[1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0]]];
+      const k = [[[1, 0, 0, 0], [0, 1, 0, 0], [1, 1, 0, 0]]];
+      const v = [[[10, 0], [0, 10], [5, 5]]];
+      const { weights, output } = lab.sdpa(q, k, v);
+      assert.deepEqual(weights.shape, [1, 3, 3]);
+      assert.deepEqual(output.shape, [1, 3, 2]);
+      near(weights.data, [0.3837, 0.2327, 0.3837, 0.2327, 0.3837, 0.3837, 0.2741, 0.2741, 0.4519], 4, 'weights');
+      near(output.data, [5.7548, 4.2452, 4.2452, 5.7548, 5.0, 5.0], 4, 'output');
+    });
+
+    test('seed: the T = 4 causal mask is the lower triangle', () => {
+      const random = rng(4);
+      const x = randomTensor([4, 8], random);
+      const { weights } = lab.sdpa(x, x, x, { causal: true });
+      const pattern = Array.from(weights.data, (w) => (w > 0 ? 1 : 0));
+      assert.deepEqual(pattern, [1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 0, 1, 1, 1, 1]);
+      assert.deepEqual(Array.from(causalMask(4).data), [1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 0, 1, 1, 1, 1]);
+      // The same with the mask instead of the flag, and with both.
+      const viaMask = lab.sdpa(x, x, x, { mask: causalMask(4) }).weights.data;
+      const both = lab.sdpa(x, x, x, { mask: causalMask(4), causal: true }).weights.data;
+      assert.deepEqual(viaMask, weights.data);
+      assert.deepEqual(both, weights.data);
+    });
+
+    test('seed: padding mask from token ids (pad 0), and causal AND padding', () => {
+      const ids = [[12, 91, 33, 0, 0], [44, 17, 29, 81, 5]];
+      const pad = paddingMask(ids, 0);
+      assert.deepEqual(pad.shape, [2, 1, 1, 5]);
+      assert.deepEqual(Array.from(pad.data), [1, 1, 1, 0, 0, 1, 1, 1, 1, 1]);
+      const random = rng(5);
+      const q = randomTensor([2, 2, 5, 8], random);
+      const k = randomTensor([2, 2, 5, 8], random);
+      const v = randomTensor([2, 2, 5, 8], random);
+      const padded = lab.sdpa(q, k, v, { mask: pad });
+      assert.deepEqual(padded.output.shape, [2, 2, 5, 8]);
+      assert.deepEqual(padded.weights.shape, [2, 2, 5, 5]);
+      for (let h = 0; h < 2; h++) {
+        for (let i = 0; i < 5; i++) {
+          for (const j of [3, 4]) assert.equal(padded.weights.data[(h * 5 + i) * 5 + j], 0, `pad key ${j} of sequence 0`);
+        }
+      }
+      const combined = lab.sdpa(q, k, v, { mask: pad, causal: true });
+      const ref = sdpaReference(q, k, v, { mask: pad, causal: true });
+      const e = compare(combined.weights.data, ref.weights, combined.weights.shape, 'causal AND padding weights');
+      assert.ok(e.max <= 2e-5, e.report);
+      for (let b = 0; b < 2; b++) {
+        for (let h = 0; h < 2; h++) {
+          for (let i = 0; i < 5; i++) {
+            for (let j = 0; j < 5; j++) {
+              const allowed = j <= i && pad.data[b * 5 + j] === 1;
+              const w = combined.weights.data[((b * 2 + h) * 5 + i) * 5 + j];
+              if (!allowed) assert.equal(w, 0, `blocked weight at [${b}, ${h}, ${i}, ${j}] is ${w}`);
+            }
+          }
+        }
+      }
+    });
+
+    test('seed: B = 2, H = 2 shapes and cross-attention Tq = 4, Tk = 7', () => {
+      const random = rng(6);
+      const multi = lab.sdpa(randomTensor([2, 2, 5, 8], random), randomTensor([2, 2, 5, 8], random),
+        randomTensor([2, 2, 5, 8], random));
+      assert.deepEqual(multi.output.shape, [2, 2, 5, 8]);
+      assert.deepEqual(multi.weights.shape, [2, 2, 5, 5]);
+      const source = paddingMask([[3, 4, 5, 6, 7, 0, 0]], 0);
+      const q = randomTensor([1, 4, 6], random);
+      const k = randomTensor([1, 7, 6], random);
+      const v = randomTensor([1, 7, 3], random);
+      const cross = lab.sdpa(q, k, v, { mask: { data: source.data, shape: [1, 1, 7] } });
+      assert.deepEqual(cross.output.shape, [1, 4, 3]);
+      assert.deepEqual(cross.weights.shape, [1, 4, 7]);
+      assert.deepEqual(cross.scores.shape, [1, 4, 7]);
+      for (let i = 0; i < 4; i++) assert.equal(cross.weights.data[i * 7 + 5] + cross.weights.data[i * 7 + 6], 0);
+    });
+
+    test('random shapes and every mask shape match the float64 reference', () => {
+      const random = rng(simd ? 100 : 200);
+      const dims = [1, 3, 5, 17, 33];
+      const pick = (list) => list[Math.floor(random() * list.length)];
+      let worst = { max: 0, report: 'none' };
+      let cases = 0;
+      for (let c = 0; c < 160; c++) {
+        const batch = [[], [2], [2, 3]][c % 3];
+        const Tq = pick(dims);
+        const Tk = pick(dims);
+        const dk = pick(dims);
+        const dv = pick(dims);
+        const full = [...batch, Tq, Tk];
+        const maskShapes = [null, [Tq, Tk], [Tk], [1, Tk], [Tq, 1], full,
+          batch.length ? [batch[0], ...batch.slice(1).map(() => 1), 1, Tk] : [1, 1, Tq, Tk],
+          batch.length === 2 ? [1, batch[1], Tq, Tk] : [1, Tq, Tk]];
+        const maskShape = maskShapes[c % maskShapes.length];
+        const causal = c % 4 === 1;
+        let mask;
+        if (maskShape) {
+          mask = { data: Uint8Array.from({ length: maskShape.reduce((a, b) => a * b, 1) }, () => (random() < 0.7 ? 1 : 0)), shape: maskShape };
+          // Key 0 is always allowed (where the mask has a key axis) so no row is all-masked.
+          const last = maskShape[maskShape.length - 1];
+          for (let i = 0; i < mask.data.length; i++) if (last === 1 || i % last === 0) mask.data[i] = 1;
+        }
+        const q = randomTensor([...batch, Tq, dk], random);
+        const k = randomTensor([...batch, Tk, dk], random);
+        const v = randomTensor([...batch, Tk, dv], random);
+        const got = lab.sdpa(q, k, v, { mask, causal });
+        const fast = lab.sdpa(q, k, v, { mask, causal, needWeights: false });
+        const ref = sdpaReference(q, k, v, { mask, causal });
+        const label = `batch [${batch}] Tq=${Tq} Tk=${Tk} dk=${dk} dv=${dv} mask ${maskShape ? `[${maskShape}]` : 'none'} causal=${causal}`;
+        for (const [name, data, want, shape] of [
+          ['output', got.output.data, ref.output, got.output.shape],
+          ['output (needWeights false)', fast.output.data, ref.output, fast.output.shape],
+          ['weights', got.weights.data, ref.weights, got.weights.shape],
+          ['scores', got.scores.data, ref.scores, got.scores.shape]]) {
+          const e = compare(data, want, shape, `${label} ${name}`);
+          assert.ok(e.max <= 2e-5, e.report);
+          if (e.max > worst.max) worst = e;
+        }
+        assert.deepEqual(fast.output.data, got.output.data, `${label}: the no-weights path gives the same bits`);
+        assert.deepEqual(Object.keys(fast), ['output']);
+        // Invariants: rows sum to 1, blocked weights are exactly 0.
+        const n = Tq * Tk;
+        for (let r = 0; r < got.weights.data.length / Tk; r++) {
+          let sum = 0;
+          for (let j = 0; j < Tk; j++) {
+            const w = got.weights.data[r * Tk + j];
+            sum += w;
+            const idx = [];
+            for (let d = full.length - 1, rest = r * Tk + j; d >= 0; d--) { idx.unshift(rest % full[d]); rest = Math.floor(rest / full[d]); }
+            const allowed = (!causal || idx.at(-1) <= idx.at(-2)) && (!mask || maskAt(mask, full, idx));
+            if (!allowed) assert.equal(w, 0, `${label}: blocked weight at [${idx}] is ${w}`);
+          }
+          assert.ok(Math.abs(sum - 1) <= 1e-5, `${label}: row ${r} sums to ${sum}`);
+        }
+        cases += n > 0 ? 1 : 0;
+      }
+      console.log(`# ${simd ? 'SIMD' : 'scalar'}: ${cases} random cases, worst ${worst.report}`);
+    });
+
+    test('stats come from the core and describe the call', () => {
+      const { stats } = lab.sdpa([[1, 0], [0, 1]], [[1, 0], [0, 1]], [[1, 2], [3, 4]], { causal: true });
+      assert.equal(stats.maskedFraction, 0.25);
+      assert.ok(stats.maxRowSumError <= 1e-6);
+      assert.equal(stats.maxForbiddenWeight, 0);
+      assert.ok(Math.abs(stats.maxAbsScore - Math.SQRT1_2) < 1e-6, `maxAbsScore ${stats.maxAbsScore}`);
+    });
+
+    test('returned tensors stay valid after later calls and memory growth', () => {
+      const first = lab.sdpa([[1, 0]], [[1, 0], [0, 1]], [[10, 0], [0, 20]]);
+      const copy = Array.from(first.output.data);
+      const random = rng(7);
+      const big = randomTensor([1, 1024, 64], random);
+      lab.sdpa(big, big, big, { needWeights: true }); // grows the workspace
+      assert.deepEqual(Array.from(first.output.data), copy);
+      assert.ok(first.output.data.buffer !== undefined && first.output.data.byteLength === 8);
+    });
+  });
+}
+
+test('both builds agree within float32 rounding', async () => {
+  const [simd, scalar] = await Promise.all([loadAttention({ simd: true }), loadAttention({ simd: false })]);
+  const random = rng(9);
+  for (const [Tq, Tk, d] of [[7, 9, 5], [64, 64, 64], [33, 17, 3]]) {
+    const q = randomTensor([2, Tq, d], random);
+    const k = randomTensor([2, Tk, d], random);
+    const v = randomTensor([2, Tk, d], random);
+    const a = simd.sdpa(q, k, v, { causal: true });
+    const b = scalar.sdpa(q, k, v, { causal: true });
+    assert.deepEqual(a.scores.data, b.scores.data, 'the matmuls are bit-identical');
+    const e = compare(a.output.data, b.output.data, a.output.shape, `simd vs scalar ${Tq}x${Tk}x${d}`);
+    assert.ok(e.max <= 1e-6, e.report);
+  }
+});
+
+test('several loads share one module and instance', async () => {
+  const [a, b] = await Promise.all([loadAttention({ simd: true }), loadAttention({ simd: true })]);
+  assert.equal(a, b);
+  assert.notEqual(a, await loadAttention({ simd: false }));
+  assert.equal(await loadAttention(), a, 'SIMD is the default where supported');
+});

@@ -1,0 +1,143 @@
+// Bad input: every refusal is an AttentionError with a code and a message
+// naming the argument, dimension or row; the lab keeps working afterwards.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadAttention, AttentionError } from '../web/attention.js';
+import { rng, randomTensor } from './helpers/reference.mjs';
+
+/** Assert that fn throws an AttentionError with `code` and a message matching `pattern`. */
+function refuses(fn, code, pattern) {
+  assert.throws(fn, (err) => {
+    assert.ok(err instanceof AttentionError, `expected AttentionError, got ${err?.constructor?.name}: ${err?.message}`);
+    assert.equal(err.code, code, `code for: ${err.message}`);
+    if (pattern) assert.match(err.message, pattern);
+    return true;
+  });
+}
+
+for (const simd of [true, false]) {
+  describe(`${simd ? 'SIMD' : 'scalar'} build refuses bad input`, async () => {
+    const lab = await loadAttention({ simd });
+    const random = rng(11);
+    const q = randomTensor([2, 3, 4], random);
+    const k = randomTensor([2, 5, 4], random);
+    const v = randomTensor([2, 5, 6], random);
+    const baseline = lab.sdpa(q, k, v, { causal: true });
+    const sameAsBefore = () => {
+      const again = lab.sdpa(q, k, v, { causal: true });
+      assert.deepEqual(again.output.data, baseline.output.data, 'results changed after a refused call');
+      assert.deepEqual(again.weights.data, baseline.weights.data);
+    };
+
+    test('shape mismatches between q, k and v', () => {
+      refuses(() => lab.sdpa(q, randomTensor([2, 5, 3], random), v), 'SHAPE_MISMATCH', /dk.*q has 4, k has 3/);
+      refuses(() => lab.sdpa(q, k, randomTensor([2, 4, 6], random)), 'SHAPE_MISMATCH', /Tk.*k has 5, v has 4/);
+      refuses(() => lab.sdpa(q, randomTensor([3, 5, 4], random), v), 'SHAPE_MISMATCH', /batch dim 0.*q has 2, k has 3/);
+      refuses(() => lab.sdpa(q, randomTensor([1, 2, 5, 4], random), v), 'SHAPE_MISMATCH', /same number of dims/);
+      refuses(() => lab.sdpa([1, 2], [1, 2], [1, 2]), 'BAD_ARGUMENT', /q must have 2 to 4 dims/);
+      refuses(() => lab.sdpa(randomTensor([1, 1, 1, 2, 2], random), k, v), 'BAD_ARGUMENT', /2 to 4 dims/);
+      sameAsBefore();
+    });
+
+    test('data length not matching shape, and ragged nested arrays', () => {
+      refuses(() => lab.sdpa({ data: [1, 2, 3], shape: [2, 2] }, k, v), 'SHAPE_MISMATCH', /q has 3 values but its shape \[2, 2\] needs 4/);
+      refuses(() => lab.sdpa([[1, 0], [1]], [[1, 0]], [[1, 0]]), 'SHAPE_MISMATCH', /q\[1\]/);
+      sameAsBefore();
+    });
+
+    test('zero, negative and fractional dims', () => {
+      refuses(() => lab.sdpa({ data: [], shape: [0, 4] }, k, v), 'BAD_ARGUMENT', /q dim 0 must be a positive integer/);
+      refuses(() => lab.sdpa({ data: [1, 2], shape: [-1, -2] }, k, v), 'BAD_ARGUMENT', /dim 0/);
+      refuses(() => lab.sdpa({ data: [1, 2], shape: [1.5, 2] }, k, v), 'BAD_ARGUMENT', /positive integer/);
+      refuses(() => lab.sdpa([[]], [[1]], [[1]]), 'BAD_ARGUMENT', /dim 1/);
+      sameAsBefore();
+    });
+
+    test('NaN and infinities in q, k, v or scale', () => {
+      for (const [name, bad] of [['q', NaN], ['k', Infinity], ['v', -Infinity]]) {
+        const t = { ...{ q, k, v }[name], data: Float32Array.from({ q, k, v }[name].data) };
+        t.data[5] = bad;
+        const args = { q, k, v, [name]: t };
+        refuses(() => lab.sdpa(args.q, args.k, args.v), 'NON_FINITE_INPUT', new RegExp(`^${name} has a non-finite value`));
+      }
+      // A finite double beyond float32's range becomes Infinity: refused too.
+      refuses(() => lab.sdpa([[1e39, 0]], [[1, 0]], [[1, 0]]), 'NON_FINITE_INPUT', /q .*Infinity/);
+      refuses(() => lab.sdpa(q, k, v, { scale: NaN }), 'NON_FINITE_INPUT', /scale/);
+      refuses(() => lab.sdpa(q, k, v, { scale: Infinity }), 'NON_FINITE_INPUT', /scale/);
+      sameAsBefore();
+    });
+
+    test('masks that do not broadcast or hold bad values', () => {
+      refuses(() => lab.sdpa(q, k, v, { mask: { data: new Uint8Array(4).fill(1), shape: [4] } }), 'SHAPE_MISMATCH', /does not broadcast to \[2, 3, 5\]/);
+      refuses(() => lab.sdpa(q, k, v, { mask: { data: new Uint8Array(45).fill(1), shape: [3, 3, 5] } }), 'SHAPE_MISMATCH', /mask of shape \[3, 3, 5\]/);
+      refuses(() => lab.sdpa(q, k, v, { mask: { data: new Uint8Array(10).fill(1), shape: [2, 1, 1, 5] } }), 'SHAPE_MISMATCH', /does not broadcast/);
+      refuses(() => lab.sdpa(q, k, v, { mask: { data: [1, 1, 1], shape: [5] } }), 'SHAPE_MISMATCH', /mask has 3 values/);
+      refuses(() => lab.sdpa(q, k, v, { mask: { data: [1, 1, 2, 1, 1], shape: [5] } }), 'BAD_ARGUMENT', /mask value 2 is 2/);
+      refuses(() => lab.sdpa(q, k, v, { mask: { data: [1, 1, 'x', 1, 1], shape: [5] } }), 'BAD_ARGUMENT', /mask value 2/);
+      sameAsBefore();
+    });
+
+    test('an all-masked row is refused, naming batch, head and query', () => {
+      const mask = { data: Uint8Array.from({ length: 2 * 3 * 5 }, () => 1), shape: [2, 3, 5] };
+      mask.data.fill(0, 1 * 15 + 2 * 5, 1 * 15 + 3 * 5); // batch 1, query 2: no key
+      refuses(() => lab.sdpa(q, k, v, { mask }), 'ALL_MASKED_ROW', /batch 1, head 0, query 2/);
+      const q4 = randomTensor([2, 2, 3, 4], random);
+      const k4 = randomTensor([2, 2, 5, 4], random);
+      const m4 = { data: new Uint8Array(2 * 2 * 3 * 5).fill(1), shape: [2, 2, 3, 5] };
+      m4.data.fill(0, ((1 * 2 + 1) * 3 + 0) * 5, ((1 * 2 + 1) * 3 + 1) * 5);
+      refuses(() => lab.sdpa(q4, k4, k4, { mask: m4 }), 'ALL_MASKED_ROW', /batch 1, head 1, query 0/);
+      refuses(() => lab.sdpa(q4, k4, k4, { mask: m4, needWeights: false }), 'ALL_MASKED_ROW', /batch 1, head 1, query 0/);
+      sameAsBefore();
+    });
+
+    test('sizes too large for memory are refused before allocating', () => {
+      const before = lab.memoryBytes();
+      const tall = { data: new Float32Array(200000 * 2), shape: [200000, 2] };
+      refuses(() => lab.sdpa(tall, tall, tall), 'TOO_LARGE', /MiB/); // weights would be 160 GB
+      // An array-like that claims 2^31 values is refused before it is copied.
+      refuses(() => lab.sdpa({ data: { length: 2 ** 31 }, shape: [2 ** 16, 2 ** 15] }, k, v), 'TOO_LARGE', /q/);
+      assert.equal(lab.memoryBytes(), before, 'memory did not grow for a refused request');
+      sameAsBefore();
+    });
+
+    test('missing or wrong-typed arguments', () => {
+      refuses(() => lab.sdpa(), 'BAD_ARGUMENT', /q is required/);
+      refuses(() => lab.sdpa(q, k), 'BAD_ARGUMENT', /v is required/);
+      refuses(() => lab.sdpa('q', k, v), 'BAD_ARGUMENT', /q must be a tensor/);
+      refuses(() => lab.sdpa({ data: 'abcd', shape: [2, 2] }, k, v), 'BAD_ARGUMENT', /q.data/);
+      refuses(() => lab.sdpa([['1', 0]], [[1, 0]], [[1, 0]]), 'BAD_ARGUMENT', /q value 0 is not a number/);
+      refuses(() => lab.sdpa(q, k, v, 5), 'BAD_ARGUMENT', /options must be an object/);
+      refuses(() => lab.sdpa(q, k, v, { causal: 'yes' }), 'BAD_ARGUMENT', /causal must be true or false/);
+      refuses(() => lab.sdpa(q, k, v, { scale: '1' }), 'BAD_ARGUMENT', /scale must be a number/);
+      refuses(() => lab.sdpa(q, k, v, { needWeights: 0 }), 'BAD_ARGUMENT', /needWeights/);
+      refuses(() => lab.sdpa(q, k, v, { casual: true }), 'BAD_ARGUMENT', /unknown option "casual"/);
+      refuses(() => lab.sdpa(q, k, v, { bug: 'nope' }), 'BAD_ARGUMENT', /unknown bug/);
+      sameAsBefore();
+    });
+
+    test('huge finite inputs give finite weights or a clear overflow error, never NaN', () => {
+      const big = lab.sdpa([[1e18, 0], [0, -1e18]], [[1e18, 0], [0, 1e18]], [[1e18, 1], [2, -1e18]]);
+      for (const w of big.weights.data) assert.ok(Number.isFinite(w), `weight ${w}`);
+      for (const o of big.output.data) assert.ok(Number.isFinite(o), `output ${o}`);
+      assert.deepEqual(Array.from(big.weights.data), [1, 0, 1, 0], 'saturated, still exact rows');
+      refuses(() => lab.sdpa([[1e20, 0]], [[1e20, 0]], [[1, 0]]), 'OVERFLOW', /scores overflow float32 at batch 0, head 0, query 0, key 0/);
+      sameAsBefore();
+    });
+
+    test('memory does not grow over 100 000 calls', () => {
+      const x = [[1, 0], [0, 1]];
+      for (let i = 0; i < 1000; i++) lab.sdpa(x, x, x);
+      const before = lab.memoryBytes();
+      for (let i = 0; i < 100000; i++) {
+        lab.sdpa(x, x, x, { needWeights: i % 2 === 0, causal: i % 3 === 0 });
+        if (i % 1000 === 0) { try { lab.sdpa(x, x, x, { mask: [[0, 0], [1, 1]] }); } catch { /* refused on purpose */ } }
+      }
+      assert.equal(lab.memoryBytes(), before);
+      sameAsBefore();
+    });
+  });
+}
+
+test('loadAttention checks its options', async () => {
+  await assert.rejects(loadAttention({ simd: 'yes' }), (e) => e instanceof AttentionError && e.code === 'BAD_ARGUMENT');
+});
