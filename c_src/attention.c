@@ -1,7 +1,7 @@
 /* attention.c: scaled dot-product attention, errors, memory shared with JS.
  *
  * The forward pass, for each (batch, head), in numbered passes:
- *   1. pack K^T once per head
+ *   1. pack K^T once per head, in strips of 8 keys
  *   2. scores  = scale * Q K^T           (block of query rows at a time)
  *   3. mask    : blocked logits -> -INFINITY; refuse rows with no allowed key
  *   4. softmax over keys, stable
@@ -131,25 +131,31 @@ static visibility correct_visibility(attn_mask mask, int causal, int causal_offs
 /* Scaled dot-product attention                                              */
 /* ======================================================================== */
 
+/* Refuse scores that overflowed float32 (q and k too large for the scale). */
+static int check_scores_finite(const float *s, int b, int h, int i0, int n, int Tk) {
+    const long at = attn_find_non_finite(s, (long)n * Tk);
+    if (at < 0) return ATTN_OK;
+    return attn_fail(ATTN_OVERFLOW,
+                     "scores overflow float32 at batch %d, head %d, query %ld, key %ld: "
+                     "q and k are too large for this scale",
+                     b, h, i0 + at / Tk, at % Tk);
+}
+
 /* s (n, Tk): the scores of query rows i0..i0+n-1 of head (b, h).
  * Blocked logits become -INFINITY. Refuses a row with no allowed key (unless
- * `guard` is 0) and an allowed score that overflowed float32. */
+ * `guard` is 0) and scores that overflowed float32.
+ * bug: mask-after-softmax and mask-output pass mask_logits = 0, which checks
+ * the rows but leaves the blocked logits in. */
 static int mask_rows(float *s, const visibility *vis, int b, int h, int i0, int n, int Tk,
-                     int guard) {
+                     int mask_logits, int guard) {
+    int status = check_scores_finite(s, b, h, i0, n, Tk);
+    if (status || (!vis->mask.data && vis->causal == CAUSAL_NONE)) return status; /* all allowed */
     for (int r = 0; r < n; r++) {
         float *s_r = s + (long)r * Tk;
         int allowed_count = 0;
         for (int j = 0; j < Tk; j++) {
-            if (!is_allowed(vis, b, h, i0 + r, j)) {
-                s_r[j] = -INFINITY;
-                continue;
-            }
-            allowed_count++;
-            if (!isfinite(s_r[j]))
-                return attn_fail(ATTN_OVERFLOW,
-                                 "scores overflow float32 at batch %d, head %d, query %d, key %d: "
-                                 "q and k are too large for this scale",
-                                 b, h, i0 + r, j);
+            if (is_allowed(vis, b, h, i0 + r, j)) allowed_count++;
+            else if (mask_logits) s_r[j] = -INFINITY;
         }
         if (guard && allowed_count == 0)
             return attn_fail(ATTN_ALL_MASKED_ROW,
@@ -158,15 +164,6 @@ static int mask_rows(float *s, const visibility *vis, int b, int h, int i0, int 
                              b, h, i0 + r);
     }
     return ATTN_OK;
-}
-
-/* Refuse scores that overflowed, for the bug paths that skip mask_rows. */
-static int check_scores_finite(const float *s, int b, int h, int i0, int n, int Tk) {
-    const long at = attn_find_non_finite(s, (long)n * Tk);
-    if (at < 0) return ATTN_OK;
-    return attn_fail(ATTN_OVERFLOW,
-                     "scores overflow float32 at batch %d, head %d, query %ld, key %ld",
-                     b, h, i0 + at / Tk, at % Tk);
 }
 
 /* bug: softmax-over-queries. s (Tq, Tk) <- each column normalised over
@@ -214,16 +211,23 @@ int attn_sdpa(float *out, float *weights, float *scores,
         vis.mask.sq = mask.sk; /* a key-padding mask now blocks query rows */
         vis.mask.sk = mask.sq;
     }
+    if (bug == ATTN_BUG_MASK_OUTPUT && dv != Tk)
+        return attn_fail(ATTN_BAD_ARGUMENT,
+                         "bug mask-output masks the (Tq, dv) output with the (Tq, Tk) mask, "
+                         "so it needs dv == Tk (got dv=%d, Tk=%d)", dv, Tk);
     if (bug == ATTN_BUG_NO_SCALE) scale = 1.0f;
     if (bug == ATTN_BUG_SCALE_BY_DK) scale = 1.0f / (float)dk;
     const int mask_logits = bug != ATTN_BUG_MASK_AFTER_SOFTMAX && bug != ATTN_BUG_MASK_OUTPUT;
-    const int guard = bug != ATTN_BUG_NO_ALL_MASKED_GUARD;
+    /* padding-on-queries blanks the rows it blocks instead of refusing them */
+    const int guard = bug != ATTN_BUG_NO_ALL_MASKED_GUARD && bug != ATTN_BUG_PADDING_ON_QUERIES;
+    /* the two bugs whose NaN is part of the lesson */
+    const int nan_expected = bug == ATTN_BUG_NO_ALL_MASKED_GUARD || bug == ATTN_BUG_SOFTMAX_OVER_QUERIES;
 
-    /* Scratch: K^T for one head, plus the score rows when weights are not
-     * kept. Whole heads at a time when weights are kept or a bug needs the
-     * full (Tq, Tk) matrix; otherwise 4 query rows at a time. */
-    const int whole_head = weights || bug == ATTN_BUG_SOFTMAX_OVER_QUERIES;
-    const int block = whole_head ? Tq : 4;
+    /* Query rows go 4 at a time, so a block's scores stay in cache; a bug
+     * that normalises over queries needs the whole (Tq, Tk) matrix at once.
+     * Scratch: K^T for one head, plus the score rows when weights are not
+     * kept (kept weights are written in place). */
+    const int block = bug == ATTN_BUG_SOFTMAX_OVER_QUERIES ? Tq : 4;
     const double scratch_floats = (double)dk * Tk + (weights ? 0.0 : (double)block * Tk);
     float *kt = attn_alloc(4.0 * scratch_floats);
     if (!kt) return ATTN_TOO_LARGE;
@@ -237,20 +241,22 @@ int attn_sdpa(float *out, float *weights, float *scores,
             const float *v_bh = v + bh * Tk * dv;  /* (Tk, dv) */
             float *out_bh = out + bh * Tq * dv;    /* (Tq, dv) */
 
-            /* 1. pack K^T: kt (dk, Tk) */
-            attn_transpose(kt, k_bh, Tk, dk);
+            /* 1. pack K^T: kt holds strips of (dk, 8) */
+            attn_pack_strips(kt, k_bh, Tk, dk);
 
             for (int i0 = 0; i0 < Tq; i0 += block) {
                 const int n = Tq - i0 < block ? Tq - i0 : block;
                 float *s = weights ? weights + (bh * Tq + i0) * Tk : s_scratch;  /* (n, Tk) */
 
-                /* 2. scores = scale * q k^T */
-                attn_gemm(s, Tk, q_bh + (long)i0 * dk, dk, kt, Tk, n, Tk, dk, scale);
+                /* 2. scores = scale * q k^T, one strip of keys at a time */
+                for (int j0 = 0; j0 < Tk; j0 += ATTN_STRIP) {
+                    const int w = Tk - j0 < ATTN_STRIP ? Tk - j0 : ATTN_STRIP;
+                    attn_gemm(s + j0, Tk, q_bh + (long)i0 * dk, dk, kt + (long)j0 * dk, w, n, w, dk, scale);
+                }
                 if (scores) memcpy(scores + (bh * Tq + i0) * Tk, s, sizeof(float) * n * Tk);
 
                 /* 3. mask the logits */
-                status = mask_logits ? mask_rows(s, &vis, b, h, i0, n, Tk, guard)
-                                     : check_scores_finite(s, b, h, i0, n, Tk);
+                status = mask_rows(s, &vis, b, h, i0, n, Tk, mask_logits, guard);
                 if (status) goto done;
 
                 /* 4. softmax over keys */
@@ -260,22 +266,26 @@ int attn_sdpa(float *out, float *weights, float *scores,
                     for (int r = 0; r < n; r++)
                         for (int j = 0; j < Tk; j++)
                             if (!is_allowed(&vis, b, h, i0 + r, j)) s[(long)r * Tk + j] = 0.0f;
-
-                /* 5. mix: out = weights v */
-                attn_gemm(out_bh + (long)i0 * dv, dv, s, Tk, v_bh, dv, n, dv, Tk, 1.0f);
-                if (bug == ATTN_BUG_MASK_OUTPUT) /* zero only rows with no allowed key */
+                if (bug == ATTN_BUG_PADDING_ON_QUERIES) /* a blocked query row is blanked */
                     for (int r = 0; r < n; r++) {
                         int any = 0;
                         for (int j = 0; j < Tk && !any; j++) any = is_allowed(&vis, b, h, i0 + r, j);
-                        if (!any) memset(out_bh + (long)(i0 + r) * dv, 0, sizeof(float) * dv);
+                        if (!any) memset(s + (long)r * Tk, 0, sizeof(float) * Tk);
                     }
+
+                /* 5. mix: out = weights v */
+                attn_gemm(out_bh + (long)i0 * dv, dv, s, Tk, v_bh, dv, n, dv, Tk, 1.0f);
+                if (bug == ATTN_BUG_MASK_OUTPUT) /* out.masked_fill(~allowed, 0): dv == Tk */
+                    for (int r = 0; r < n; r++)
+                        for (int c = 0; c < dv; c++)
+                            if (!is_allowed(&vis, b, h, i0 + r, c)) out_bh[(long)(i0 + r) * dv + c] = 0.0f;
             }
         }
     }
 
     /* Weights are at most 1, so a non-finite output means v times the
-     * weights overflowed float32. The NaN bug is allowed to show its NaN. */
-    if (guard) {
+     * weights overflowed float32. The NaN bugs are allowed to show their NaN. */
+    if (!nan_expected) {
         const long at = attn_find_non_finite(out, (long)B * H * Tq * dv);
         if (at >= 0)
             status = attn_fail(ATTN_OVERFLOW,

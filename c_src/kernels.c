@@ -30,7 +30,7 @@ const char *attn_kernel_isa(void) { return ATTN_SIMD ? "wasm-simd128" : "scalar"
 /* c (M, N) = alpha * a (M, K) @ b (K, N). For each output entry the products
  * are added in order k = 0..K-1, then scaled once: the SIMD path below keeps
  * exactly that order, so both paths give the same bits. */
-static void gemm_scalar(float *c, int ldc, const float *a, int lda, const float *b,
+SCALAR_PATH void gemm_scalar(float *c, int ldc, const float *a, int lda, const float *b,
                         int ldb, int M, int N, int K, float alpha) {
     for (int i = 0; i < M; i++) {
         float *c_i = c + (long)i * ldc;
@@ -46,19 +46,23 @@ static void gemm_scalar(float *c, int ldc, const float *a, int lda, const float 
 }
 
 #if ATTN_SIMD
-/* One tile of up to 4 rows by 8 columns, c (rows, 8) = alpha * a @ b. The
- * accumulators stay in registers over the whole K loop: each b load serves
- * every row, each broadcast a value serves two vectors. */
-static void gemm_tile_4x8(float *c, int ldc, const float *a, int lda, const float *b,
-                          int ldb, int rows, int K, v128_t alpha) {
+/* The tiles below are always inlined and called with a constant `rows`
+ * (4, or 1 at the M tail), so their loops unroll and the accumulators stay
+ * in registers. */
+#define TILE static inline __attribute__((always_inline)) void
+
+/* c (rows, 8) = alpha * a (rows, K) @ b (K, 8). Each b load serves every
+ * row; each broadcast a value serves two vectors. */
+TILE gemm_tile_x8(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+                  const int rows, int K, v128_t alpha) {
     v128_t acc[4][2];
-    for (int r = 0; r < 4; r++) acc[r][0] = acc[r][1] = wasm_f32x4_splat(0.0f);
+    for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = wasm_f32x4_splat(0.0f);
     for (int kk = 0; kk < K; kk++) {
         const float *b_k = b + (long)kk * ldb;
         const v128_t b0 = wasm_v128_load(b_k);
         const v128_t b1 = wasm_v128_load(b_k + 4);
-        for (int r = 0; r < rows; r++) {  /* rows is 4 except at the M tail */
-            const v128_t a_rk = wasm_f32x4_splat(a[(long)r * lda + kk]);
+        for (int r = 0; r < rows; r++) {
+            const v128_t a_rk = wasm_v128_load32_splat(a + (long)r * lda + kk);
             acc[r][0] = wasm_f32x4_add(acc[r][0], wasm_f32x4_mul(a_rk, b0));
             acc[r][1] = wasm_f32x4_add(acc[r][1], wasm_f32x4_mul(a_rk, b1));
         }
@@ -69,33 +73,38 @@ static void gemm_tile_4x8(float *c, int ldc, const float *a, int lda, const floa
     }
 }
 
-/* The N tail: one tile of up to 4 rows by 4 columns. */
-static void gemm_tile_4x4(float *c, int ldc, const float *a, int lda, const float *b,
-                          int ldb, int rows, int K, v128_t alpha) {
+/* The N tail by 4: c (rows, 4) = alpha * a (rows, K) @ b (K, 4). */
+TILE gemm_tile_x4(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+                  const int rows, int K, v128_t alpha) {
     v128_t acc[4];
-    for (int r = 0; r < 4; r++) acc[r] = wasm_f32x4_splat(0.0f);
+    for (int r = 0; r < rows; r++) acc[r] = wasm_f32x4_splat(0.0f);
     for (int kk = 0; kk < K; kk++) {
         const v128_t b0 = wasm_v128_load(b + (long)kk * ldb);
         for (int r = 0; r < rows; r++) {
-            const v128_t a_rk = wasm_f32x4_splat(a[(long)r * lda + kk]);
+            const v128_t a_rk = wasm_v128_load32_splat(a + (long)r * lda + kk);
             acc[r] = wasm_f32x4_add(acc[r], wasm_f32x4_mul(a_rk, b0));
         }
     }
     for (int r = 0; r < rows; r++) wasm_v128_store(c + (long)r * ldc, wasm_f32x4_mul(acc[r], alpha));
 }
 
+/* One band of `rows` rows across all N columns: by 8, then 4, then 1. */
+TILE gemm_band(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+               const int rows, int N, int K, float alpha) {
+    const v128_t alpha4 = wasm_f32x4_splat(alpha);
+    int j = 0;
+    for (; j + 8 <= N; j += 8) gemm_tile_x8(c + j, ldc, a, lda, b + j, ldb, rows, K, alpha4);
+    for (; j + 4 <= N; j += 4) gemm_tile_x4(c + j, ldc, a, lda, b + j, ldb, rows, K, alpha4);
+    if (j < N) gemm_scalar(c + j, ldc, a, lda, b + j, ldb, rows, N - j, K, alpha);
+}
+
 static void gemm_simd(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
                       int M, int N, int K, float alpha) {
-    const v128_t alpha4 = wasm_f32x4_splat(alpha);
-    for (int i = 0; i < M; i += 4) {
-        const int rows = M - i < 4 ? M - i : 4;
-        const float *a_i = a + (long)i * lda;
-        float *c_i = c + (long)i * ldc;
-        int j = 0;
-        for (; j + 8 <= N; j += 8) gemm_tile_4x8(c_i + j, ldc, a_i, lda, b + j, ldb, rows, K, alpha4);
-        for (; j + 4 <= N; j += 4) gemm_tile_4x4(c_i + j, ldc, a_i, lda, b + j, ldb, rows, K, alpha4);
-        if (j < N) gemm_scalar(c_i + j, ldc, a_i, lda, b + j, ldb, rows, N - j, K, alpha);
-    }
+    int i = 0;
+    for (; i + 4 <= M; i += 4)
+        gemm_band(c + (long)i * ldc, ldc, a + (long)i * lda, lda, b, ldb, 4, N, K, alpha);
+    for (; i < M; i++)
+        gemm_band(c + (long)i * ldc, ldc, a + (long)i * lda, lda, b, ldb, 1, N, K, alpha);
 }
 #endif
 
@@ -125,46 +134,48 @@ SCALAR_PATH void softmax_row_scalar(float *x, int n) {
 }
 
 #if ATTN_SIMD
-/* exp(x) for x <= 0, four lanes at once, to about 1 ulp.
- * Range reduction x = n*ln2 + r with |r| <= ln2/2, then a degree-7 Taylor
- * polynomial for exp(r), then scaling by 2^n built in the exponent bits.
- * Below -87.33 (where 2^n would leave the normal range) the result is 0,
- * so exp(-INFINITY) is exactly 0. NaN stays NaN. */
+/* exp(x) for x <= 0, four lanes at once, to about 1 ulp (XNNPACK's method).
+ * Range reduction x = n*ln2 + t with |t| <= ln2/2: adding a "magic" number
+ * rounds x*log2(e) to the integer n and leaves n + 127 in the low mantissa
+ * bits, which shifted into the exponent field give 2^n. Then a degree-7
+ * Taylor polynomial for exp(t). Below -87.33 (where 2^n would leave the
+ * normal range) the lane is set to +0, so exp(-INFINITY) is exactly 0; what
+ * the arithmetic made of such lanes does not matter. NaN stays NaN. */
 static v128_t exp_nonpositive_f32x4(v128_t x) {
     const v128_t log2e = wasm_f32x4_splat(1.44269504088896341f);
+    const v128_t magic = wasm_f32x4_splat(12583039.0f); /* 0x1.8000FEp23: 1.5 * 2^23 + 127 */
     const v128_t ln2_hi = wasm_f32x4_splat(0.693145751953125f);
     const v128_t ln2_lo = wasm_f32x4_splat(1.428606765330187045e-06f);
     const v128_t cutoff = wasm_f32x4_splat(-87.33654f);
     const v128_t underflow = wasm_f32x4_lt(x, cutoff);
-    const v128_t xc = wasm_f32x4_max(x, cutoff);  /* keeps NaN: max propagates it */
 
-    const v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(xc, log2e));
-    v128_t r = wasm_f32x4_sub(xc, wasm_f32x4_mul(n, ln2_hi));
-    r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, ln2_lo));
+    v128_t n = wasm_f32x4_add(wasm_f32x4_mul(x, log2e), magic);
+    const v128_t two_n = wasm_i32x4_shl(n, 23);  /* (n + 127) << 23 */
+    n = wasm_f32x4_sub(n, magic);
+    v128_t t = wasm_f32x4_sub(x, wasm_f32x4_mul(n, ln2_hi));
+    t = wasm_f32x4_sub(t, wasm_f32x4_mul(n, ln2_lo));
 
     v128_t p = wasm_f32x4_splat(1.0f / 5040.0f);
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 720.0f));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 120.0f));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 24.0f));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 6.0f));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(0.5f));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, t), wasm_f32x4_splat(1.0f / 720.0f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, t), wasm_f32x4_splat(1.0f / 120.0f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, t), wasm_f32x4_splat(1.0f / 24.0f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, t), wasm_f32x4_splat(1.0f / 6.0f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, t), wasm_f32x4_splat(0.5f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, t), wasm_f32x4_splat(1.0f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, t), wasm_f32x4_splat(1.0f));
 
-    /* 2^n: (n + 127) << 23 as float bits. n is in [-126, 0] here. */
-    const v128_t bits = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n),
-                                                      wasm_i32x4_splat(127)), 23);
-    const v128_t result = wasm_f32x4_mul(p, bits);
-    return wasm_v128_andnot(result, underflow);  /* underflow lanes -> +0 */
+    return wasm_v128_andnot(wasm_f32x4_mul(p, two_n), underflow); /* underflow lanes -> +0 */
 }
 
 static void softmax_row_simd(float *x, int n) {
     /* 1. max */
     v128_t max4 = wasm_f32x4_splat(-INFINITY);
     int j = 0;
-    for (; j + 4 <= n; j += 4) max4 = wasm_f32x4_max(max4, wasm_v128_load(x + j));
-    max4 = wasm_f32x4_max(max4, wasm_i32x4_shuffle(max4, max4, 2, 3, 0, 1));
-    max4 = wasm_f32x4_max(max4, wasm_i32x4_shuffle(max4, max4, 1, 0, 3, 2));
+    /* pmax is a plain compare-and-pick (one instruction on x86), enough here:
+     * scores are never NaN, they were checked finite or set to -INFINITY. */
+    for (; j + 4 <= n; j += 4) max4 = wasm_f32x4_pmax(max4, wasm_v128_load(x + j));
+    max4 = wasm_f32x4_pmax(max4, wasm_i32x4_shuffle(max4, max4, 2, 3, 0, 1));
+    max4 = wasm_f32x4_pmax(max4, wasm_i32x4_shuffle(max4, max4, 1, 0, 3, 2));
     float max = wasm_f32x4_extract_lane(max4, 0);
     for (; j < n; j++) max = x[j] > max ? x[j] : max;
 
@@ -209,4 +220,16 @@ void attn_softmax_rows(float *x, int ld, int rows, int n) {
 void attn_transpose(float *dst, const float *src, int rows, int cols) {
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++) dst[(long)c * rows + r] = src[(long)r * cols + c];
+}
+
+/* src (rows, cols) -> strips of ATTN_STRIP rows, each transposed:
+ * strip s is (cols, w) at dst + s * ATTN_STRIP * cols, w = its row count
+ * (ATTN_STRIP, or less for the last). A matmul reading a strip walks
+ * contiguous memory, where a plain transpose would jump a whole row of
+ * src per step. */
+void attn_pack_strips(float *dst, const float *src, int rows, int cols) {
+    for (int r0 = 0; r0 < rows; r0 += ATTN_STRIP) {
+        const int w = rows - r0 < ATTN_STRIP ? rows - r0 : ATTN_STRIP;
+        attn_transpose(dst + (long)r0 * cols, src + (long)r0 * cols, w, cols);
+    }
 }

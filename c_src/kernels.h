@@ -21,6 +21,11 @@ void attn_softmax_rows(float *x, int ld, int rows, int n);
 /* dst (cols, rows) = transpose of src (rows, cols). */
 void attn_transpose(float *dst, const float *src, int rows, int cols);
 
+/* src (rows, cols) packed as transposed strips of ATTN_STRIP rows: strip s,
+ * (cols, w), starts at dst + s * ATTN_STRIP * cols. dst holds rows * cols. */
+#define ATTN_STRIP 8
+void attn_pack_strips(float *dst, const float *src, int rows, int cols);
+
 /* Name of the kernel set compiled in: "wasm-simd128" or "scalar". */
 const char *attn_kernel_isa(void);
 

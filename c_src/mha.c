@@ -157,11 +157,12 @@ static void merge_heads(float *x, const float *heads, int B, int T, int H, int D
                        heads + (((long)b * H + h) * T + t) * D, sizeof(float) * D);
 }
 
-/* x (BH, T, D) <- RoPE at positions first_pos + t, split-halves pairing. */
-static void apply_rope(float *x, int BH, int T, int D, int first_pos) {
+/* x (BH, T, D) <- RoPE at positions first_pos + t, split-halves pairing.
+ * first_pos is a double so that offset + cache length cannot wrap around. */
+static void apply_rope(float *x, int BH, int T, int D, double first_pos) {
     const int half = D / 2;
     for (int t = 0; t < T; t++) {
-        const double pos = (double)first_pos + t;
+        const double pos = first_pos + t;
         for (int d = 0; d < half; d++) {
             const double angle = pos * pow(10000.0, -2.0 * d / D);
             const float c = (float)cos(angle), s = (float)sin(angle);
@@ -182,6 +183,26 @@ static void concat_time(float *full, const float *past, const float *fresh, int 
         if (Tp) memcpy(dst, past + (long)bh * Tp * D, sizeof(float) * Tp * D);
         memcpy(dst + (long)Tp * D, fresh + (long)bh * Tn * D, sizeof(float) * Tn * D);
     }
+}
+
+/* Refuse x (B, H, T, D), computed from finite inputs, when it overflowed
+ * float32: the fault is in the size of the inputs or weights, not a NaN. */
+static int check_heads_overflow(const char *what, const float *x, int B, int H, int T, int D) {
+    const long at = attn_find_non_finite(x, (long)B * H * T * D);
+    if (at < 0) return ATTN_OK;
+    return attn_fail(ATTN_OVERFLOW,
+                     "%s overflows float32 at batch %ld, head %ld, token %ld, column %ld: "
+                     "the inputs or weights are too large",
+                     what, at / D / T / H, at / D / T % H, at / D % T, at % D);
+}
+
+/* The causal diagonal for attn_sdpa: key j is visible to query i when
+ * k_offset + j <= q_offset + i, i.e. j <= i + (q_offset - k_offset).
+ * Clamped to [-Tq, Tk]: beyond that every key (or none) is visible anyway,
+ * and i + offset can no longer overflow an int for huge offsets. */
+static int causal_diagonal(int q_offset, int k_offset, int Tq, int Tk) {
+    const int diff = q_offset - k_offset; /* both are >= 0, so this fits */
+    return diff > Tk ? Tk : diff < -Tq ? -Tq : diff;
 }
 
 /* ======================================================================== */
@@ -210,6 +231,10 @@ int attn_mha_forward(attn_mha *m, float *out, float *weights,
     if (bug < 0 || bug >= ATTN_BUG_COUNT) return attn_fail(ATTN_BAD_ARGUMENT, "unknown bug %d", bug);
     const int C = m->C, H = m->H, D = m->D, Tk = Tp + Tkn;
     long at;
+    if (Tp > 0 && ((at = attn_find_non_finite(past_k, (long)B * H * Tp * D)) >= 0 ||
+                   (at = attn_find_non_finite(past_v, (long)B * H * Tp * D)) >= 0))
+        return attn_fail(ATTN_NON_FINITE_INPUT, "the cache has a non-finite value at batch %ld, head %ld, token %ld",
+                         at / D / Tp / H, at / D / Tp % H, at / D % Tp);
     if ((at = attn_find_non_finite(query, (long)B * Tq * C)) >= 0)
         return attn_fail(ATTN_NON_FINITE_INPUT, "query has a non-finite value at batch %ld, token %ld, feature %ld",
                          at / C / Tq, at / C % Tq, at % C);
@@ -248,8 +273,12 @@ int attn_mha_forward(attn_mha *m, float *out, float *weights,
     /* 3. rope */
     if (m->rope) {
         apply_rope(q_heads, B * H, Tq, D, q_offset);
-        apply_rope(k_new, B * H, Tkn, D, k_offset + Tp);
+        apply_rope(k_new, B * H, Tkn, D, (double)k_offset + Tp);
     }
+    if ((status = check_heads_overflow("the query projection", q_heads, B, H, Tq, D)) ||
+        (status = check_heads_overflow("the key projection", k_new, B, H, Tkn, D)) ||
+        (status = check_heads_overflow("the value projection", v_new, B, H, Tkn, D)))
+        goto done;
 
     /* 4. cache: full K and V */
     concat_time(k_all, past_k, k_new, B * H, Tp, Tkn, D);
@@ -268,15 +297,23 @@ int attn_mha_forward(attn_mha *m, float *out, float *weights,
                 }
             }
 
-    /* 6. attend: causal compares positions, q_offset + i against k_offset + j */
+    /* 6. attend: causal compares positions, q_offset + i against k_offset + j.
+     * The scale is 1/sqrt(D) rounded once, as lab.sdpa's default is. */
     const attn_mask full = {allowed, (long)H * Tq * Tk, (long)Tq * Tk, Tk, 1};
     status = attn_sdpa(attn_out, weights, NULL, q_heads, k_all, v_all, full, B, H, Tq, Tk, D, D,
-                       1.0f / sqrtf((float)D), causal, q_offset - k_offset, bug);
+                       (float)(1.0 / sqrt((double)D)), causal, causal_diagonal(q_offset, k_offset, Tq, Tk), bug);
     if (status) goto done;
 
     /* 7. merge heads; 8. output projection, padded queries zeroed */
     merge_heads(merged, attn_out, B, Tq, H, D, bug);
     project(out, merged, m, 3, B * Tq);
+    /* The no-all-masked-guard bug is meant to show its NaN, so let it through. */
+    if (bug != ATTN_BUG_NO_ALL_MASKED_GUARD && (at = attn_find_non_finite(out, (long)B * Tq * C)) >= 0) {
+        status = attn_fail(ATTN_OVERFLOW,
+                           "the output projection overflows float32 at batch %ld, token %ld, feature %ld: "
+                           "the weights are too large", at / C / Tq, at / C % Tq, at % C);
+        goto done;
+    }
     if (query_pad)
         for (long r = 0; r < (long)B * Tq; r++)
             if (!query_pad[r]) memset(out + r * C, 0, sizeof(float) * C);
