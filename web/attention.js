@@ -578,7 +578,8 @@ class MultiHeadAttention {
    *   for self-attention. `forward(query, options)` is accepted too.
    * @param [options] attentionMask: allowed, (Tq, Tk), (B, Tq, Tk) or
    *   (B|1, H|1, Tq, Tk), over all keys including cached ones;
-   *   keyPaddingMask (B, Tk): real keys; queryPaddingMask (B, Tq): real
+   *   keyPaddingMask (B, Tk): real keys, only the new ones when there is a
+   *   cache (it keeps its own); queryPaddingMask (B, Tq): real
    *   queries (padded ones get zero output); causal: compares positions;
    *   cache + useCache: incremental decoding (self-attention only);
    *   queryPositionOffset, keyPositionOffset: positions of the first query
