@@ -1,0 +1,160 @@
+// Type declarations for web/attention.js, the public API of attention-lab.
+
+/** A tensor going in: row-major data with its shape, or a nested array. */
+export type TensorLike =
+  | { data: ArrayLike<number>; shape: readonly number[] }
+  | NestedArray<number>;
+/** An allowed mask going in: 1 / true = may attend. */
+export type MaskLike =
+  | { data: ArrayLike<number | boolean>; shape: readonly number[] }
+  | NestedArray<number | boolean>;
+export type NestedArray<T> = T[] | NestedArray<T>[];
+
+/** A tensor coming out: a copy owned by JS. */
+export interface Tensor { data: Float32Array; shape: number[] }
+export interface MaskTensor { data: Uint8Array; shape: number[] }
+
+export type ErrorCode =
+  | 'BAD_ARGUMENT' | 'SHAPE_MISMATCH' | 'NON_FINITE_INPUT' | 'ALL_MASKED_ROW' | 'TOO_LARGE'
+  | 'OVERFLOW' | 'UNSUPPORTED' | 'HEADS_DO_NOT_DIVIDE' | 'ROPE_ODD_HEAD_DIM' | 'EMPTY_QUERY'
+  | 'CACHE_WITHOUT_USE_CACHE' | 'CACHE_CROSS_ATTENTION' | 'CACHE_POSITION' | 'CACHE_MISMATCH'
+  | 'NEGATIVE_OFFSET' | 'MODULE_FREED';
+
+export class AttentionError extends Error {
+  constructor(code: ErrorCode, message: string);
+  readonly name: 'AttentionError';
+  readonly code: ErrorCode;
+}
+
+export type BugName =
+  | 'softmax-over-queries' | 'mask-after-softmax' | 'mask-output' | 'no-causal-mask'
+  | 'causal-upper' | 'inverted-mask' | 'padding-on-queries' | 'no-scale' | 'scale-by-dk'
+  | 'heads-without-transpose' | 'merge-without-transpose' | 'no-all-masked-guard';
+/** Bug names in the core's enum order; index 0 (no bug) is null. */
+export const BUGS: readonly (BugName | null)[];
+
+export interface SdpaOptions {
+  /** Allowed mask, numpy-broadcastable to (batch…, Tq, Tk). */
+  mask?: MaskLike | null;
+  /** AND the lower triangle: key j allowed for query i iff j <= i. */
+  causal?: boolean;
+  /** Defaults to 1/sqrt(dk). */
+  scale?: number;
+  /** false: return only the output, without building (Tq, Tk) matrices. */
+  needWeights?: boolean;
+  /** A break-it bug to switch on in the core. */
+  bug?: BugName | null;
+}
+
+export interface AttentionStats {
+  maxAbsScore: number;
+  maskedFraction: number;
+  maxRowSumError: number;
+  maxForbiddenWeight: number;
+}
+
+export interface SdpaResult {
+  /** (batch…, Tq, dv) */
+  output: Tensor;
+  /** (batch…, Tq, Tk) */
+  weights: Tensor;
+  /** (batch…, Tq, Tk), scaled logits before masking */
+  scores: Tensor;
+  /** Computed by the core on first read. */
+  readonly stats: AttentionStats;
+}
+
+export interface MultiHeadOptions {
+  dModel: number;
+  numHeads: number;
+  bias?: boolean;
+  rope?: boolean;
+  seed?: number;
+}
+
+export interface Projection { weight: Tensor; bias: Tensor | null }
+export interface ProjectionLike { weight: TensorLike; bias?: TensorLike | null }
+export interface Weights { qProj: Projection; kProj: Projection; vProj: Projection; outProj: Projection }
+export interface WeightsLike {
+  qProj?: ProjectionLike; kProj?: ProjectionLike; vProj?: ProjectionLike; outProj?: ProjectionLike;
+}
+
+export interface KVCache {
+  /** (B, H, Tk, D), keys already rotated by RoPE */
+  key: Tensor;
+  /** (B, H, Tk, D) */
+  value: Tensor;
+  /** (B, Tk) */
+  keyPaddingMask: MaskTensor;
+  length: number;
+}
+
+export interface ForwardOptions {
+  /** (Tq, Tk), (B, Tq, Tk) or (B|1, H|1, Tq, Tk); allowed. */
+  attentionMask?: MaskLike | null;
+  /** (B, Tk new keys): real keys. */
+  keyPaddingMask?: MaskLike | null;
+  /** (B, Tq): real queries; padded ones get zero output. */
+  queryPaddingMask?: MaskLike | null;
+  causal?: boolean;
+  cache?: KVCache | null;
+  useCache?: boolean;
+  queryPositionOffset?: number;
+  keyPositionOffset?: number;
+  needWeights?: boolean;
+  bug?: BugName | null;
+}
+
+export interface ForwardResult {
+  /** (B, Tq, dModel) */
+  output: Tensor;
+  /** (B, H, Tq, Tk), unless needWeights is false */
+  weights?: Tensor;
+  /** with useCache */
+  cache?: KVCache;
+}
+
+export interface MultiHeadAttention {
+  readonly dModel: number;
+  readonly numHeads: number;
+  readonly headDim: number;
+  readonly bias: boolean;
+  readonly rope: boolean;
+  forward(query: TensorLike, keyValue?: TensorLike | null, options?: ForwardOptions): ForwardResult;
+  forward(query: TensorLike, options?: ForwardOptions): ForwardResult;
+  getWeights(): Weights;
+  setWeights(weights: WeightsLike): void;
+  free(): void;
+}
+
+export interface Lab {
+  /** Whether the SIMD128 build runs. */
+  readonly simd: boolean;
+  sdpa(q: TensorLike, k: TensorLike, v: TensorLike, options: SdpaOptions & { needWeights: false }): { output: Tensor };
+  sdpa(q: TensorLike, k: TensorLike, v: TensorLike, options?: SdpaOptions): SdpaResult;
+  createMultiHeadAttention(options: MultiHeadOptions): MultiHeadAttention;
+  sampleDotProducts(options: { dk: number; count?: number; seed?: number }): {
+    unscaled: Float32Array; scaled: Float32Array; varianceUnscaled: number; varianceScaled: number;
+  };
+  softmaxPeak(options: { dk: number; keys?: number; count?: number; seed?: number }): {
+    meanMaxWeightScaled: number; meanMaxWeightUnscaled: number;
+  };
+  /** Size of the core's linear memory in bytes. */
+  memoryBytes(): number;
+}
+
+/** Load the core; calls with the same `simd` share one module and instance. */
+export function loadAttention(options?: { simd?: boolean }): Promise<Lab>;
+/** Whether this engine runs wasm SIMD128. */
+export function simdSupported(): boolean;
+/** Where the wasm files are loaded from; set before the first loadAttention. */
+export const wasmLocation: {
+  base: URL | string;
+  inline: { simd?: Uint8Array; scalar?: Uint8Array };
+};
+
+export function causalMask(Tq: number, Tk?: number): MaskTensor;
+export function paddingMask(tokenIds: TensorLike, padId?: number): MaskTensor;
+export function allowedFromBlocked(blocked: MaskLike): MaskTensor;
+export function blockedFromAllowed(allowed: MaskLike): MaskTensor;
+export function additiveFromAllowed(allowed: MaskLike): Tensor;
