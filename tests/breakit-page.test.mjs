@@ -1,0 +1,194 @@
+// The "Break it" section in Chromium: one card end to end (predict, break,
+// see the red check and the marked entry, repair), its state in the URL hash
+// and in localStorage, and a page where localStorage is refused.
+// Uses web/index.html once the section is mounted there, otherwise the
+// stand-alone web/breakit-demo.html.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { launchBrowser, openPage, startServer } from './helpers/browser.mjs';
+
+const AXE = fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.meta.url));
+
+let server;
+let browser;
+let pagePath;
+
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+  // Which page hosts the section?
+  const { page, context } = await openPage(browser, server.url);
+  await page.goto(`${server.url}index.html`);
+  await page.waitForSelector('html[data-ready="true"]', { timeout: 15000 }).catch(() => {});
+  pagePath = (await page.locator('#break-it .bk-card').count()) > 0 ? 'index.html' : 'breakit-demo.html';
+  await context.close();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function open(options = {}, init) {
+  const session = await openPage(browser, server.url, options);
+  if (init) await session.page.addInitScript(init);
+  await session.page.goto(`${server.url}${pagePath}`);
+  await session.page.waitForSelector('html[data-ready="true"]', { timeout: 15000 });
+  return session;
+}
+
+const checkState = (card, name) => card.locator(`[data-check="${name}"]`).getAttribute('data-state');
+
+test('one card end to end: predict, break, see the red check and the mark, repair', async () => {
+  const { page, problems, context } = await open();
+  const card = page.locator('#bk-no-causal-mask');
+  assert.equal(await card.count(), 1, `the card is on ${pagePath}`);
+  const cards = await page.locator('#break-it .bk-card').count();
+  assert.equal(cards, 12, 'one card per bug');
+
+  // Open the card with the keyboard.
+  await card.locator('summary').focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await card.evaluate((node) => node.open), true);
+
+  // Bug off: every check passes or does not apply.
+  const states = await card.locator('.bk-check').evaluateAll((nodes) => nodes.map((n) => n.dataset.state));
+  assert.ok(states.length === 9 && states.every((s) => s === 'pass' || s === 'skip'), `bug off: ${states}`);
+
+  // Predict.
+  await card.getByLabel('No future leak').check();
+  assert.match(await card.locator('.bk-verdict').textContent(), /turn the bug on/);
+
+  // Break it, with the keyboard.
+  const toggle = card.locator('button.bk-switch');
+  assert.equal(await toggle.getAttribute('aria-pressed'), 'false');
+  await toggle.focus();
+  await page.keyboard.press('Space');
+  assert.equal(await toggle.getAttribute('aria-pressed'), 'true');
+
+  // The red checks, with their reasons.
+  assert.equal(await checkState(card, 'noFutureLeak'), 'fail');
+  assert.equal(await checkState(card, 'blockedWeightsZero'), 'fail');
+  assert.equal(await checkState(card, 'rowSumsOne'), 'pass');
+  assert.match(await card.locator('[data-check="noFutureLeak"] .bk-check-mark').textContent(), /✗ fail/);
+  assert.match(await card.locator('.bk-verdict').textContent(), /prediction was right/);
+
+  // The predicted check's entry is marked: an output cell, and its query's row in the weights.
+  const marked = card.locator('[data-table="output"] td.bk-worst');
+  assert.equal(await marked.count(), 1);
+  assert.match(await marked.textContent(), /◆/);
+  const row = await marked.getAttribute('data-row');
+  assert.equal(await card.locator(`[data-table="weights0"] td.bk-worst-row[data-row="${row}"]`).count(), 4);
+
+  // Mark the blocked-weight check's entry instead: query 1, key 4, on the weights heatmap.
+  await card.locator('[data-check="blockedWeightsZero"] button.bk-show').click();
+  const cell = card.locator('[data-table="weights0"] td.bk-worst');
+  assert.equal(await cell.count(), 1);
+  assert.equal(await cell.getAttribute('data-row'), '0');
+  assert.equal(await cell.getAttribute('data-col'), '3');
+  assert.match(await cell.textContent(), /◆ 0\.475/);
+  assert.match(await cell.textContent(), /blocked/);
+  assert.match(await card.locator('[data-table="weights0"] th.bk-mark-row').textContent(), /▶ q1/);
+  assert.match(await card.locator('[data-table="weights0"] th.bk-mark-col').textContent(), /▼ k4/);
+  assert.equal(await card.locator('[data-check="blockedWeightsZero"] button.bk-show').getAttribute('aria-pressed'), 'true');
+
+  // The state is in the hash and in localStorage.
+  const hash = await page.evaluate(() => location.hash);
+  assert.match(hash, /brk\.s=(-0){3}c3(-0){8}/);
+  assert.equal(await page.evaluate(() => localStorage.getItem('attention-lab.break-it.v1')), '-0-0-0c3-0-0-0-0-0-0-0-0');
+
+  // Repair: all green again.
+  await card.locator('button.bk-repair-button').click();
+  assert.equal(await toggle.getAttribute('aria-pressed'), 'false');
+  const after = await card.locator('.bk-check').evaluateAll((nodes) => nodes.map((n) => n.dataset.state));
+  assert.ok(after.every((s) => s === 'pass' || s === 'skip'), `after the repair: ${after}`);
+  assert.equal(await card.locator('td.bk-worst, td.bk-worst-row').count(), 0);
+  assert.match(await card.locator('summary .bk-badges').textContent(), /predicted · broken · repaired/);
+  assert.match(await page.locator('.bk-progress').textContent(), /1 of 12 predicted, 1 broken, 1 repaired/);
+
+  // A reload brings the same state back.
+  await page.reload();
+  await page.waitForSelector('html[data-ready="true"]');
+  const again = page.locator('#bk-no-causal-mask');
+  assert.equal(await again.evaluate((node) => node.open), true);
+  assert.equal(await again.getByLabel('No future leak').isChecked(), true);
+  assert.match(await again.locator('summary .bk-badges').textContent(), /repaired/);
+
+  assert.deepEqual(problems.pageErrors, []);
+  assert.deepEqual(problems.consoleErrors, []);
+  assert.deepEqual(problems.foreignRequests, []);
+  await context.close();
+});
+
+test('a state in the URL hash is applied; a bad one is ignored', async () => {
+  const { page, problems, context } = await open();
+  // Card 8 (no-scale) with the bug on and a prediction of scoresScaled ('h').
+  const state = '-0'.repeat(7) + 'h3' + '-0'.repeat(4);
+  await page.evaluate((s) => { location.hash = `brk.s=${s}`; }, state);
+  const card = page.locator('#bk-no-scale');
+  await page.waitForFunction(() => document.querySelector('#bk-no-scale button.bk-switch').getAttribute('aria-pressed') === 'true');
+  assert.equal(await checkState(card, 'scoresScaled'), 'fail');
+  assert.match(await card.locator('[data-check="scoresScaled"] .bk-check-reason').textContent(), /1\/√dk is missing/);
+  assert.equal(await card.locator('[data-table="scores"] td.bk-worst').count(), 1);
+
+  await page.evaluate(() => { location.hash = 'brk.s=<img>'; });
+  await page.waitForTimeout(100);
+  assert.equal(await card.locator('button.bk-switch').getAttribute('aria-pressed'), 'true', 'a bad state changes nothing');
+  assert.equal(await page.locator('img').count(), 0);
+  assert.deepEqual(problems.pageErrors, []);
+  await context.close();
+});
+
+test('without localStorage the cards still work', async () => {
+  const { page, problems, context } = await open({}, () => {
+    Object.defineProperty(window, 'localStorage', { get() { throw new DOMException('denied', 'SecurityError'); } });
+  });
+  const card = page.locator('#bk-softmax-over-queries');
+  await card.locator('button.bk-switch').click();
+  assert.equal(await checkState(card, 'rowSumsOne'), 'fail');
+  assert.equal(await card.locator('[data-table="weights0"] td.bk-worst-row').count(), 4);
+  await card.locator('button.bk-repair-button').click();
+  assert.equal(await checkState(card, 'rowSumsOne'), 'pass');
+  assert.deepEqual(problems.pageErrors, []);
+  await context.close();
+});
+
+test('axe-core finds no violations in the section, at 1280 px and 390 px', async () => {
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+    const { page, problems, context } = await open({ viewport });
+    await page.evaluate(() => { for (const d of document.querySelectorAll('#break-it details')) d.open = true; });
+    await page.locator('#bk-inverted-mask button.bk-switch').click();
+    await page.locator('#bk-no-all-masked-guard button.bk-switch').click();
+    await page.addScriptTag({ path: AXE });
+    const violations = await page.evaluate(async () => {
+      const r = await window.axe.run('#break-it', { resultTypes: ['violations'] });
+      return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
+    });
+    assert.deepEqual(violations, [], `${viewport.width} px: ${JSON.stringify(violations, null, 1)}`);
+    assert.deepEqual(problems.pageErrors, []);
+    await context.close();
+  }
+});
+
+test('the section works under a strict Content-Security-Policy (no inline scripts or styles)', async () => {
+  const csp = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:";
+  const strict = await startServer({ headers: () => ({ 'content-security-policy': csp }) });
+  try {
+    const { page, problems, context } = await openPage(browser, strict.url);
+    await page.goto(`${strict.url}breakit-demo.html`);
+    await page.waitForSelector('html[data-ready="true"]', { timeout: 15000 });
+    const card = page.locator('#bk-causal-upper');
+    await card.locator('summary').click();
+    await card.locator('button.bk-switch').click();
+    assert.equal(await card.locator('[data-check="blockedWeightsZero"]').getAttribute('data-state'), 'fail');
+    // The colours come from the stylesheet, so CSP let them through.
+    const colour = await card.locator('[data-table="weights0"] td.bk-cell').first().evaluate((td) => getComputedStyle(td).backgroundColor);
+    assert.notEqual(colour, 'rgba(0, 0, 0, 0)');
+    assert.deepEqual(problems.consoleErrors, [], 'no CSP violations');
+    assert.deepEqual(problems.pageErrors, []);
+    await context.close();
+  } finally {
+    await strict.close();
+  }
+});

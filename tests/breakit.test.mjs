@@ -1,0 +1,184 @@
+// The break-it lab (issue 5): every bug in the core, on its default input,
+// is caught by the checks meant to catch it, and with the bug off every
+// check passes. Both wasm builds.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadAttention, AttentionError, BUGS } from '../web/attention.js';
+import { CHECKS, CHECK_NAMES, runChecks, runExercise } from '../web/checks.js';
+import { EXERCISES } from '../web/exercises.js';
+import { bugTable, readmeBlock } from './bug-table.mjs';
+
+/** The largest difference between two tensors, and where, for messages. */
+function largestDifference(a, b) {
+  let worst = { at: -1, diff: -1 };
+  a.data.forEach((x, at) => {
+    const diff = Math.abs(x - b.data[at]);
+    if (Number.isNaN(diff) || diff > worst.diff) worst = { at, diff: Number.isNaN(diff) ? Infinity : diff };
+  });
+  return { ...worst, got: a.data[worst.at], want: b.data[worst.at] };
+}
+
+const describeFailures = (results) => results.filter((r) => !r.passed).map((r) => `${r.name}: ${r.reason}`).join('\n  ');
+
+test('there is one exercise per bug, in BUGS order, naming only known checks', () => {
+  assert.deepEqual(EXERCISES.map((e) => e.bug), BUGS.slice(1));
+  for (const e of EXERCISES) {
+    assert.ok(e.catchers.length > 0, `${e.bug} names the checks meant to catch it`);
+    for (const name of e.catchers) assert.ok(CHECK_NAMES.includes(name), `${e.bug}: unknown check ${name}`);
+    for (const field of ['title', 'setting', 'mistake', 'repair', 'prompt']) {
+      assert.equal(typeof e[field], 'string', `${e.bug}.${field}`);
+      assert.ok(e[field].length > 0 && !e[field].includes('\n'), `${e.bug}.${field} is one line`);
+    }
+  }
+});
+
+for (const simd of [true, false]) {
+  describe(`${simd ? 'SIMD' : 'scalar'} build`, async () => {
+    const lab = await loadAttention({ simd });
+
+    for (const exercise of EXERCISES) {
+      describe(exercise.bug, () => {
+        test('the bugged output differs from the correct one', () => {
+          const bugged = runExercise(lab, exercise);
+          const correct = runExercise(lab, exercise, { bug: null });
+          assert.ok(!bugged.refused, `the bugged run was refused: ${bugged.refused?.message}`);
+          if (correct.refused) {
+            // The correct core refuses this input; the bug lets it through.
+            assert.equal(correct.refused.code, 'ALL_MASKED_ROW');
+            assert.ok(bugged.output.data.some(Number.isNaN), 'the bug turns the empty row into NaN');
+            return;
+          }
+          const d = largestDifference(bugged.output, correct.output);
+          assert.ok(d.diff > 1e-3, `outputs agree to ${d.diff} (largest at ${d.at}: ${d.got} vs ${d.want})`);
+        });
+
+        test('the checks meant to catch it fail and name the offending entry', () => {
+          const results = runChecks(lab, exercise);
+          for (const name of exercise.catchers) {
+            const r = results.find((x) => x.name === name);
+            assert.equal(r.passed, false, `${name} should fail: ${r.reason}`);
+            assert.equal(r.skipped, false);
+            assert.ok(r.worst, `${name} names an entry`);
+            const { batch, head, row, column } = r.worst;
+            assert.ok(Number.isInteger(batch) && Number.isInteger(row), `${name}: ${JSON.stringify(r.worst)}`);
+            assert.ok(head === null || Number.isInteger(head));
+            assert.ok(column === null || Number.isInteger(column));
+            assert.ok('value' in r.worst);
+            assert.match(r.reason, new RegExp(`\\b${row + 1}\\b`), `${name}'s reason names row ${row + 1}: ${r.reason}`);
+            assert.ok(!r.reason.includes('\n'), 'the reason is one line');
+          }
+          // The catch-all agrees.
+          assert.equal(results.find((x) => x.name === 'matchesReference').passed, false);
+        });
+
+        test('with the bug off, every check passes', () => {
+          const results = runChecks(lab, { ...exercise, bug: null });
+          assert.deepEqual(results.map((r) => r.name), CHECK_NAMES);
+          assert.ok(results.every((r) => r.passed), `failing:\n  ${describeFailures(results)}`);
+          for (const r of results) {
+            assert.equal(r.worst, null);
+            assert.equal(typeof r.reason, 'string');
+          }
+        });
+      });
+    }
+
+    test('needWeights: false computes the same bugged output (the blocked path)', () => {
+      for (const exercise of EXERCISES.filter((e) => e.kind === 'sdpa')) {
+        const { q, k, v } = exercise.inputs;
+        const options = { ...exercise.options, bug: exercise.bug };
+        const full = lab.sdpa(q, k, v, options).output;
+        const lean = lab.sdpa(q, k, v, { ...options, needWeights: false }).output;
+        full.data.forEach((want, at) => {
+          const got = lean.data[at];
+          const same = Number.isNaN(want) ? Number.isNaN(got) : Math.abs(got - want) <= 1e-6;
+          assert.ok(same, `${exercise.bug}: output ${at} is ${got} without weights, ${want} with them`);
+        });
+      }
+    });
+  });
+}
+
+describe('the bug switches in the core', async () => {
+  const lab = await loadAttention();
+  const q = [[1, 0], [0, 1], [1, 1]];
+  const v = [[1, 2], [3, 4], [5, 6]];
+
+  test('an unknown bug name is a BAD_ARGUMENT AttentionError', () => {
+    const mha = lab.createMultiHeadAttention({ dModel: 4, numHeads: 2, seed: 1 });
+    try {
+      for (const bug of ['nope', 'No-Scale', 3, true, '']) {
+        for (const call of [() => lab.sdpa(q, q, v, { bug }), () => mha.forward([[[1, 2, 3, 4]]], { bug })]) {
+          assert.throws(call, (err) => err instanceof AttentionError && err.code === 'BAD_ARGUMENT', `bug ${JSON.stringify(bug)}`);
+        }
+      }
+    } finally {
+      mha.free();
+    }
+  });
+
+  test('a head bug is refused by sdpa, which has no heads to split', () => {
+    assert.throws(() => lab.sdpa(q, q, v, { bug: 'heads-without-transpose' }),
+      (err) => err instanceof AttentionError && err.code === 'BAD_ARGUMENT' && /mha\.forward/.test(err.message));
+  });
+
+  test('mask-output needs dv == Tk, as out.masked_fill(~allowed, 0) does', () => {
+    assert.throws(() => lab.sdpa(q, q, v, { causal: true, bug: 'mask-output' }),
+      (err) => err.code === 'BAD_ARGUMENT' && /dv == Tk/.test(err.message));
+    const { output, weights } = lab.sdpa([[1, 0], [0, 1]], [[1, 0], [0, 1]], [[10, 0], [0, 20]], { causal: true, bug: 'mask-output' });
+    // The weights were never masked, and only the output entry (0, 1) was zeroed.
+    assert.ok(weights.data[1] > 0);
+    assert.equal(output.data[1], 0);
+    assert.ok(Math.abs(output.data[0] - 10 * weights.data[0]) < 1e-5);
+  });
+
+  test('padding-on-queries blanks the padded query row and leaves its key readable', () => {
+    const x = [[1, 0], [0, 1], [1, 1]];
+    const { weights, output } = lab.sdpa(x, x, v, { mask: [[1, 1, 0]], bug: 'padding-on-queries' });
+    assert.deepEqual(Array.from(weights.data.slice(6)), [0, 0, 0]);
+    assert.deepEqual(Array.from(output.data.slice(4)), [0, 0]);
+    assert.ok(weights.data[2] > 0, 'query 1 reads the padded key');
+  });
+
+  test('bugs that make NaN by design return it instead of an OVERFLOW error', () => {
+    const mask = [[1, 0, 0], [0, 0, 0], [1, 1, 1]];
+    const guardless = lab.sdpa(q, q, v, { mask, bug: 'no-all-masked-guard' });
+    assert.ok(Number.isNaN(guardless.output.data[2]) && Number.isFinite(guardless.output.data[0]));
+    // A key that no query may read is a column of -inf: normalising it over queries gives NaN.
+    const columns = lab.sdpa(q, q, v, { mask: [[1, 1, 0]], bug: 'softmax-over-queries' });
+    assert.ok(Number.isNaN(columns.weights.data[2]));
+    assert.throws(() => lab.sdpa(q, q, v, { mask }), (err) => err.code === 'ALL_MASKED_ROW' && /query 1/.test(err.message));
+  });
+
+  test('the other bugs keep the empty-row guard of the correct path', () => {
+    const mask = [[1, 0, 0], [0, 0, 0], [1, 1, 1]];
+    for (const bug of ['mask-after-softmax', 'no-scale', 'inverted-mask', 'softmax-over-queries']) {
+      const m = bug === 'inverted-mask' ? mask.map((r) => r.map((b) => 1 - b)) : mask;
+      assert.throws(() => lab.sdpa(q, q, v, { mask: m, bug }), (err) => err.code === 'ALL_MASKED_ROW', bug);
+    }
+  });
+});
+
+describe('the README bug table', async () => {
+  const lab = await loadAttention({ simd: true });
+  const scalar = await loadAttention({ simd: false });
+  const table = bugTable(lab);
+
+  test('is the same for both builds and lists every bug', () => {
+    assert.equal(bugTable(scalar), table);
+    for (const bug of BUGS.slice(1)) assert.ok(table.includes(`| \`${bug}\` |`), bug);
+    for (const { name } of CHECKS) assert.ok(table.includes(`\`${name}\``), name);
+  });
+
+  test('in README.md equals the generated one', (t) => {
+    let block;
+    try {
+      block = readmeBlock();
+    } catch {
+      block = null;
+    }
+    if (block === null) return t.skip('README.md has no bug-table markers');
+    if (block === '') return t.skip('the bug-table block is empty: run node tests/bug-table.mjs --write');
+    assert.equal(block, table, 'README.md is stale: run node tests/bug-table.mjs --write');
+  });
+});

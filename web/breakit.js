@@ -1,0 +1,474 @@
+/**
+ * breakit.js: the "Break it" section of the lesson (issue 5).
+ *
+ *   import { mountBreakIt, getState, setState } from './breakit.js';
+ *   mountBreakIt(document.getElementById('break-it'), lab, { onChange });
+ *
+ * One card per bug (exercises.js). A card shows the mistake, asks which check
+ * will fail, has a switch that turns the bug on in the C core, a panel with
+ * the checks (checks.js) and the weights, scores and output the core
+ * returned, with the offending entry marked, and the repair.
+ *
+ * State: per card the predicted check, whether the bug is on, and whether it
+ * was ever broken and repaired. It is saved in localStorage (when there is
+ * one) and is available as a short string for the URL hash: getState() /
+ * setState(text); onChange(text) is called after every change a learner
+ * makes. makeSection() adapts all this to lesson.js's section interface.
+ *
+ * The DOM is built with createElement and textContent only; styles are
+ * classes from breakit.css; every number shown comes from the core.
+ */
+import { CHECKS, runChecks, intendedRule } from './checks.js';
+import { EXERCISES } from './exercises.js';
+
+const STORAGE_KEY = 'attention-lab.break-it.v1';
+const ON = 1;
+const BROKEN = 2;
+const REPAIRED = 4;
+
+// ---------------------------------------------------------------------------
+// State <-> string: two characters per card, in EXERCISES order.
+//   1st: the predicted check, 'a' + its index in CHECKS, or '-' for none
+//   2nd: flags, a digit 0-7: 1 = bug on now, 2 = broken once, 4 = repaired
+// ---------------------------------------------------------------------------
+
+const STATE_PATTERN = new RegExp(`^(?:[a-${String.fromCharCode(96 + CHECKS.length)}-][0-7]){${EXERCISES.length}}$`);
+
+/** The state of a page nobody has touched. */
+export const DEFAULT_STATE = '-0'.repeat(EXERCISES.length);
+
+/** Whether `text` is a valid state string. */
+export function isValidState(text) {
+  return typeof text === 'string' && STATE_PATTERN.test(text);
+}
+
+function decodeState(text) {
+  return EXERCISES.map((_, i) => {
+    const p = text[2 * i];
+    const flags = Number(text[2 * i + 1]);
+    return {
+      prediction: p === '-' ? null : CHECKS[p.charCodeAt(0) - 97].name,
+      on: Boolean(flags & ON),
+      broken: Boolean(flags & BROKEN),
+      repaired: Boolean(flags & REPAIRED),
+    };
+  });
+}
+
+function encodeState(cards) {
+  return cards.map((c) => {
+    const p = c.prediction ? String.fromCharCode(97 + CHECKS.findIndex((k) => k.name === c.prediction)) : '-';
+    return p + String((c.on ? ON : 0) | (c.broken ? BROKEN : 0) | (c.repaired ? REPAIRED : 0));
+  }).join('');
+}
+
+/** localStorage, or null where it is missing or refused (private modes, sandboxes). */
+function storage() {
+  try {
+    const s = globalThis.localStorage;
+    if (!s) return null;
+    s.getItem(STORAGE_KEY);
+    return s;
+  } catch {
+    return null;
+  }
+}
+
+function loadSaved() {
+  try {
+    const text = storage()?.getItem(STORAGE_KEY);
+    return isValidState(text) ? text : DEFAULT_STATE;
+  } catch {
+    return DEFAULT_STATE;
+  }
+}
+
+function save(text) {
+  try {
+    storage()?.setItem(STORAGE_KEY, text);
+  } catch {
+    // Full or refused: progress simply is not kept.
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Small DOM helpers: createElement and textContent only
+// ---------------------------------------------------------------------------
+
+function el(tag, { cls, text, attrs } = {}, ...children) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined) node.textContent = text;
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+  node.append(...children.filter(Boolean));
+  return node;
+}
+
+function fmt(x, digits = 3) {
+  if (Number.isNaN(x)) return 'NaN';
+  if (!Number.isFinite(x)) return x > 0 ? '∞' : '−∞';
+  const s = x.toFixed(digits);
+  return Number(s) === 0 ? (0).toFixed(digits) : s.replace('-', '−');
+}
+
+/** One of six colour steps for a weight in [0, 1] (a colour-blind-safe ramp). */
+function weightClass(w) {
+  if (Number.isNaN(w)) return 'bk-nan';
+  return `bk-w${Math.max(0, Math.min(5, Math.floor(w * 6)))}`;
+}
+
+// ---------------------------------------------------------------------------
+// Tables: weights / scores (queries × keys) and output (tokens × features)
+// ---------------------------------------------------------------------------
+
+/**
+ * A real <table> of numbers. `worst` (or null) is marked with an outline and
+ * a ◆; its row and column headers get ▶ and ▼, so the mark does not rest on
+ * colour. blocked(i, j) cells are hatched and say so in text.
+ */
+function numberTable({ caption, values, rows, cols, rowLabel, colLabel, colour, blocked, worst, name }) {
+  const table = el('table', { cls: 'bk-table', attrs: { 'data-table': name } }, el('caption', { text: caption }));
+  const head = el('tr', {}, el('td', { cls: 'bk-corner' }));
+  for (let j = 0; j < cols; j++) {
+    const marked = worst && worst.column === j;
+    head.append(el('th', { cls: marked ? 'bk-mark-col' : '', text: `${marked ? '▼ ' : ''}${colLabel(j)}`, attrs: { scope: 'col' } }));
+  }
+  table.append(el('thead', {}, head));
+  const body = el('tbody');
+  for (let i = 0; i < rows; i++) {
+    const rowMarked = worst && worst.row === i;
+    const tr = el('tr', {}, el('th', {
+      cls: rowMarked ? 'bk-mark-row' : '', text: `${rowMarked ? '▶ ' : ''}${rowLabel(i)}`, attrs: { scope: 'row' },
+    }));
+    for (let j = 0; j < cols; j++) {
+      const v = values[i * cols + j];
+      const td = el('td', { attrs: { 'data-row': i, 'data-col': j } });
+      const classes = ['bk-cell'];
+      if (colour) classes.push(weightClass(v));
+      if (Number.isNaN(v)) classes.push('bk-nan');
+      if (blocked && blocked(i, j)) classes.push('bk-blocked');
+      const isWorst = worst && worst.row === i && (worst.column === j || worst.column === null);
+      if (isWorst) classes.push(worst.column === null ? 'bk-worst-row' : 'bk-worst');
+      td.className = classes.join(' ');
+      if (isWorst && worst.column === j) td.append(el('span', { cls: 'bk-diamond', text: '◆ ' }));
+      td.append(fmt(v));
+      if (blocked && blocked(i, j)) td.append(el('span', { cls: 'bk-sr', text: ' (blocked)' }));
+      if (isWorst) td.append(el('span', { cls: 'bk-sr', text: ' (marked by the check)' }));
+      tr.append(td);
+    }
+    body.append(tr);
+  }
+  table.append(body);
+  return el('div', { cls: 'bk-table-wrap' }, table);
+}
+
+/** The tables for one core result, with `worst` marked where it lies. */
+function resultTables(exercise, result, worst) {
+  const q = (i) => `q${i + 1}`;
+  const k = (j) => `k${j + 1}`;
+  const wrap = el('div', { cls: 'bk-maps' });
+  const { weights, output, scores } = result;
+  const [H, T, Tk] = weights.shape.length === 4 ? weights.shape.slice(1) : [1, ...weights.shape.slice(-2)];
+  const allowed = intendedRule(exercise, { B: 1, H, Tq: T, Tk });
+  for (let h = 0; h < H; h++) {
+    const head = H > 1 ? ` of head ${h + 1}` : '';
+    // The weights always show where the blame lies: the cell itself, or for
+    // an output entry the row of the query that produced it.
+    const inHead = worst && (worst.head === null || worst.head === h);
+    const mark = !inHead ? null : worst.tensor === 'output' ? { row: worst.row, column: null } : worst;
+    wrap.append(numberTable({
+      caption: `Weights${head} (rows: queries, columns: keys; hatched: blocked)`,
+      values: weights.data.subarray(h * T * Tk, (h + 1) * T * Tk), rows: T, cols: Tk,
+      rowLabel: q, colLabel: k, colour: true, blocked: (i, j) => !allowed(0, h, i, j), worst: mark, name: `weights${h}`,
+    }));
+  }
+  if (scores) {
+    wrap.append(numberTable({
+      caption: 'Scores before masking', values: scores.data, rows: T, cols: Tk, rowLabel: q, colLabel: k,
+      worst: worst && worst.tensor === 'scores' ? worst : null, name: 'scores',
+    }));
+  }
+  const d = output.shape[output.shape.length - 1];
+  wrap.append(numberTable({
+    caption: 'Output (rows: tokens, columns: features)', values: output.data, rows: T, cols: d,
+    rowLabel: (i) => `token ${i + 1}`, colLabel: (c) => `f${c + 1}`,
+    worst: worst && worst.tensor === 'output' ? worst : null, name: 'output',
+  }));
+  return wrap;
+}
+
+// ---------------------------------------------------------------------------
+// One card
+// ---------------------------------------------------------------------------
+
+class Card {
+  constructor(exercise, index, owner) {
+    this.exercise = exercise;
+    this.index = index;
+    this.owner = owner;
+    this.selected = null; // the check whose entry is marked; not saved
+    const id = `bk-${exercise.bug}`;
+
+    this.badges = el('span', { cls: 'bk-badges' });
+    const summary = el('summary', {},
+      el('span', { cls: 'bk-num', text: String(index + 1) }),
+      el('h3', { cls: 'bk-title', text: exercise.title }),
+      this.badges);
+
+    const mistake = el('pre', { cls: 'bk-code bk-mistake' }, el('code', { text: exercise.mistake }));
+
+    this.options = CHECKS.map((check) => {
+      const input = el('input', { attrs: { type: 'radio', name: `${id}-predict`, value: check.name, id: `${id}-p-${check.name}` } });
+      input.addEventListener('change', () => { if (input.checked) owner.change(index, { prediction: check.name }); });
+      return { input, label: el('label', { cls: 'bk-option', attrs: { for: input.id } }, input, ` ${check.title}`) };
+    });
+    const predict = el('fieldset', { cls: 'bk-predict' },
+      el('legend', { text: `Predict: ${exercise.prompt}` }),
+      el('div', { cls: 'bk-option-list' }, ...this.options.map((o) => o.label)));
+
+    // A toggle keeps one label; aria-pressed (and ○ / ● from the CSS) says whether it is on.
+    this.toggle = el('button', { cls: 'bk-switch', text: 'Break it: bug on', attrs: { type: 'button', 'aria-pressed': 'false' } });
+    this.toggle.addEventListener('click', () => {
+      const on = this.toggle.getAttribute('aria-pressed') !== 'true';
+      owner.change(index, on ? { on: true, broken: true } : { on: false });
+    });
+    this.repairButton = el('button', { cls: 'bk-repair-button', text: 'Apply the repair', attrs: { type: 'button' } });
+    this.repairButton.addEventListener('click', () => owner.change(index, { on: false, repaired: true }));
+
+    this.status = el('p', { cls: 'bk-status', attrs: { role: 'status' } });
+    this.verdict = el('p', { cls: 'bk-verdict' });
+    this.checkList = el('ul', { cls: 'bk-checks', attrs: { 'aria-label': 'Checks' } });
+    this.maps = el('div');
+    this.repairBox = el('div', { cls: 'bk-repair' },
+      el('h4', { text: 'The repair' }),
+      el('pre', { cls: 'bk-code bk-fix' }, el('code', { text: exercise.repair })),
+      this.repairButton);
+
+    this.node = el('details', { cls: 'bk-card', attrs: { id, 'data-bug': exercise.bug } }, summary,
+      el('div', { cls: 'bk-body' },
+        el('p', { cls: 'bk-setting', text: `Input: ${exercise.setting}` }),
+        el('h4', { text: 'The mistake' }), mistake,
+        predict,
+        el('div', { cls: 'bk-actions' }, this.toggle),
+        el('div', { cls: 'bk-panel' }, this.status, this.verdict, this.checkList, this.maps),
+        this.repairBox));
+  }
+
+  /** Redraw from the card's state; runs the exercise through the core. */
+  render(state) {
+    const { exercise } = this;
+    for (const o of this.options) o.input.checked = o.input.value === state.prediction;
+    this.toggle.setAttribute('aria-pressed', String(state.on));
+    this.badges.textContent = [
+      state.prediction ? 'predicted' : '', state.broken ? 'broken' : '', state.repaired ? 'repaired' : '',
+    ].filter(Boolean).join(' · ');
+    this.node.classList.toggle('bk-is-on', state.on);
+    this.repairBox.hidden = !state.broken;
+
+    const results = runChecks(this.owner.lab, { ...exercise, bug: state.on ? exercise.bug : null });
+    const failed = results.filter((r) => !r.passed);
+    if (this.selected && !failed.some((r) => r.name === this.selected)) this.selected = null;
+    if (!this.selected && failed.length) {
+      const first = failed.find((r) => r.name === state.prediction && r.worst)
+        || failed.find((r) => exercise.catchers.includes(r.name) && r.worst) || failed.find((r) => r.worst);
+      this.selected = first ? first.name : null;
+    }
+
+    this.status.textContent = state.on
+      ? `Bug “${exercise.bug}” is on: ${failed.length} of ${results.length} checks fail.`
+      : `Bug off: ${failed.length === 0 ? 'every check passes' : `${failed.length} checks fail`}${state.repaired ? ' (repaired)' : ''}.`;
+    this.verdict.textContent = this.verdictText(state, failed);
+
+    this.checkList.replaceChildren(...results.map((r) => this.checkItem(r)));
+    const run = results.run;
+    const worst = failed.find((r) => r.name === this.selected)?.worst || null;
+    this.maps.replaceChildren(run.refused
+      ? el('p', { cls: 'bk-refused', text: `The core refused the call: ${run.refused.code}, ${run.refused.message}.` })
+      : resultTables(exercise, run, worst));
+  }
+
+  verdictText(state, failed) {
+    if (!state.broken) return state.prediction ? 'Prediction saved. Now turn the bug on.' : 'Choose a check, then turn the bug on.';
+    if (!state.on || !state.prediction) return '';
+    const check = CHECKS.find((c) => c.name === state.prediction);
+    if (failed.some((r) => r.name === state.prediction)) return `Your prediction was right: “${check.title}” fails.`;
+    const names = failed.map((r) => `“${CHECKS.find((c) => c.name === r.name).title}”`).join(', ');
+    return `“${check.title}” still passes. This bug is caught by ${names}.`;
+  }
+
+  checkItem(result) {
+    const check = CHECKS.find((c) => c.name === result.name);
+    const state = result.skipped ? 'skip' : result.passed ? 'pass' : 'fail';
+    const mark = { pass: '✓ pass', fail: '✗ fail', skip: '– n/a' }[state];
+    const li = el('li', { cls: `bk-check is-${state}`, attrs: { 'data-check': result.name, 'data-state': state } },
+      el('span', { cls: 'bk-check-mark', text: mark }),
+      el('span', { cls: 'bk-check-title', text: check.title }),
+      el('span', { cls: 'bk-check-reason', text: result.reason }));
+    if (!result.passed && result.worst) {
+      const selected = this.selected === result.name;
+      const show = el('button', {
+        cls: 'bk-show', text: 'Mark it below', attrs: { type: 'button', 'aria-pressed': String(selected) },
+      });
+      show.addEventListener('click', () => {
+        this.selected = result.name;
+        this.owner.redraw(this.index);
+        this.checkList.querySelector(`[data-check="${result.name}"] .bk-show`)?.focus();
+      });
+      li.append(show);
+    }
+    return li;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The section
+// ---------------------------------------------------------------------------
+
+class BreakIt {
+  constructor(container, lab, { onChange } = {}) {
+    this.lab = lab;
+    this.onChange = onChange;
+    this.state = decodeState(loadSaved());
+    this.progress = el('p', { cls: 'bk-progress' });
+    const reset = el('button', { cls: 'bk-reset', text: 'Reset progress', attrs: { type: 'button' } });
+    reset.addEventListener('click', () => {
+      this.setState(DEFAULT_STATE);
+      this.changed();
+    });
+    this.cards = EXERCISES.map((exercise, i) => new Card(exercise, i, this));
+
+    // Draw the cards before they join the page, so that their status lines
+    // do not all announce themselves at once.
+    this.cards.forEach((c, i) => {
+      c.node.open = i === 0 || this.isTouched(i);
+      c.render(this.state[i]);
+    });
+    container.classList.add('bk-section');
+    container.setAttribute('aria-labelledby', 'h-break-it');
+    container.replaceChildren(
+      el('h2', { text: 'Break it', attrs: { id: 'h-break-it', tabindex: '-1' } }),
+      el('p', { text: 'Each card below is one classic attention mistake, built into the C core as a switch. '
+        + 'Read the mistake, guess which automatic check will catch it, then turn the bug on and watch the checks. '
+        + 'The marked cell (◆, with ▶ on its row and ▼ on its column) is the entry the check blames. '
+        + 'Finish by applying the repair.' }),
+      el('div', { cls: 'bk-toolbar' }, this.progress, reset),
+      ...this.cards.map((c) => c.node));
+    this.showProgress();
+  }
+
+  isTouched(i) {
+    const s = this.state[i];
+    return Boolean(s.prediction || s.on || s.broken || s.repaired);
+  }
+
+  /** A learner changed card i. */
+  change(i, patch) {
+    this.state[i] = { ...this.state[i], ...patch };
+    this.redraw(i);
+    this.changed();
+  }
+
+  redraw(i) {
+    this.cards[i].render(this.state[i]);
+    this.showProgress();
+  }
+
+  changed() {
+    const text = this.getState();
+    save(text);
+    if (this.onChange) this.onChange(text);
+  }
+
+  showProgress() {
+    const count = (key) => this.state.filter((s) => s[key]).length;
+    const n = EXERCISES.length;
+    this.progress.textContent = `Progress: ${count('prediction')} of ${n} predicted, ${count('broken')} broken, ${count('repaired')} repaired.`;
+  }
+
+  getState() {
+    return encodeState(this.state);
+  }
+
+  /** Take a state string (e.g. from the URL hash). Returns false, changing nothing, if it is not valid. */
+  setState(text) {
+    if (!isValidState(text)) return false;
+    if (text === this.getState()) return true;
+    const next = decodeState(text);
+    next.forEach((s, i) => {
+      const before = JSON.stringify(this.state[i]);
+      this.state[i] = s;
+      if (JSON.stringify(s) !== before) {
+        if (this.isTouched(i)) this.cards[i].node.open = true;
+        this.cards[i].render(s);
+      }
+    });
+    save(text);
+    this.showProgress();
+    return true;
+  }
+}
+
+let current = null;
+
+/**
+ * Render the "Break it" cards into `container` (its children are replaced).
+ * @param {HTMLElement} container the <section id="break-it"> element
+ * @param lab a loaded lab (loadAttention())
+ * @param {{ onChange?: (state: string) => void }} [options] called after each
+ *   change a learner makes, with the new state string
+ * @returns {{ getState(): string, setState(text: string): boolean }}
+ */
+export function mountBreakIt(container, lab, options = {}) {
+  current = new BreakIt(container, lab, options);
+  return current;
+}
+
+/** The state of the mounted section as a short string (DEFAULT_STATE when untouched). */
+export function getState() {
+  return current ? current.getState() : loadSaved();
+}
+
+/** Apply a state string to the mounted section; false if it is not valid. */
+export function setState(text) {
+  if (!isValidState(text)) return false;
+  if (current) return current.setState(text);
+  save(text);
+  return true;
+}
+
+/**
+ * The section for lesson.js's plug-in interface (see the top of lesson.js).
+ * lesson-state.js's error class is passed in so that a bad hash is reported
+ * like any other, and so that this file stays independent of the page.
+ *   export const section = makeSection({ HashError });
+ */
+export function makeSection({ HashError }) {
+  return {
+    id: 'break-it',
+    prefix: 'brk',
+    title: 'the “Break it” section',
+    fields: [['s', {
+      encode: (text) => text,
+      decode(text) {
+        if (!isValidState(text)) throw new HashError('the break-it progress has an unexpected form');
+        return text;
+      },
+    }, () => DEFAULT_STATE]],
+    mount(ctx, st) {
+      const container = document.getElementById('break-it');
+      if (!current || !container.contains(current.cards[0].node)) {
+        mountBreakIt(container, ctx.lab, {
+          onChange: (text) => {
+            ctx.states.brk.s = text;
+            ctx.commit('brk');
+          },
+        });
+      }
+      if (st.s !== DEFAULT_STATE) current.setState(st.s);
+      else st.s = current.getState();
+    },
+    update(ctx, st) {
+      if (current && st.s !== current.getState()) current.setState(st.s);
+    },
+  };
+}

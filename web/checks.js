@@ -1,0 +1,456 @@
+/**
+ * checks.js: the break-it lab's automatic checks (issue 5).
+ *
+ * One ES module, used by the page (breakit.js) and by the Node tests. A check
+ * looks at what the attention core computed for an exercise and says whether
+ * one property of correct attention holds:
+ *
+ *   import { runChecks } from './checks.js';
+ *   const results = runChecks(lab, exercise);           // exercise.bug on
+ *   const clean = runChecks(lab, { ...exercise, bug: null });
+ *   // [{ name, passed, reason, worst, skipped }, ...] in CHECKS order
+ *
+ * `worst` names the offending entry, `{ tensor, batch, head, row, column,
+ * value }` (tensor is 'weights', 'scores' or 'output'; head is null when
+ * the tensor has no head axis; column is null for a whole row), or null when
+ * the check passed or has no single entry to blame. A check that does not
+ * apply to an exercise passes with `skipped: true` and says why.
+ *
+ * Every number judged here comes from the core: the checks rerun the
+ * exercise through the lab (bug-free for the reference, with the last token
+ * changed, with the tokens permuted) and compare what comes back. NaN fails
+ * every comparison: each test is written as "value is within tolerance",
+ * which NaN never is.
+ *
+ * An exercise describes one run:
+ *   { kind: 'sdpa', inputs: { q, k, v }, options: { causal?, mask? }, bug }
+ *     q, k, v nested arrays (T, d); mask an allowed mask broadcastable to
+ *     (Tq, Tk).
+ *   { kind: 'mha', module: { dModel, numHeads, seed, bias? }, inputs: { x },
+ *     options: { causal?, attentionMask?, keyPaddingMask? }, bug }
+ *     x nested array (T, dModel): one sequence, self-attention;
+ *     attentionMask (T, T); keyPaddingMask (1, T).
+ */
+import { AttentionError } from './attention.js';
+
+/** The checks, in the order they run and are shown. */
+export const CHECKS = Object.freeze([
+  { name: 'rowSumsOne', title: 'Rows sum to 1', says: 'every row of weights adds up to 1 over the keys' },
+  { name: 'blockedWeightsZero', title: 'Blocked weights are 0', says: 'every blocked query–key pair has weight exactly 0' },
+  { name: 'noFutureLeak', title: 'No future leak', says: 'changing the last token leaves every earlier output unchanged' },
+  { name: 'diagonalAllowed', title: 'Each query sees itself', says: 'in causal self-attention each query gives its own key some weight' },
+  { name: 'finiteOutputs', title: 'Finite numbers', says: 'no NaN or Infinity in the weights or the output' },
+  { name: 'matchesReference', title: 'Matches the reference', says: 'the result equals the bug-free computation of the core' },
+  { name: 'permutationEquivariance', title: 'Permuting tokens permutes outputs', says: 'without a mask, reordering the tokens only reorders the outputs' },
+  { name: 'scoresScaled', title: 'Scores scaled by 1/√dk', says: 'the scores equal q·k/√dk, as the bug-free core computes them' },
+  { name: 'allMaskedRowsRefused', title: 'Empty rows are refused', says: 'a query with no allowed key is refused, not turned into numbers' },
+]);
+
+export const CHECK_NAMES = Object.freeze(CHECKS.map((c) => c.name));
+
+// Tolerances. Weights are probabilities, so absolute; outputs scale with v.
+const ROW_SUM_TOL = 1e-5;
+const relTol = (...tensors) => 1e-5 * Math.max(1, ...tensors.map(maxAbs));
+
+function maxAbs(data) {
+  let m = 0;
+  for (const x of data) if (Math.abs(x) > m) m = Math.abs(x);
+  return m;
+}
+
+// ---------------------------------------------------------------------------
+// Running an exercise through the lab
+// ---------------------------------------------------------------------------
+
+/**
+ * Run an exercise (or a variant of its inputs) through the core.
+ * @returns {{ output, weights, scores? } | { refused: AttentionError }}
+ *   the core's tensors; scores only for sdpa. A refusal is a result too.
+ */
+export function runExercise(lab, exercise, { bug = exercise.bug, inputs = exercise.inputs } = {}) {
+  const options = { ...exercise.options, bug: bug ?? undefined };
+  try {
+    if (exercise.kind === 'mha') {
+      const module = lab.createMultiHeadAttention(exercise.module);
+      try {
+        const { output, weights } = module.forward([inputs.x], options);
+        return { output, weights };
+      } finally {
+        module.free();
+      }
+    }
+    const { output, weights, scores } = lab.sdpa(inputs.q, inputs.k, inputs.v, options);
+    return { output, weights, scores };
+  } catch (err) {
+    if (err instanceof AttentionError) return { refused: err };
+    throw err;
+  }
+}
+
+/**
+ * Where flat index `at` of a tensor lies, as a `worst` entry. head is null
+ * when the tensor has no head axis (2-D or 3-D sdpa, multi-head output).
+ */
+function locate(tensor, kind, at, value, isMhaOutput = false) {
+  const shape = tensor.shape;
+  const cols = shape[shape.length - 1];
+  const rows = shape[shape.length - 2];
+  const row = Math.floor(at / cols) % rows;
+  const column = at % cols;
+  const outer = Math.floor(at / (cols * rows));
+  if (isMhaOutput || shape.length < 4) return { tensor: kind, batch: outer, head: null, row, column, value };
+  return { tensor: kind, batch: Math.floor(outer / shape[1]), head: outer % shape[1], row, column, value };
+}
+
+/** Keeps the entry with the largest badness; NaN counts as the worst of all. */
+function tracker() {
+  let score = -1;
+  return {
+    entry: null,
+    add(badness, make) {
+      const s = Number.isNaN(badness) ? Infinity : badness;
+      if (s > score) {
+        score = s;
+        this.entry = make();
+      }
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// The intended rule: which keys each query may see, from the exercise itself
+// ---------------------------------------------------------------------------
+
+/**
+ * allowed(b, h, i, j) for the exercise as written (no bug): the mask, the
+ * key padding and the causal flag, ANDed. Masks are read with broadcasting.
+ */
+export function intendedRule(exercise, { B, H, Tq, Tk }) {
+  const o = exercise.options || {};
+  const masks = [];
+  const addMask = (m) => {
+    if (m === undefined || m === null) return;
+    const flat = Array.isArray(m) ? m.flat(Infinity) : Array.from(m.data);
+    const shape = Array.isArray(m) ? nestedShape(m) : m.shape;
+    masks.push(broadcastReader(flat, shape, [B, H, Tq, Tk]));
+  };
+  if (exercise.kind === 'mha') {
+    addMask(o.attentionMask);
+    if (o.keyPaddingMask) {
+      const pad = Array.isArray(o.keyPaddingMask) ? o.keyPaddingMask : null;
+      const flat = pad ? pad.flat() : Array.from(o.keyPaddingMask.data);
+      masks.push((b, h, i, j) => Boolean(flat[b * Tk + j]));
+    }
+  } else {
+    addMask(o.mask);
+  }
+  const causal = Boolean(o.causal);
+  return (b, h, i, j) => (!causal || j <= i) && masks.every((m) => m(b, h, i, j));
+}
+
+function nestedShape(x) {
+  const shape = [];
+  for (let level = x; Array.isArray(level); level = level[0]) shape.push(level.length);
+  return shape;
+}
+
+/** A reader for a mask of `shape` broadcast (numpy rules) to `target`. */
+function broadcastReader(flat, shape, target) {
+  const s = [...new Array(Math.max(0, target.length - shape.length)).fill(1), ...shape].slice(-target.length);
+  const strides = new Array(s.length).fill(0);
+  let stride = 1;
+  for (let d = s.length - 1; d >= 0; d--) {
+    strides[d] = s[d] === 1 ? 0 : stride;
+    stride *= s[d];
+  }
+  return (...index) => Boolean(flat[index.reduce((at, x, d) => at + x * strides[d], 0)]);
+}
+
+/** Whether the rule blocks every key after the query (self-attention only). */
+function ruleIsCausal(allowed, { B, H, Tq, Tk }) {
+  if (Tq !== Tk) return false;
+  for (let b = 0; b < B; b++) for (let h = 0; h < H; h++)
+    for (let i = 0; i < Tq; i++) for (let j = i + 1; j < Tk; j++) if (allowed(b, h, i, j)) return false;
+  return true;
+}
+
+function hasMask(exercise) {
+  const o = exercise.options || {};
+  return Boolean(o.causal || o.mask || o.attentionMask || o.keyPaddingMask);
+}
+
+/** Rows (b, h, i) with no allowed key under the rule. */
+function emptyRows(allowed, { B, H, Tq, Tk }) {
+  const rows = [];
+  for (let b = 0; b < B; b++) for (let h = 0; h < H; h++)
+    for (let i = 0; i < Tq; i++) {
+      let any = false;
+      for (let j = 0; j < Tk && !any; j++) any = allowed(b, h, i, j);
+      if (!any) rows.push({ batch: b, head: h, row: i });
+    }
+  return rows;
+}
+
+// ---------------------------------------------------------------------------
+// Input variants for the checks that rerun the core
+// ---------------------------------------------------------------------------
+
+/** The last row of a (T, d) nested array replaced by a clearly different one. */
+function changeLastRow(rows) {
+  const last = rows[rows.length - 1];
+  return [...rows.slice(0, -1), last.map((x, c) => 1.5 - 2 * x + (c % 2 ? 1 : -1))];
+}
+
+function changeLastToken(exercise) {
+  const { inputs } = exercise;
+  if (exercise.kind === 'mha') return { x: changeLastRow(inputs.x) };
+  return { q: changeLastRow(inputs.q), k: changeLastRow(inputs.k), v: changeLastRow(inputs.v) };
+}
+
+/** Token order reversed: position i holds token T-1-i. */
+function reverseTokens(exercise) {
+  const { inputs } = exercise;
+  const rev = (rows) => rows.slice().reverse();
+  if (exercise.kind === 'mha') return { x: rev(inputs.x) };
+  return { q: rev(inputs.q), k: rev(inputs.k), v: rev(inputs.v) };
+}
+
+/** An output's last two dims: rows (tokens) and cols (features). */
+function outputDims(output) {
+  const shape = output.shape;
+  return { rows: shape[shape.length - 2], cols: shape[shape.length - 1] };
+}
+
+// ---------------------------------------------------------------------------
+// Results
+// ---------------------------------------------------------------------------
+
+const pass = (name, reason) => ({ name, passed: true, reason, worst: null, skipped: false });
+const skip = (name, reason) => ({ name, passed: true, reason: `Not applicable: ${reason}.`, worst: null, skipped: true });
+const failWith = (name, reason, worst) => ({ name, passed: false, reason, worst, skipped: false });
+
+/** A number for a reason line: 4 decimals, or exponent form when very large or small. */
+function fmt(x) {
+  if (Number.isNaN(x)) return 'NaN';
+  if (!Number.isFinite(x)) return x > 0 ? 'Infinity' : '-Infinity';
+  if (Math.abs(x) >= 1e4 || (x !== 0 && Math.abs(x) < 1e-3)) return x.toExponential(2);
+  return String(Math.round(x * 1e4) / 1e4);
+}
+
+/** "weight of query 2 on key 3" style name of an entry, 1-based for people. */
+function where(w) {
+  const batch = w.batch ? `batch ${w.batch + 1}, ` : '';
+  const head = w.head === null ? '' : `head ${w.head + 1}, `;
+  if (w.tensor === 'output') return `${batch}${head}output row ${w.row + 1}, column ${w.column + 1}`;
+  const noun = w.tensor === 'scores' ? 'score' : 'weight';
+  return `${batch}${head}${noun} of query ${w.row + 1} on key ${w.column + 1}`;
+}
+
+/**
+ * Run every check on an exercise.
+ * @param lab a loaded lab (loadAttention())
+ * @param exercise see the top of this file; exercise.bug is switched on
+ *   (null or undefined: no bug)
+ * @returns {Array<{ name, passed, reason, worst, skipped }>} in CHECKS order,
+ *   plus (non-enumerable) `.run` and `.reference`: the two core results.
+ */
+export function runChecks(lab, exercise) {
+  const run = runExercise(lab, exercise);
+  const reference = runExercise(lab, exercise, { bug: null });
+  const ctx = { lab, exercise, run, reference };
+  const results = CHECKS.map(({ name }) => CHECK_FUNCTIONS[name](ctx));
+  Object.defineProperty(results, 'run', { value: run });
+  Object.defineProperty(results, 'reference', { value: reference });
+  return results;
+}
+
+const refusedReason = (run) => `the core refused the call (${run.refused.code})`;
+const isMha = (exercise) => exercise.kind === 'mha';
+
+/**
+ * The entry of tensor `a` that differs most from `b` by more than `tol` (a
+ * NaN on either side counts as the largest difference), as a `worst` entry
+ * with `other` = b's value, or null. `only(at)` limits the entries looked at;
+ * `mapIndex(at)` picks the entry of b that a's entry `at` should equal.
+ */
+function largestDifference(a, b, kind, exercise, { tol, only = () => true, mapIndex = (at) => at } = {}) {
+  const worst = tracker();
+  a.data.forEach((x, at) => {
+    if (!only(at)) return;
+    const y = b.data[mapIndex(at)];
+    const diff = Math.abs(x - y);
+    if (diff <= tol) return;
+    worst.add(diff, () => ({ ...locate(a, kind, at, x, kind === 'output' && isMha(exercise)), other: y }));
+  });
+  return worst.entry;
+}
+
+const CHECK_FUNCTIONS = {
+  rowSumsOne({ run }) {
+    const name = 'rowSumsOne';
+    if (run.refused) return skip(name, refusedReason(run));
+    const { weights } = run;
+    const Tk = weights.shape[weights.shape.length - 1];
+    const worst = tracker();
+    for (let start = 0; start < weights.data.length; start += Tk) {
+      let sum = 0;
+      for (let j = 0; j < Tk; j++) sum += weights.data[start + j];
+      const error = Math.abs(sum - 1);
+      if (!(error <= ROW_SUM_TOL)) worst.add(error, () => ({ ...locate(weights, 'weights', start, sum), column: null }));
+    }
+    const w = worst.entry;
+    if (!w) return pass(name, `Every row of weights sums to 1 (within ${ROW_SUM_TOL}).`);
+    const head = w.head === null ? '' : `head ${w.head + 1}, `;
+    return failWith(name, `The weights of ${head}query ${w.row + 1} sum to ${fmt(w.value)}, not 1.`, w);
+  },
+
+  blockedWeightsZero({ run, exercise }) {
+    const name = 'blockedWeightsZero';
+    if (!hasMask(exercise)) return skip(name, 'this input has no mask, so no key is blocked');
+    if (run.refused) return skip(name, refusedReason(run));
+    const { weights } = run;
+    const dims = exerciseDims(exercise);
+    const allowed = intendedRule(exercise, dims);
+    const worst = tracker();
+    let at = 0;
+    for (let b = 0; b < dims.B; b++) for (let h = 0; h < dims.H; h++)
+      for (let i = 0; i < dims.Tq; i++) for (let j = 0; j < dims.Tk; j++, at++) {
+        const w = weights.data[at];
+        const here = at;
+        if (!allowed(b, h, i, j) && w !== 0) worst.add(Math.abs(w), () => locate(weights, 'weights', here, w));
+      }
+    if (!worst.entry) return pass(name, 'Every blocked pair has weight exactly 0.');
+    return failWith(name, `The ${where(worst.entry)} should be blocked, yet it is ${fmt(worst.entry.value)}.`, worst.entry);
+  },
+
+  noFutureLeak({ lab, exercise, run }) {
+    const name = 'noFutureLeak';
+    const dims = exerciseDims(exercise);
+    if (!ruleIsCausal(intendedRule(exercise, dims), dims)) return skip(name, 'the mask is not causal');
+    if (run.refused) return skip(name, refusedReason(run));
+    const changed = runExercise(lab, exercise, { inputs: changeLastToken(exercise) });
+    if (changed.refused) {
+      return failWith(name, `With the last token changed the core refused the call (${changed.refused.code}).`, null);
+    }
+    const a = run.output;
+    const { rows, cols } = outputDims(a);
+    const earlier = (at) => Math.floor(at / cols) % rows < rows - 1;
+    const w = largestDifference(a, changed.output, 'output', exercise, { tol: relTol(a.data, changed.output.data), only: earlier });
+    if (!w) return pass(name, `Changing the last token left outputs 1 to ${rows - 1} unchanged.`);
+    if (Number.isNaN(w.value - w.other)) {
+      return failWith(name, `The ${where(w)} is NaN, so it cannot be shown to ignore the last token.`, w);
+    }
+    return failWith(name, `Only the last token changed, yet the ${where(w)} moved from ${fmt(w.value)} to ${fmt(w.other)}: the future leaked in.`, w);
+  },
+
+  diagonalAllowed({ exercise, run }) {
+    const name = 'diagonalAllowed';
+    const dims = exerciseDims(exercise);
+    const allowed = intendedRule(exercise, dims);
+    if (!ruleIsCausal(allowed, dims)) return skip(name, 'this is not causal self-attention');
+    if (run.refused) return skip(name, refusedReason(run));
+    for (let b = 0; b < dims.B; b++) for (let h = 0; h < dims.H; h++)
+      for (let i = 0; i < dims.Tq; i++) {
+        const at = ((b * dims.H + h) * dims.Tq + i) * dims.Tk + i;
+        const w = run.weights.data[at];
+        if (allowed(b, h, i, i) && !(w > 0)) {
+          const worst = locate(run.weights, 'weights', at, w);
+          return failWith(name, `Query ${i + 1} may see itself, yet the ${where(worst)} is ${fmt(w)}.`, worst);
+        }
+      }
+    return pass(name, 'Every query gives its own key some weight.');
+  },
+
+  finiteOutputs({ run, exercise }) {
+    const name = 'finiteOutputs';
+    if (run.refused) return skip(name, refusedReason(run));
+    for (const [kind, t] of [['output', run.output], ['weights', run.weights]]) {
+      const at = t.data.findIndex((x) => !Number.isFinite(x));
+      if (at >= 0) {
+        const worst = locate(t, kind, at, t.data[at], kind === 'output' && isMha(exercise));
+        return failWith(name, `The ${where(worst)} is ${fmt(worst.value)}.`, worst);
+      }
+    }
+    return pass(name, 'Every weight and output is a finite number.');
+  },
+
+  matchesReference({ run, reference, exercise }) {
+    const name = 'matchesReference';
+    if (reference.refused && run.refused) {
+      return reference.refused.code === run.refused.code
+        ? pass(name, `Like the bug-free core, this run refuses the input (${run.refused.code}).`)
+        : failWith(name, `The bug-free core refuses with ${reference.refused.code}, this run with ${run.refused.code}.`, null);
+    }
+    if (reference.refused) {
+      const at = run.output.data.findIndex((x) => !Number.isFinite(x));
+      const worst = at < 0 ? null : locate(run.output, 'output', at, run.output.data[at], isMha(exercise));
+      return failWith(name, `The bug-free core refuses this input (${reference.refused.code}), but this run returned numbers.`, worst);
+    }
+    if (run.refused) return failWith(name, `The bug-free core computes this input, but this run was refused (${run.refused.code}).`, null);
+    for (const kind of ['output', 'weights']) {
+      const w = largestDifference(run[kind], reference[kind], kind, exercise, { tol: relTol(reference[kind].data) });
+      if (w) return failWith(name, `The ${where(w)} is ${fmt(w.value)}; the bug-free core gives ${fmt(w.other)}.`, w);
+    }
+    return pass(name, 'Output and weights equal the bug-free computation.');
+  },
+
+  permutationEquivariance({ lab, exercise, run }) {
+    const name = 'permutationEquivariance';
+    const dims = exerciseDims(exercise);
+    if (hasMask(exercise)) return skip(name, 'a mask ties positions to their order');
+    if (dims.Tq !== dims.Tk) return skip(name, 'queries and keys differ in number');
+    if (run.refused) return skip(name, refusedReason(run));
+    const reversed = runExercise(lab, exercise, { inputs: reverseTokens(exercise) });
+    if (reversed.refused) return failWith(name, `With the tokens reversed the core refused the call (${reversed.refused.code}).`, null);
+    const a = run.output;
+    const { rows, cols } = outputDims(a);
+    const mirror = (at) => {
+      const block = Math.floor(at / (rows * cols));
+      const i = Math.floor(at / cols) % rows;
+      return (block * rows + (rows - 1 - i)) * cols + (at % cols);
+    };
+    const w = largestDifference(a, reversed.output, 'output', exercise, { tol: relTol(a.data, reversed.output.data), mapIndex: mirror });
+    if (!w) return pass(name, 'Reversing the tokens reversed the outputs and changed nothing else.');
+    return failWith(name, `The ${where(w)} is ${fmt(w.value)}, but with the tokens reversed the same token gets ${fmt(w.other)}.`, w);
+  },
+
+  scoresScaled({ run, reference, exercise }) {
+    const name = 'scoresScaled';
+    if (isMha(exercise)) return skip(name, 'multi-head attention does not return its scores');
+    if (run.refused) return skip(name, refusedReason(run));
+    if (reference.refused) return skip(name, `the bug-free core refuses this input (${reference.refused.code})`);
+    const w = largestDifference(run.scores, reference.scores, 'scores', exercise, { tol: relTol(reference.scores.data) });
+    if (!w) return pass(name, 'Every score equals q·k/√dk.');
+    const root = Math.sqrt(exercise.inputs.q[0].length);
+    const ratio = w.value / w.other;
+    const hint = Math.abs(ratio - root) < 1e-3 * root ? `: √dk = ${fmt(root)} times too large, so the 1/√dk is missing`
+      : Math.abs(ratio * root - 1) < 1e-3 ? `: √dk = ${fmt(root)} times too small, so it was divided by dk`
+        : Number.isFinite(ratio) ? ` (${fmt(ratio)} times the right value)` : '';
+    return failWith(name, `The ${where(w)} is ${fmt(w.value)}; q·k/√dk is ${fmt(w.other)}${hint}.`, w);
+  },
+
+  allMaskedRowsRefused({ exercise, run }) {
+    const name = 'allMaskedRowsRefused';
+    const dims = exerciseDims(exercise);
+    const rows = emptyRows(intendedRule(exercise, dims), dims);
+    if (rows.length === 0) return skip(name, 'every query has an allowed key');
+    const r = rows[0];
+    if (run.refused) {
+      return run.refused.code === 'ALL_MASKED_ROW'
+        ? pass(name, `Query ${r.row + 1} has no allowed key, and the core refused the call.`)
+        : failWith(name, `Query ${r.row + 1} has no allowed key, but the refusal was ${run.refused.code}.`, null);
+    }
+    const at = ((r.batch * dims.H + r.head) * dims.Tq + r.row) * dims.Tk;
+    const worst = { ...locate(run.weights, 'weights', at, run.weights.data[at]), column: null };
+    return failWith(name, `Query ${r.row + 1} has no allowed key, yet the call returned numbers (its first weight is ${fmt(worst.value)}).`, worst);
+  },
+};
+
+/** (B, H, Tq, Tk) of an exercise's weights. */
+function exerciseDims(exercise) {
+  if (isMha(exercise)) {
+    const T = exercise.inputs.x.length;
+    return { B: 1, H: exercise.module.numHeads, Tq: T, Tk: T };
+  }
+  return { B: 1, H: 1, Tq: exercise.inputs.q.length, Tk: exercise.inputs.k.length };
+}

@@ -1,0 +1,162 @@
+/**
+ * exercises.js: one break-it exercise per bug in BUGS (issue 5).
+ *
+ * Each exercise is a run description for checks.js (kind, inputs, options,
+ * bug) plus what a card shows: the mistake as one line of code-like
+ * pseudocode, the repair, the checks meant to catch it, and a prompt.
+ * The inputs are small (4 tokens, width 4) and picked by hand so that the
+ * bug shows: v is one-hot per token, so output column c is the weight on
+ * key c times c + 1.
+ */
+import { BUGS } from './attention.js';
+
+const Q = [[1, 0, 1, 0], [0, 2, 0, 1], [1, 1, 0, 0], [0, 0, 2, 1]];
+const K = [[1, 1, 0, 0], [0, 1, 1, 0], [1, 0, 0, 2], [2, 0, 1, 0]];
+const V = [[1, 0, 0, 0], [0, 2, 0, 0], [0, 0, 3, 0], [0, 0, 0, 4]];
+const INPUTS = Object.freeze({ q: Q, k: K, v: V });
+
+/** Each token sees itself and the one before it: causal, but not a full triangle. */
+const LOCAL_WINDOW = [[1, 0, 0, 0], [1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]];
+/** The last token is padding: key 4 must never be read. */
+const LAST_IS_PADDING = [[1, 1, 1, 0]];
+/** Query 3 is given no key at all. */
+const ROW_3_EMPTY = [[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0], [1, 1, 1, 1]];
+
+/** The multi-head module of the head exercises: 2 heads of width 2, fixed seed. */
+const MODULE = Object.freeze({ dModel: 4, numHeads: 2, seed: 7, bias: true });
+
+const sdpa = (options) => ({ kind: 'sdpa', inputs: INPUTS, options });
+const mha = (options) => ({ kind: 'mha', module: MODULE, inputs: { x: Q }, options });
+
+/** The exercises, in BUGS order. */
+export const EXERCISES = Object.freeze([
+  {
+    bug: 'softmax-over-queries',
+    title: 'Softmax over the wrong axis',
+    ...sdpa({}),
+    setting: '4 tokens, no mask.',
+    mistake: 'weights = softmax(scores, dim=-2)   # down each column: over queries',
+    repair: 'weights = softmax(scores, dim=-1)   # along each row: over keys',
+    catchers: ['rowSumsOne'],
+    prompt: 'Every column of weights now adds up to 1. Which check notices that the rows no longer do?',
+  },
+  {
+    bug: 'mask-after-softmax',
+    title: 'Masking after the softmax',
+    ...sdpa({ causal: true }),
+    setting: '4 tokens, causal.',
+    mistake: 'weights = softmax(scores); weights[~allowed] = 0',
+    repair: 'scores[~allowed] = -inf; weights = softmax(scores)',
+    catchers: ['rowSumsOne', 'noFutureLeak'],
+    prompt: 'The future keys still sit in every denominator before their weights are wiped. Which check turns red?',
+  },
+  {
+    bug: 'mask-output',
+    title: 'Masking the output',
+    ...sdpa({ causal: true }),
+    setting: '4 tokens, causal; dv = Tk = 4, so the mask fits the output’s shape.',
+    mistake: 'out = softmax(scores) @ v; out[~allowed] = 0',
+    repair: 'scores[~allowed] = -inf; out = softmax(scores) @ v',
+    catchers: ['blockedWeightsZero', 'noFutureLeak'],
+    prompt: 'Zeros appear where the mask says, but after the values were already mixed. Which check catches it?',
+  },
+  {
+    bug: 'no-causal-mask',
+    title: 'The causal mask is dropped',
+    ...sdpa({ causal: true }),
+    setting: '4 tokens, causal.',
+    mistake: 'allowed = mask                      # causal=True is ignored',
+    repair: 'allowed = mask & tril(ones(T, T))   # key j only if j <= i',
+    catchers: ['blockedWeightsZero', 'noFutureLeak'],
+    prompt: 'Every query can now read every key. Which check turns red first?',
+  },
+  {
+    bug: 'causal-upper',
+    title: 'The wrong triangle',
+    ...sdpa({ causal: true }),
+    setting: '4 tokens, causal.',
+    mistake: 'allowed = mask & triu(ones(T, T))   # keys j >= i',
+    repair: 'allowed = mask & tril(ones(T, T))   # keys j <= i',
+    catchers: ['blockedWeightsZero', 'noFutureLeak'],
+    prompt: 'The diagonal is still visible, but the triangle points the other way. Which check fails?',
+  },
+  {
+    bug: 'inverted-mask',
+    title: 'Allowed read as blocked',
+    ...sdpa({ mask: LOCAL_WINDOW }),
+    setting: '4 tokens; an allowed mask where each token sees itself and the token before it.',
+    mistake: 'scores[allowed] = -inf   # a blocked-mask API was handed an allowed mask',
+    repair: 'scores[~allowed] = -inf  # or convert once: blocked = ~allowed',
+    catchers: ['diagonalAllowed', 'blockedWeightsZero'],
+    prompt: 'Every 1 in the mask now hides a key and every 0 opens one. Which check fails?',
+  },
+  {
+    bug: 'padding-on-queries',
+    title: 'Padding on the wrong axis',
+    ...sdpa({ mask: LAST_IS_PADDING }),
+    setting: '4 tokens, the last one padding: key 4 must not be read.',
+    mistake: 'allowed = pad[:, None, :, None]   # (B, 1, T, 1): blanks the padded query row',
+    repair: 'allowed = pad[:, None, None, :]   # (B, 1, 1, T): blocks the padded key column',
+    catchers: ['blockedWeightsZero', 'rowSumsOne'],
+    prompt: 'The padded token loses its row, while its key stays readable. Which check fails?',
+  },
+  {
+    bug: 'no-scale',
+    title: 'No 1/√dk',
+    ...sdpa({}),
+    setting: '4 tokens, no mask, dk = 4.',
+    mistake: 'scores = q @ k.T',
+    repair: 'scores = q @ k.T / sqrt(dk)',
+    catchers: ['scoresScaled'],
+    prompt: 'The weights still sum to 1 and nothing is blocked. Which check can tell?',
+  },
+  {
+    bug: 'scale-by-dk',
+    title: 'Dividing by dk',
+    ...sdpa({}),
+    setting: '4 tokens, no mask, dk = 4.',
+    mistake: 'scores = q @ k.T / dk',
+    repair: 'scores = q @ k.T / sqrt(dk)',
+    catchers: ['scoresScaled'],
+    prompt: 'The scores shrink by another √dk = 2. Which check notices?',
+  },
+  {
+    bug: 'heads-without-transpose',
+    title: 'Splitting heads without the transpose',
+    ...mha({}),
+    setting: 'Multi-head attention, dModel = 4, 2 heads of width 2, seed 7; 4 tokens, no mask.',
+    mistake: 'q = x.reshape(B, H, T, D)',
+    repair: 'q = x.reshape(B, T, H, D).transpose(1, 2)',
+    catchers: ['permutationEquivariance'],
+    prompt: 'Each head now holds pieces of other tokens. Every row still sums to 1: which check fails?',
+  },
+  {
+    bug: 'merge-without-transpose',
+    title: 'Merging heads without the transpose',
+    ...mha({ causal: true }),
+    setting: 'Multi-head attention, dModel = 4, 2 heads of width 2, seed 7; 4 tokens, causal.',
+    mistake: 'out = heads.reshape(B, T, C)',
+    repair: 'out = heads.transpose(1, 2).reshape(B, T, C)',
+    catchers: ['noFutureLeak'],
+    prompt: 'Inside each head the weights are perfect. Which check still finds the damage?',
+  },
+  {
+    bug: 'no-all-masked-guard',
+    title: 'No guard for an empty row',
+    ...sdpa({ mask: ROW_3_EMPTY }),
+    setting: '4 tokens; the mask gives query 3 no key at all.',
+    mistake: 'weights = softmax(scores.masked_fill(~allowed, -inf))   # no row check',
+    repair: 'assert allowed.any(dim=-1).all()   # refuse a query with no key first',
+    catchers: ['finiteOutputs', 'allMaskedRowsRefused'],
+    prompt: 'Softmax over a row of nothing but −∞ has no answer. Which check turns red?',
+  },
+].map((exercise) => Object.freeze(exercise)));
+
+if (EXERCISES.map((e) => e.bug).join() !== BUGS.slice(1).join()) {
+  throw new Error('exercises.js: EXERCISES must follow the order of BUGS in attention.js');
+}
+
+/** The exercise for a bug name, or undefined. */
+export function exerciseFor(bug) {
+  return EXERCISES.find((e) => e.bug === bug);
+}
