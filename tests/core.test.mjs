@@ -14,9 +14,12 @@ const near = (got, want, decimals, label) => {
   });
 };
 
+// Load both builds before declaring suites: node:test wants suites declared synchronously.
+const labs = { true: await loadAttention({ simd: true }), false: await loadAttention({ simd: false }) };
+
 for (const simd of [true, false]) {
-  describe(`${simd ? 'SIMD' : 'scalar'} build`, async () => {
-    const lab = await loadAttention({ simd });
+  describe(`${simd ? 'SIMD' : 'scalar'} build`, () => {
+    const lab = labs[simd];
 
     test('reports which build runs', () => assert.equal(lab.simd, simd));
 

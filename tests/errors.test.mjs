@@ -15,9 +15,12 @@ function refuses(fn, code, pattern) {
   });
 }
 
+// Load both builds before declaring suites: node:test wants suites declared synchronously.
+const labs = { true: await loadAttention({ simd: true }), false: await loadAttention({ simd: false }) };
+
 for (const simd of [true, false]) {
-  describe(`${simd ? 'SIMD' : 'scalar'} build refuses bad input`, async () => {
-    const lab = await loadAttention({ simd });
+  describe(`${simd ? 'SIMD' : 'scalar'} build refuses bad input`, () => {
+    const lab = labs[simd];
     const random = rng(11);
     const q = randomTensor([2, 3, 4], random);
     const k = randomTensor([2, 5, 4], random);
