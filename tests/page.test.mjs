@@ -1,0 +1,670 @@
+// The lesson page (web/index.html) in Debian's Chromium.
+//
+// Every number the page shows is checked against the wasm core run here in
+// Node (web/attention.js) on the inputs read back from the page. Edits are
+// made by typing at the keyboard. Also checked: inline messages for invalid
+// text and for the core's errors, the URL-hash state (round trip and hostile
+// hashes), axe-core, console errors, foreign requests, and screenshots of
+// every section at 1280 px and 390 px (tests/screenshots/, git-ignored).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { launchBrowser, openPage, startServer } from './helpers/browser.mjs';
+import {
+  loadAttention, paddingMask, blockedFromAllowed, additiveFromAllowed,
+} from '../web/attention.js';
+
+const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+const AXE = fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.meta.url));
+const SECTION_IDS = ['one-query', 'three-by-three', 'why-scale', 'shapes', 'masks', 'self-cross',
+  'multi-head', 'observability', 'conventions', 'quiz'];
+
+let server, browser, lab;
+before(async () => {
+  lab = await loadAttention();
+  server = await startServer();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+// ---------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------
+
+async function open(hash = '', viewport = { width: 1280, height: 900 }) {
+  const { context, page, problems } = await openPage(browser, server.url, { viewport });
+  await page.goto(`${server.url}${hash}`);
+  await page.waitForSelector('html[data-ready="true"]', { timeout: 15000 });
+  return { context, page, problems };
+}
+
+function assertClean(problems, where) {
+  assert.deepEqual(problems.pageErrors, [], `${where}: page errors`);
+  assert.deepEqual(problems.consoleErrors, [], `${where}: console errors`);
+  assert.deepEqual(problems.foreignRequests, [], `${where}: requests to another origin`);
+}
+
+/** Parse numbers as the page prints them ("−∞", "[0.670, 0.330]"). */
+function parseShown(text) {
+  return text.replace(/[[\]]/g, '').split(/,\s*/).filter((t) => t.trim() !== '').map((t) => {
+    const s = t.trim().replace('−', '-');
+    if (s === '-∞') return -Infinity;
+    if (s === '∞') return Infinity;
+    return Number(s);
+  });
+}
+
+/**
+ * Compare what the page shows (strings rounded to `digits`) with the core's
+ * numbers. On failure, name the first mismatching entries and the max difference.
+ */
+function checkShown(label, shown, expected, digits) {
+  const exp = Array.from(expected);
+  const got = shown.flatMap((s) => parseShown(s));
+  assert.equal(got.length, exp.length, `${label}: the page shows ${got.length} numbers, the core returned ${exp.length}`);
+  const tol = 0.5 * 10 ** -digits + 1e-5;
+  const bad = [];
+  let maxDiff = 0;
+  got.forEach((g, i) => {
+    const diff = Math.abs(g - exp[i]);
+    if (Number.isFinite(diff)) maxDiff = Math.max(maxDiff, diff);
+    if (!(diff <= tol) && !(g === exp[i])) bad.push(`[${i}] page ${shown.length === got.length ? shown[i] : g} vs core ${exp[i]} (diff ${diff})`);
+  });
+  assert.ok(bad.length === 0, `${label}: ${bad.length} of ${exp.length} entries differ beyond ${tol}; max diff ${maxDiff}\n  ${bad.slice(0, 6).join('\n  ')}`);
+}
+
+const heat = (page, name) => page.$$eval(`[data-heatmap="${name}"] .hm-cell:not(.hm-extra)`, (ns) => ns.map((n) => n.textContent));
+const heatExtra = (page, name) => page.$$eval(`[data-heatmap="${name}"] .hm-cell.hm-extra`, (ns) => ns.map((n) => n.textContent));
+const heatBlocked = (page, name) => page.$$eval(`[data-heatmap="${name}"] .hm-cell:not(.hm-extra)`, (ns) => ns.map((n) => n.classList.contains('blocked')));
+const table = (page, name) => page.$$eval(`[data-values="${name}"] td[data-row]`, (ns) => ns.map((n) => n.textContent));
+const out = (page, key) => page.locator(`[data-out="${key}"]`).first().textContent();
+const gridInput = (page, name, i, j) => page.locator(`[data-grid="${name}"] input[data-row="${i}"][data-col="${j}"]`);
+const field = (page, name) => page.locator(`input[data-field="${name}"]`);
+
+/** The numbers currently in an editable grid, read from its inputs. */
+async function readGrid(page, name) {
+  const cells = await page.$$eval(`[data-grid="${name}"] input`, (ns) => ns.map((n) => [Number(n.dataset.row), Number(n.dataset.col), n.value]));
+  const m = [];
+  for (const [i, j, v] of cells) (m[i] ??= [])[j] = Number(v);
+  return m;
+}
+
+/** Pressed states of a mask group's buttons, as nested booleans. */
+async function readPressed(page, name) {
+  const cells = await page.$$eval(`[data-mask="${name}"] button`, (ns) => ns.map((n) => [Number(n.dataset.row ?? 0), Number(n.dataset.col), n.getAttribute('aria-pressed') === 'true']));
+  const m = [];
+  for (const [i, j, v] of cells) (m[i] ??= [])[j] = v;
+  return m;
+}
+
+/** Replace an input's text by typing, as a keyboard user would. */
+async function typeInto(page, locator, text) {
+  await locator.focus();
+  await page.keyboard.press('Control+A');
+  if (text === '') await page.keyboard.press('Backspace');
+  else await page.keyboard.type(text);
+}
+
+const T = (m, lead = []) => ({ data: m.flat(), shape: [...lead, m.length, m[0].length] });
+
+// The page's inputs, read back, and the core's answers for them --------------
+
+async function expectSection1(page) {
+  const q = await readGrid(page, 'one-q'), k = await readGrid(page, 'one-k'), v = await readGrid(page, 'one-v');
+  const first = await page.locator('input[data-field="one-first"]').isChecked();
+  const mask = first ? { data: [1, 0], shape: [1, 2] } : undefined;
+  const raw = lab.sdpa(q, k, v, { scale: 1, mask });
+  const r = lab.sdpa(q, k, v, { mask });
+  checkShown('section 1 dot products', [await out(page, 'one-dots')], raw.scores.data, 3);
+  checkShown('section 1 scaled scores', [await out(page, 'one-scaled')], r.scores.data, 3);
+  checkShown('section 1 weights', [await out(page, 'one-weights')], r.weights.data, 3);
+  checkShown('section 1 output', [await out(page, 'one-output')], r.output.data, 3);
+  return r;
+}
+
+async function exTensors(page) {
+  return { q: await readGrid(page, 'ex-q'), k: await readGrid(page, 'ex-k'), v: await readGrid(page, 'ex-v') };
+}
+
+async function expectSection2(page) {
+  const { q, k, v } = await exTensors(page);
+  const r = lab.sdpa(q, k, v);
+  const sums = lab.sdpa(q, k, [[1], [1], [1]]).output.data;
+  checkShown('section 2 weights', await heat(page, 'ex-weights'), r.weights.data, 4);
+  checkShown('section 2 row sums', await heatExtra(page, 'ex-weights'), sums, 4);
+  checkShown('section 2 output', await table(page, 'ex-output'), r.output.data, 4);
+  checkShown('section 2 scores', await table(page, 'ex-scores'), r.scores.data, 4);
+}
+
+async function expectSection3(page) {
+  const dk = Number(await page.locator('input[data-field="scale-dk"]').inputValue());
+  const seed = Number(await field(page, 'scale-seed').inputValue());
+  const keys = Number(await field(page, 'scale-keys').inputValue());
+  const s = lab.sampleDotProducts({ dk, count: 4096, seed });
+  checkShown(`section 3 variances (dk ${dk})`, [await out(page, 'var-unscaled'), await out(page, 'var-scaled')],
+    [s.varianceUnscaled, s.varianceScaled], 2);
+  const p = lab.softmaxPeak({ dk, keys, count: 256, seed }); // PEAK_COUNT in web/lesson-basics.js
+  checkShown(`section 3 peak (dk ${dk})`, [await out(page, 'peak-unscaled'), await out(page, 'peak-scaled')],
+    [p.meanMaxWeightUnscaled, p.meanMaxWeightScaled], 3);
+  return { dk, s };
+}
+
+async function expectSection4(page) {
+  const [B, H, Tn, D] = await Promise.all(['b', 'h', 't', 'd'].map(async (k) => Number(await field(page, `shape-${k}`).inputValue())));
+  const mha = lab.createMultiHeadAttention({ dModel: H * D, numHeads: H, seed: 0 });
+  const r = mha.forward({ data: new Float32Array(B * Tn * H * D), shape: [B, Tn, H * D] });
+  mha.free();
+  const shapes = await page.$$eval('[data-values="shape-table"] td[data-shape]', (ns) => Object.fromEntries(ns.map((n) => [n.dataset.shape, n.textContent])));
+  const fmt = (s) => `(${s.join(', ')})`;
+  assert.equal(shapes['scores and weights'], fmt(r.weights.shape), 'section 4 weights shape');
+  assert.equal(shapes['output after the output projection'], fmt(r.output.shape), 'section 4 output shape');
+  assert.equal(shapes['transpose: Q, K, V per head'], fmt([B, H, Tn, D]), 'section 4 per-head shape');
+  assert.equal((await out(page, 'shape-count')).replace(/,/g, ''), String(r.weights.data.length), 'section 4 weight count');
+}
+
+async function expectSection5(page) {
+  const Tc = Number(await field(page, 'mask-ct').inputValue());
+  const z = (lead, n) => ({ data: new Float32Array([...lead, n, 1].reduce((a, b) => a * b, 1)), shape: [...lead, n, 1] });
+  const tri = { data: Array.from({ length: Tc * Tc }, (_, x) => (x % Tc <= Math.floor(x / Tc) ? 1 : 0)), shape: [Tc, Tc] };
+  checkShown('section 5 causal weights', await heat(page, 'mask-causal-weights'), lab.sdpa(z([], Tc), z([], Tc), z([], Tc), { mask: tri }).weights.data, 3);
+  const tokens = await readGrid(page, 'mask-tokens');
+  const pad = Number(await field(page, 'mask-pad').inputValue());
+  const comb = lab.sdpa(z([2, 1], 5), z([2, 1], 5), z([2, 1], 5), { mask: paddingMask(tokens, pad), causal: true }).weights.data;
+  checkShown('section 5 combined, sequence 1', await heat(page, 'mask-combined-0'), comb.subarray(0, 25), 3);
+  checkShown('section 5 combined, sequence 2', await heat(page, 'mask-combined-1'), comb.subarray(25, 50), 3);
+  const custom = await readPressed(page, 'mask-custom');
+  const { q, k, v } = await exTensors(page);
+  checkShown('section 5 custom mask weights', await heat(page, 'mask-custom-weights'),
+    lab.sdpa(q, k, v, { mask: { data: custom.flat(), shape: [3, 3] } }).weights.data, 4);
+}
+
+async function expectSection6(page) {
+  const cross = await page.locator('[data-field="cross-mode"] input[value="cross"]').isChecked();
+  const tgt = await readGrid(page, 'cross-tgt');
+  const mha = lab.createMultiHeadAttention({ dModel: 4, numHeads: 2, seed: 3 });
+  let r;
+  if (cross) {
+    const src = await readGrid(page, 'cross-src');
+    const pad = (await readPressed(page, 'cross-pad'))[0];
+    r = mha.forward(T(tgt, [1]), T(src, [1]), { keyPaddingMask: { data: pad.map(Number), shape: [1, src.length] } });
+  } else {
+    r = mha.forward(T(tgt, [1]));
+  }
+  mha.free();
+  const [, H, Tq, Tk] = r.weights.shape;
+  for (let h = 0; h < H; h++) {
+    checkShown(`section 6 head ${h + 1}`, await heat(page, `cross-weights-h${h}`), r.weights.data.subarray(h * Tq * Tk, (h + 1) * Tq * Tk), 2);
+  }
+  checkShown('section 6 output', await table(page, 'cross-output'), r.output.data, 3);
+  assert.equal(await out(page, 'cross-wshape'), `(${r.weights.shape.join(', ')})`, 'section 6 weights shape');
+  return r;
+}
+
+async function expectSection7(page) {
+  const num = async (name) => Number(await field(page, name).inputValue());
+  const dModel = await num('mha-dmodel'), numHeads = await num('mha-heads'), seed = await num('mha-seed'), size = await num('mha-size');
+  const causal = await page.locator('input[data-field="mha-causal"]').isChecked();
+  const tokens = (await readGrid(page, 'mha-tokens'))[0];
+  const x = new Float32Array(tokens.length * dModel);
+  tokens.forEach((id, t) => { x[t * dModel + (id % dModel)] = size; }); // the page's toy one-hot embedding
+  const mha = lab.createMultiHeadAttention({ dModel, numHeads, seed });
+  const r = mha.forward({ data: x, shape: [1, tokens.length, dModel] }, undefined, { causal });
+  mha.free();
+  const [, H, Tn] = r.weights.shape;
+  for (let h = 0; h < H; h++) {
+    checkShown(`section 7 head ${h + 1}`, await heat(page, `mha-weights-h${h}`), r.weights.data.subarray(h * Tn * Tn, (h + 1) * Tn * Tn), 2);
+  }
+  checkShown('section 7 output', await table(page, 'mha-output'), r.output.data, 2);
+  return r;
+}
+
+async function expectSection8(page) {
+  const src = await page.locator('select[data-field="obs-src"]').inputValue();
+  const mult = Number(await field(page, 'obs-mult').inputValue());
+  const { q, k, v } = await exTensors(page);
+  let r;
+  if (src === 'padding') {
+    const tokens = await readGrid(page, 'mask-tokens');
+    const pad = Number(await field(page, 'mask-pad').inputValue());
+    const z = { data: new Float32Array(10), shape: [2, 1, 5, 1] };
+    r = lab.sdpa(z, z, z, { mask: paddingMask(tokens, pad), causal: true });
+  } else {
+    const opts = {};
+    if (src === 'causal') opts.causal = true;
+    if (src === 'custom') opts.mask = { data: (await readPressed(page, 'mask-custom')).flat(), shape: [3, 3] };
+    r = lab.sdpa(q.map((row) => row.map((x) => x * mult)), k, v, opts);
+  }
+  const [Tq, Tk] = r.weights.shape.slice(-2);
+  checkShown(`section 8 weights (${src})`, await heat(page, 'obs-weights'), r.weights.data.subarray(0, Tq * Tk), 3);
+  const s = r.stats;
+  checkShown(`section 8 max |score| (${src})`, [await out(page, 'obs-maxscore')], [s.maxAbsScore], 3);
+  checkShown(`section 8 masked fraction (${src})`, [(await out(page, 'obs-masked')).split(' ')[0]], [s.maskedFraction], 3);
+  const rowSum = Number(await out(page, 'obs-rowsum'));
+  assert.ok(Math.abs(rowSum - s.maxRowSumError) <= 0.01 * s.maxRowSumError + 1e-12, `section 8 row-sum error: page ${rowSum}, core ${s.maxRowSumError}`);
+  assert.equal(Number(await out(page, 'obs-forbidden')), s.maxForbiddenWeight, 'section 8 forbidden weight');
+  return s;
+}
+
+async function expectSection9(page) {
+  const allowed = await readPressed(page, 'conv-allowed');
+  const Tn = allowed.length;
+  const a = { data: allowed.flat().map(Number), shape: [Tn, Tn] };
+  const blocked = await readPressed(page, 'conv-blocked');
+  assert.deepEqual(blocked.flat().map(Number), Array.from(blockedFromAllowed(a).data), 'section 9 blocked = blockedFromAllowed(allowed)');
+  const additive = await page.$$eval('[data-mask="conv-additive"] .mask-cell', (ns) => ns.map((n) => n.textContent));
+  checkShown('section 9 additive', additive, additiveFromAllowed(a).data, 0);
+}
+
+// ---------------------------------------------------------------------------
+// Tests
+// ---------------------------------------------------------------------------
+
+test('defaults show the seeds\' numbers, computed by the core', async () => {
+  const { context, page, problems } = await open();
+  assert.equal(await out(page, 'one-dots'), '[1.000, 0.000]');
+  assert.equal(await out(page, 'one-scaled'), '[0.707, 0.000]');
+  assert.equal(await out(page, 'one-weights'), '[0.670, 0.330]');
+  assert.equal(await out(page, 'one-output'), '[6.698, 6.605]');
+  await expectSection1(page);
+
+  assert.deepEqual(await heat(page, 'ex-weights'),
+    ['0.3837', '0.2327', '0.3837', '0.2327', '0.3837', '0.3837', '0.2741', '0.2741', '0.4519'], 'seed 2 weights');
+  assert.deepEqual(await table(page, 'ex-output'), ['5.7548', '4.2452', '4.2452', '5.7548', '5.0000', '5.0000'], 'seed 2 output');
+  assert.deepEqual(await heatExtra(page, 'ex-weights'), ['1.0000', '1.0000', '1.0000'], 'row sums');
+  await expectSection2(page);
+
+  const { s } = await expectSection3(page);
+  assert.ok(s.varianceUnscaled > 50 && s.varianceUnscaled < 80 && Math.abs(s.varianceScaled - 1) < 0.2,
+    `dk = 64: variances ${s.varianceUnscaled} / ${s.varianceScaled}`);
+
+  await expectSection4(page);
+  assert.equal(await page.locator('[data-shape="scores and weights"]').textContent(), '(2, 4, 5, 5)');
+
+  assert.deepEqual(await heat(page, 'mask-causal-weights'), ['1.000', '0', '0', '0', '0.500', '0.500', '0', '0',
+    '0.333', '0.333', '0.333', '0', '0.250', '0.250', '0.250', '0.250'], 'causal T = 4, equal scores; blocked keys show an exact 0');
+  assert.deepEqual((await readGrid(page, 'mask-tokens')), [[12, 91, 33, 0, 0], [44, 17, 29, 81, 5]]);
+  assert.equal(await out(page, 'mask-pshape'), '(2, 1, 1, 5)');
+  const blocked = await heatBlocked(page, 'mask-combined-0');
+  assert.deepEqual(blocked.slice(20), [false, false, false, true, true], 'sequence 1, query 5: padding keys 4 and 5 blocked');
+  await expectSection5(page);
+
+  assert.equal(await out(page, 'cross-wshape'), '(1, 2, 4, 7)');
+  assert.equal(await out(page, 'cross-oshape'), '(1, 4, 4)');
+  await expectSection6(page);
+
+  assert.equal(await out(page, 'mha-wshape'), '(1, 4, 5, 5)');
+  assert.equal(await out(page, 'mha-dhead'), '8');
+  await expectSection7(page);
+
+  await expectSection8(page);
+  await expectSection9(page);
+  assert.match(await page.locator('#conventions [data-slot="misuse-status"]').textContent(), /^ALL_MASKED_ROW: /,
+    'a causal mask read as blocked leaves the last query with no key');
+
+  // The exercise: only the first key allowed, by keyboard.
+  await page.locator('input[data-field="one-first"]').focus();
+  await page.keyboard.press('Space');
+  assert.equal(await out(page, 'one-weights'), '[1.000, 0.000]');
+  assert.equal(await out(page, 'one-output'), '[10.000, 0.000]');
+  await expectSection1(page);
+  assertClean(problems, 'defaults');
+  await context.close();
+});
+
+test('editing by keyboard in every section redraws numbers equal to the core\'s', async () => {
+  const { context, page, problems } = await open();
+
+  // 1: from the heading, Tab reaches the query's first cell (no mouse at all).
+  await page.locator('#h-one-query').focus();
+  await page.keyboard.press('Tab'); // warm-up <summary>
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), 'Query q, row 1, column 1');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('2');
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('-1.5');
+  await expectSection1(page);
+  assert.notEqual(await out(page, 'one-weights'), '[0.670, 0.330]');
+
+  // 2: a key cell, and the redraw happens synchronously in the input event (well within one frame).
+  await typeInto(page, gridInput(page, 'ex-k', 1, 0), '2');
+  await expectSection2(page);
+  const sync = await page.evaluate(() => {
+    const input = document.querySelector('[data-grid="ex-v"] input[data-row="2"][data-col="0"]');
+    input.value = '7';
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    return document.querySelector('[data-values="ex-output"] td[data-row="2"][data-col="0"]').textContent;
+  });
+  assert.notEqual(sync, '5.0000', 'the output was redrawn before the event handler returned');
+  await expectSection2(page);
+
+  // 3: the dk slider by arrow keys and End, the seed by typing.
+  await page.locator('input[data-field="scale-dk"]').focus();
+  await page.keyboard.press('ArrowLeft');
+  await expectSection3(page);
+  await page.keyboard.press('End');
+  const { dk, s } = await expectSection3(page);
+  assert.equal(dk, 256);
+  assert.ok(s.varianceUnscaled > 200 && Math.abs(s.varianceScaled - 1) < 0.2, `dk 256 variances ${s.varianceUnscaled}, ${s.varianceScaled}`);
+  await typeInto(page, field(page, 'scale-seed'), '5');
+  await expectSection3(page);
+
+  // 4: T and D.
+  await typeInto(page, field(page, 'shape-t'), '9');
+  await typeInto(page, field(page, 'shape-d'), '3');
+  await expectSection4(page);
+  assert.equal(await page.locator('[data-shape="scores and weights"]').textContent(), '(2, 4, 9, 9)');
+
+  // 5: a token id becomes padding; a custom mask cell is switched with Space.
+  await typeInto(page, gridInput(page, 'mask-tokens', 1, 2), '0');
+  await typeInto(page, field(page, 'mask-ct'), '6');
+  const customCell = page.locator('[data-mask="mask-custom"] button[data-row="0"][data-col="2"]');
+  await customCell.focus();
+  await page.keyboard.press('Space');
+  assert.equal(await page.locator('[data-mask="mask-custom"] button[data-row="0"][data-col="2"]').getAttribute('aria-pressed'), 'false');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.col), '2', 'focus stays on the switched cell');
+  await expectSection5(page);
+  assert.deepEqual((await heatBlocked(page, 'mask-combined-1')).slice(20), [false, false, true, false, false], 'sequence 2 key 3 is now padding');
+
+  // 6: a source state, a padding switch, then self-attention by arrow keys in the radio group.
+  await typeInto(page, gridInput(page, 'cross-src', 2, 1), '3');
+  await page.locator('[data-mask="cross-pad"] button[data-col="5"]').focus();
+  await page.keyboard.press('Enter');
+  await expectSection6(page);
+  await page.locator('[data-field="cross-mode"] input[value="cross"]').focus();
+  await page.keyboard.press('ArrowUp');
+  assert.equal(await page.locator('[data-field="cross-mode"] input[value="self"]').isChecked(), true);
+  const self = await expectSection6(page);
+  assert.deepEqual(self.weights.shape, [1, 2, 4, 4]);
+
+  // 7: a token, causal on, new weights.
+  await typeInto(page, gridInput(page, 'mha-tokens', 0, 3), '17');
+  await page.locator('input[data-field="mha-causal"]').focus();
+  await page.keyboard.press('Space');
+  await page.locator('button[data-action="mha-draw"]').focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await field(page, 'mha-seed').inputValue(), '8');
+  const r7 = await expectSection7(page);
+  assert.deepEqual((await heatBlocked(page, 'mha-weights-h0')).slice(0, 5), [false, true, true, true, true], 'causal: query 1 sees key 1 only');
+  assert.equal(r7.weights.data[1], 0);
+  await typeInto(page, field(page, 'mha-heads'), '8');
+  await expectSection7(page);
+
+  // 8: the example by keyboard, and a bigger Q.
+  await page.locator('select[data-field="obs-src"]').focus();
+  await page.keyboard.press('ArrowDown'); // causal -> custom
+  assert.equal(await page.locator('select[data-field="obs-src"]').inputValue(), 'custom');
+  await typeInto(page, field(page, 'obs-mult'), '30');
+  const stats = await expectSection8(page);
+  assert.ok(stats.maxAbsScore > 20 && stats.maskedFraction > 0);
+
+  // 9: block the diagonal in the allowed grid, then allow a cell in the blocked grid.
+  await page.locator('[data-mask="conv-allowed"] button[data-row="1"][data-col="1"]').focus();
+  await page.keyboard.press('Space');
+  await expectSection9(page);
+  assert.match(await out(page, 'conv-diagonal'), /^⚠/);
+  await page.locator('[data-mask="conv-blocked"] button[data-row="0"][data-col="3"]').focus();
+  await page.keyboard.press('Space');
+  await expectSection9(page);
+  assert.equal((await readPressed(page, 'conv-allowed'))[0][3], true);
+
+  // 10: an answer opens from the keyboard.
+  await page.locator('#quiz details.answer summary').first().focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await page.locator('#quiz details.answer').first().evaluate((d) => d.open), true);
+  await page.waitForFunction(() => location.hash.includes('ui.open=0010000000')); // warm-up, output table, then the 8 answers
+
+  // Section 5's custom mask feeds section 8; section 2 feeds both.
+  await expectSection5(page);
+  await expectSection8(page);
+  assertClean(problems, 'keyboard edits');
+  await context.close();
+});
+
+test('invalid text shows an inline message on that cell and keeps the last valid state', async () => {
+  const { context, page, problems } = await open();
+  await typeInto(page, gridInput(page, 'ex-q', 0, 0), '3');
+  const before = { weights: await heat(page, 'ex-weights'), output: await table(page, 'ex-output'), hash: await page.evaluate(() => location.hash) };
+  assert.match(before.hash, /ex\.q=3,0,1,0;/);
+  const cell = gridInput(page, 'ex-q', 0, 0);
+  for (const bad of ['', 'abc', 'NaN', '1e999', '<b>x</b>', '1,5']) {
+    // Replace the text in one edit (as a paste would), so no valid prefix such as "1" of "1e999" is taken on the way.
+    await cell.focus();
+    await page.keyboard.press('Control+A');
+    if (bad === '') await page.keyboard.press('Delete');
+    else await page.keyboard.insertText(bad);
+    assert.equal(await cell.getAttribute('aria-invalid'), 'true', `"${bad}" is marked invalid`);
+    const describedBy = (await cell.getAttribute('aria-describedby')) || '';
+    const msg = await page.evaluate((ids) => ids.split(/\s+/).map((id) => document.getElementById(id)).filter(Boolean)
+      .map((n) => ({ text: n.textContent, visible: !n.hidden && n.offsetParent !== null })), describedBy);
+    assert.ok(msg.some((m) => m.visible && /still 3/.test(m.text)), `"${bad}": a visible message linked by aria-describedby says the last value is kept: ${JSON.stringify(msg)}`);
+    assert.deepEqual(await heat(page, 'ex-weights'), before.weights, `"${bad}": weights unchanged`);
+    assert.deepEqual(await table(page, 'ex-output'), before.output, `"${bad}": output unchanged`);
+    assert.equal(await page.evaluate(() => location.hash), before.hash, `"${bad}": hash unchanged`);
+  }
+  assert.equal(await page.locator('b').count(), 0, 'typed markup is never rendered');
+  await typeInto(page, cell, '0.5');
+  assert.equal(await cell.getAttribute('aria-invalid'), null);
+  await expectSection2(page);
+
+  // Single fields too: an out-of-range or non-integer T.
+  const t = field(page, 'shape-t');
+  for (const bad of ['0', '2.5', '999']) {
+    await t.focus();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText(bad);
+    assert.equal(await t.getAttribute('aria-invalid'), 'true', `T = "${bad}" is invalid`);
+  }
+  assert.equal(await page.locator('[data-shape="scores and weights"]').textContent(), '(2, 4, 5, 5)', 'the last valid T = 5 is kept');
+  assertClean(problems, 'invalid text');
+  await context.close();
+});
+
+test('the core\'s errors are shown inline and the last valid result stays', async () => {
+  const { context, page, problems } = await open();
+  // Custom mask, also watched by section 8: block the whole second row.
+  await page.locator('select[data-field="obs-src"]').selectOption('custom');
+  const before = await heat(page, 'mask-custom-weights');
+  for (const j of [0, 1]) {
+    await page.locator(`[data-mask="mask-custom"] button[data-row="1"][data-col="${j}"]`).focus();
+    await page.keyboard.press('Space');
+  }
+  const mid = await heat(page, 'mask-custom-weights');
+  assert.notDeepEqual(mid, before);
+  await page.locator('[data-mask="mask-custom"] button[data-row="1"][data-col="2"]').focus();
+  await page.keyboard.press('Space');
+  const status = page.locator('#masks [data-slot="custom-status"] .core-error');
+  await assert.doesNotReject(status.waitFor({ state: 'visible', timeout: 2000 }));
+  // The page shows the core's own message: the same call here must refuse with the same text.
+  const { q, k, v } = await exTensors(page);
+  const custom = (await readPressed(page, 'mask-custom')).flat();
+  const expected = refusal(() => lab.sdpa(q, k, v, { mask: { data: custom, shape: [3, 3] } }));
+  assert.match(expected, /^ALL_MASKED_ROW: .*query 1\b/, 'the core refuses query row 1 (the second row)');
+  assert.ok((await status.textContent()).startsWith(expected), `section 5 shows "${await status.textContent()}", the core says "${expected}"`);
+  assert.deepEqual(await heat(page, 'mask-custom-weights'), mid, 'the last valid weights stay');
+  assert.equal(await page.locator('#masks [data-slot="custom-weights"]').evaluate((n) => n.classList.contains('stale')), true);
+  assert.match(await page.locator('#masks .hm-rowhead.bad-row').first().textContent(), /query 2/, 'the empty row is flagged');
+  assert.match(await page.locator('#observability [data-slot="status"]').textContent(), /ALL_MASKED_ROW/, 'section 8 shows the same refusal when it uses the custom mask');
+
+  // Padding: a sequence that starts with the pad id.
+  await typeInto(page, gridInput(page, 'mask-tokens', 0, 0), '0');
+  const z = { data: new Float32Array(10), shape: [2, 1, 5, 1] };
+  const tokens = await readGrid(page, 'mask-tokens');
+  const padRefusal = refusal(() => lab.sdpa(z, z, z, { mask: paddingMask(tokens, 0), causal: true }));
+  assert.match(padRefusal, /^ALL_MASKED_ROW: .*batch 0.*query 0\b/);
+  assert.ok((await page.locator('#masks [data-slot="padding-status"]').textContent()).startsWith(padRefusal), 'section 5 padding shows the core\'s refusal');
+  // Multi-head: heads that do not divide d_model.
+  await typeInto(page, field(page, 'mha-heads'), '5');
+  const headRefusal = refusal(() => lab.createMultiHeadAttention({ dModel: 32, numHeads: 5 }));
+  assert.match(headRefusal, /^HEADS_DO_NOT_DIVIDE: /);
+  assert.ok((await page.locator('#multi-head [data-slot="status"]').textContent()).startsWith(headRefusal), 'section 7 shows the core\'s refusal');
+  assert.equal(await out(page, 'mha-wshape'), '(1, 4, 5, 5)', 'the last valid heads stay');
+  // Recover.
+  await page.locator('[data-mask="mask-custom"] button[data-row="1"][data-col="2"]').press('Space');
+  assert.equal(await page.locator('#masks [data-slot="custom-status"] .core-error').isHidden(), true);
+  await expectSection5Custom(page);
+  assertClean(problems, 'core errors');
+  await context.close();
+});
+
+/** "CODE: message" of the error fn throws, as the page prints it. */
+function refusal(fn) {
+  try { fn(); } catch (err) { return `${err.code}: ${err.message}`; }
+  return 'no error';
+}
+
+async function expectSection5Custom(page) {
+  const custom = await readPressed(page, 'mask-custom');
+  const { q, k, v } = await exTensors(page);
+  checkShown('section 5 custom mask weights', await heat(page, 'mask-custom-weights'),
+    lab.sdpa(q, k, v, { mask: { data: custom.flat(), shape: [3, 3] } }).weights.data, 4);
+}
+
+test('the URL hash holds the whole state and reproduces the view', async () => {
+  const { context, page, problems } = await open();
+  await typeInto(page, gridInput(page, 'one-v', 1, 1), '12');
+  await page.locator('input[data-field="one-first"]').check();
+  await typeInto(page, gridInput(page, 'ex-v', 0, 1), '-2.25');
+  await page.locator('input[data-field="scale-dk"]').fill('100');
+  await typeInto(page, field(page, 'shape-h'), '2');
+  await page.locator('input[data-field="shape-wrong"]').check();
+  await typeInto(page, gridInput(page, 'mask-tokens', 1, 4), '0');
+  await page.locator('[data-mask="mask-custom"] button[data-row="2"][data-col="0"]').click();
+  await typeInto(page, field(page, 'cross-tk'), '5');
+  await page.locator('[data-mask="cross-pad"] button[data-col="1"]').click();
+  await page.locator('input[data-field="mha-causal"]').check();
+  await typeInto(page, field(page, 'mha-t'), '6');
+  await page.locator('select[data-field="obs-src"]').selectOption('padding');
+  await page.locator('[data-mask="conv-allowed"] button[data-row="0"][data-col="3"]').click();
+  await page.locator('#quiz details.answer summary').nth(4).click();
+  await page.locator('nav.toc a[href="#multi-head"]').click();
+  await page.waitForFunction(() => location.hash.includes('view=multi-head') && location.hash.includes('ui.open='));
+
+  const snapshot = async (p) => p.evaluate(() => ({
+    inputs: [...document.querySelectorAll('main input, main select')].map((n) => (n.type === 'checkbox' || n.type === 'radio' ? n.checked : n.value)),
+    pressed: [...document.querySelectorAll('main button[aria-pressed]')].map((n) => n.getAttribute('aria-pressed')),
+    shown: [...document.querySelectorAll('[data-heatmap] .hm-cell, [data-values] td, [data-out]')].map((n) => n.textContent),
+    open: [...document.querySelectorAll('main details')].map((d) => d.open),
+  }));
+  const first = await snapshot(page);
+  const href = page.url();
+  assert.match(href, /#.*view=multi-head/);
+  for (const key of ['one.v=', 'one.first=1', 'ex.v=', 'scale.dk=100', 'shape.h=2', 'shape.wrong=1', 'mask.tokens=', 'mask.custom=',
+    'cross.tk=5', 'cross.pad=', 'mha.causal=1', 'mha.t=6', 'obs.src=padding', 'conv.allowed=', 'ui.open=']) {
+    assert.ok(href.includes(key), `the hash holds ${key}: ${href}`);
+  }
+
+  const second = await open(href.slice(href.indexOf('#')));
+  const again = await snapshot(second.page);
+  assert.deepEqual(again.inputs, first.inputs, 'every input is restored');
+  assert.deepEqual(again.pressed, first.pressed, 'every mask cell is restored');
+  assert.deepEqual(again.open, first.open, 'open quiz answers are restored');
+  assert.deepEqual(again.shown, first.shown, 'every displayed number is the same');
+  assert.equal(second.page.url(), href, 'the hash is written back unchanged');
+  const top = await second.page.locator('#multi-head').evaluate((n) => n.getBoundingClientRect().top);
+  assert.ok(Math.abs(top) < 40, `the section in view is scrolled to (top ${top})`);
+  assert.equal(await second.page.locator('nav.toc a[aria-current="true"]').getAttribute('href'), '#multi-head');
+  await expectSection7(second.page);
+  await expectSection8(second.page);
+  // A plain in-page link ("#masks", as the skip link or a bookmark would give) only moves the view.
+  await second.page.evaluate(() => { location.hash = '#masks'; });
+  await second.page.waitForFunction(() => location.hash.includes('view=masks'));
+  assert.deepEqual((await snapshot(second.page)).inputs, first.inputs, 'a plain anchor keeps the state');
+  assert.ok(second.page.url().includes('one.first=1'), `the state stays in the hash: ${second.page.url()}`);
+  assertClean(problems, 'first page');
+  assertClean(second.problems, 'restored page');
+  await second.context.close();
+  await context.close();
+});
+
+test('a malformed, oversized or hostile hash is ignored with a notice and runs nothing', async () => {
+  const hostile = [
+    '#ex.q=<img src=x onerror="window.__pwned=1">',
+    '#view=<script>window.__pwned=1</script>',
+    `#one.q=${'1'.repeat(9000)}`,
+    '#ex.q=%E0%A4%A',
+    '#ex.q=1,0,1,0;0,1,0,1;<img src=x onerror=window.__pwned=1>',
+    '#view=masks&one.q=1,0&one.q=2,0',
+    '#nothere.x=1',
+    '#mask.custom=111;000;11',
+    '#one.q=1e999,0',
+    '#conv.t=3&conv.allowed=1111;1111;1111;1111',
+    '#__proto__.x=1',
+    '#ex.q=<svg onload=window.__pwned=1>',
+  ];
+  const defaults = ['0.3837', '0.2327', '0.3837', '0.2327', '0.3837', '0.3837', '0.2741', '0.2741', '0.4519'];
+  const { context, page, problems } = await open();
+  const checkRejected = async (hash) => {
+    const where = hash.slice(0, 60);
+    const notice = page.locator('#notice');
+    assert.equal(await notice.isVisible(), true, `${where}: a notice is shown`);
+    assert.match(await notice.textContent(), /could not be used/, `${where}: notice text`);
+    assert.equal(await page.evaluate(() => window.__pwned), undefined, `${where}: no script ran`);
+    assert.equal(await page.locator('img, svg[onload], script:not([src])').count(), 0, `${where}: no element was injected`);
+  };
+  // Opened as a link: the page starts from its defaults and clears the bad hash.
+  for (const hash of hostile.slice(0, 4)) {
+    await page.goto('about:blank');
+    await page.goto(`${server.url}${hash}`);
+    await page.waitForSelector('html[data-ready="true"]');
+    await checkRejected(hash);
+    assert.deepEqual(await heat(page, 'ex-weights'), defaults, `${hash.slice(0, 60)}: the defaults are shown`);
+    assert.equal(await page.evaluate(() => location.hash), '', `${hash.slice(0, 60)}: the bad hash is cleared`);
+  }
+  // Typed into the address bar of a page in use: the current state stays and its hash is written back.
+  await typeInto(page, gridInput(page, 'ex-q', 0, 0), '4');
+  const kept = await heat(page, 'ex-weights');
+  for (const hash of hostile.slice(4)) {
+    await page.evaluate(() => { document.getElementById('notice').hidden = true; });
+    await page.evaluate((h) => { location.hash = h; }, hash);
+    await page.waitForFunction(() => !document.getElementById('notice').hidden);
+    await checkRejected(hash);
+    assert.deepEqual(await heat(page, 'ex-weights'), kept, `${hash.slice(0, 60)}: the state is kept`);
+    const now = await page.evaluate(() => location.hash);
+    assert.ok(/ex\.q=4,0,1,0;0,1,0,1;1,1,0,0/.test(now) && !/[<>%]/.test(now), `${hash.slice(0, 60)}: the hash of the kept state is written back (${now})`);
+  }
+  assertClean(problems, 'hostile hashes');
+  await context.close();
+});
+
+async function runAxe(page, where) {
+  await page.addScriptTag({ path: AXE });
+  const result = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
+  });
+  const serious = result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(serious, [], `${where}: axe-core serious/critical violations:\n${JSON.stringify(serious, null, 1)}`);
+  return result;
+}
+
+test('every section at 1280 px and 390 px: screenshots, no sideways scroll, and axe-core', async () => {
+  await mkdir(SHOTS, { recursive: true });
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+    const { context, page, problems } = await open('', viewport);
+    await page.screenshot({ path: `${SHOTS}page-${viewport.width}-top.png` });
+    for (const id of SECTION_IDS) {
+      const section = page.locator(`#${id}`);
+      const box = await section.boundingBox();
+      assert.ok(box && box.width <= viewport.width, `#${id} fits in ${viewport.width} px (width ${box && box.width})`);
+      await section.screenshot({ path: `${SHOTS}page-${viewport.width}-${id}.png` });
+    }
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `no horizontal page scroll at ${viewport.width} px (overflow ${overflow} px)`);
+
+    // axe-core, with an inline message, a core error and open disclosures on show.
+    await typeInto(page, gridInput(page, 'ex-q', 1, 1), 'abc');
+    await typeInto(page, gridInput(page, 'mask-tokens', 1, 0), '0');
+    await page.locator('#quiz details.answer summary').first().click();
+    await page.locator('details.more summary').click();
+    await page.locator('#masks').screenshot({ path: `${SHOTS}page-${viewport.width}-masks-error.png` });
+    await runAxe(page, `${viewport.width} px`);
+    assertClean(problems, `${viewport.width} px`);
+    await context.close();
+  }
+});

@@ -1,0 +1,516 @@
+// Small DOM helpers and widgets shared by the lesson sections.
+//
+// Rules kept throughout: nothing is ever inserted as HTML (only
+// createElement + textContent), styles come from CSS classes or element.style
+// set here (never a style attribute in the markup), and every widget is a
+// native control (input, button, select) so the keyboard works everywhere.
+// No attention maths lives here: numbers arrive from the wasm core and are
+// only formatted and coloured.
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** Create an element. attrs: class, text, on<Event> handlers, anything else as an attribute. */
+export function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  applyAttrs(node, attrs);
+  for (const child of children.flat()) {
+    if (child == null || child === false) continue;
+    node.append(typeof child === 'string' ? document.createTextNode(child) : child);
+  }
+  return node;
+}
+
+/** Same as h() for SVG elements. */
+export function s(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  applyAttrs(node, attrs);
+  for (const child of children.flat()) if (child) node.append(child);
+  return node;
+}
+
+function applyAttrs(node, attrs) {
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value == null || value === false) continue;
+    if (key === 'text') node.textContent = String(value);
+    else if (key === 'class') node.setAttribute('class', value);
+    else if (key.startsWith('on') && typeof value === 'function') node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? '' : String(value));
+  }
+}
+
+let idCounter = 0;
+/** A page-unique id for aria-describedby links. */
+export function uid(prefix = 'id') {
+  idCounter += 1;
+  return `${prefix}-${idCounter}`;
+}
+
+// ---------------------------------------------------------------------------
+// Number text: parsing what a learner typed, formatting what the core returned
+// ---------------------------------------------------------------------------
+
+const NUMBER_RE = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+export const VALUE_LIMIT = 1e6;
+
+/**
+ * Read a number a learner typed. Returns {ok:true, value} or {ok:false, short, message}.
+ * opts: integer, min, max.
+ */
+export function parseNumberText(text, { integer = false, min = -VALUE_LIMIT, max = VALUE_LIMIT } = {}) {
+  const t = String(text).trim().replace(/\u2212/g, '-');
+  if (t === '') return { ok: false, short: 'Empty', message: 'The cell is empty: type a number.' };
+  if (!NUMBER_RE.test(t)) return { ok: false, short: 'Not a number', message: 'That is not a number.' };
+  const value = Number(t);
+  if (!Number.isFinite(value)) {
+    return { ok: false, short: 'Too large', message: 'That number is too large to use.' };
+  }
+  if (integer && !Number.isInteger(value)) {
+    return { ok: false, short: 'Whole number', message: 'Type a whole number.' };
+  }
+  if (value < min || value > max) {
+    return { ok: false, short: 'Out of range', message: `Use a number from ${fmtPlain(min)} to ${fmtPlain(max)}.` };
+  }
+  return { ok: true, value: Object.is(value, -0) ? 0 : value };
+}
+
+/** A number with `digits` decimals, with no "-0.000". */
+export function fmt(x, digits = 3) {
+  if (Number.isNaN(x)) return 'NaN';
+  if (x === Infinity) return '∞';
+  if (x === -Infinity) return '−∞';
+  const text = Number(x).toFixed(digits);
+  return /^-0(\.0*)?$/.test(text) ? text.slice(1) : text;
+}
+
+/** A short plain form of a value the learner typed or a limit (no trailing zeros). */
+export function fmtPlain(x) {
+  if (!Number.isFinite(x)) return fmt(x);
+  if (Math.abs(x) >= 1e4 && Number.isInteger(x)) return x.toLocaleString('en-US');
+  return String(Math.round(x * 1e6) / 1e6);
+}
+
+/** Scientific notation for tiny diagnostics such as a row-sum error. */
+export function fmtSci(x, digits = 2) {
+  if (!Number.isFinite(x)) return fmt(x);
+  if (x === 0) return '0';
+  return Math.abs(x) >= 0.01 && Math.abs(x) < 1e4 ? fmt(x, 4) : x.toExponential(digits);
+}
+
+/** "[6.698, 6.605]" */
+export function fmtVec(values, digits = 3) {
+  return `[${Array.from(values, (v) => fmt(v, digits)).join(', ')}]`;
+}
+
+export function fmtShape(shape) {
+  return `(${Array.from(shape).join(', ')})`;
+}
+
+// ---------------------------------------------------------------------------
+// Editable number fields and grids
+// ---------------------------------------------------------------------------
+
+/**
+ * Wire one <input> to a value: valid text calls onValue(value); invalid text
+ * marks the input (aria-invalid + an inline message linked by
+ * aria-describedby) and keeps the last valid value.
+ */
+function bindNumberInput(input, msg, { parse, current, onValue }) {
+  const describedBy = input.getAttribute('aria-describedby') || '';
+  const handle = () => {
+    const result = parse(input.value);
+    if (result.ok) {
+      clearInvalid(input, msg, describedBy);
+      onValue(result.value);
+    } else {
+      input.setAttribute('aria-invalid', 'true');
+      input.setAttribute('aria-describedby', `${describedBy} ${msg.id}`.trim());
+      msg.textContent = `${result.short}: still ${fmtPlain(current())}`;
+      msg.title = result.message;
+      msg.hidden = false;
+    }
+  };
+  input.addEventListener('input', handle);
+  input.addEventListener('change', handle);
+}
+
+function clearInvalid(input, msg, describedBy) {
+  input.removeAttribute('aria-invalid');
+  if (describedBy) input.setAttribute('aria-describedby', describedBy);
+  else input.removeAttribute('aria-describedby');
+  msg.hidden = true;
+  msg.textContent = '';
+}
+
+/**
+ * A labelled single number input.
+ * opts: label, value, onValue(v), integer, min, max, hint, name (for tests), size
+ */
+export function numberField({ label, value, onValue, integer = false, min, max, hint, name, size = 'md' }) {
+  const id = uid('num');
+  let current = value;
+  const input = h('input', {
+    id, type: 'text', inputmode: integer ? 'numeric' : 'decimal', autocomplete: 'off',
+    spellcheck: 'false', class: `num num-${size}`, 'data-field': name,
+  });
+  input.value = fmtPlain(value);
+  const msg = h('span', { id: uid('msg'), class: 'cell-msg', hidden: true });
+  const hintNode = hint ? h('span', { class: 'hint', id: uid('hint'), text: hint }) : null;
+  if (hintNode) input.setAttribute('aria-describedby', hintNode.id);
+  const parseOpts = { integer };
+  if (min != null) parseOpts.min = min;
+  if (max != null) parseOpts.max = max;
+  bindNumberInput(input, msg, {
+    parse: (t) => parseNumberText(t, parseOpts),
+    current: () => current,
+    onValue: (v) => { current = v; onValue(v); },
+  });
+  const wrapper = h('div', { class: 'field' }, h('label', { for: id, text: label }), input, hintNode, msg);
+  /** Set the value from code (e.g. a "draw new weights" button). */
+  wrapper.setValue = (v) => {
+    current = v;
+    input.value = fmtPlain(v);
+    clearInvalid(input, msg, hintNode ? hintNode.id : '');
+  };
+  return wrapper;
+}
+
+/**
+ * An editable matrix of <input>s inside a real <table>.
+ * opts: label (caption), matrix (array of rows, edited in place), rowLabel(i), colLabel(j),
+ *       onChange(), integer, min, max, name (data-grid for tests)
+ */
+export function numberGrid({ label, matrix, rowLabel, colLabel, onChange, integer = false, min, max, name }) {
+  const table = h('table', { class: 'grid-edit', 'data-grid': name });
+  table.append(h('caption', { text: label }));
+  if (colLabel) {
+    const tr = h('tr', {}, rowLabel ? h('td', { class: 'corner' }) : null);
+    matrix[0].forEach((_, j) => tr.append(h('th', { scope: 'col', text: colLabel(j) })));
+    table.append(h('thead', {}, tr));
+  }
+  const tbody = h('tbody');
+  const parseOpts = { integer };
+  if (min != null) parseOpts.min = min;
+  if (max != null) parseOpts.max = max;
+  matrix.forEach((row, i) => {
+    const tr = h('tr');
+    if (rowLabel) tr.append(h('th', { scope: 'row', text: rowLabel(i) }));
+    row.forEach((value, j) => {
+      const input = h('input', {
+        type: 'text', inputmode: integer ? 'numeric' : 'decimal', autocomplete: 'off', spellcheck: 'false',
+        class: `num num-cell${integer ? ' num-int' : ''}`, 'aria-label': `${label}, row ${i + 1}, column ${j + 1}`,
+        'data-row': i, 'data-col': j,
+      });
+      input.value = fmtPlain(value);
+      const msg = h('span', { id: uid('msg'), class: 'cell-msg', hidden: true });
+      bindNumberInput(input, msg, {
+        parse: (t) => parseNumberText(t, parseOpts),
+        current: () => matrix[i][j],
+        onValue: (v) => { matrix[i][j] = v; onChange(); },
+      });
+      tr.append(h('td', {}, input, msg));
+    });
+    tbody.append(tr);
+  });
+  table.append(tbody);
+  return h('div', { class: 'grid-wrap' }, table);
+}
+
+/** A labelled checkbox. */
+export function checkbox({ label, checked, onToggle, name, hint }) {
+  const id = uid('chk');
+  const input = h('input', { id, type: 'checkbox', 'data-field': name });
+  input.checked = checked;
+  input.addEventListener('change', () => onToggle(input.checked));
+  return h('div', { class: 'field field-check' }, input, h('label', { for: id, text: label }),
+    hint ? h('span', { class: 'hint', text: hint }) : null);
+}
+
+/** A labelled <select>. options: [[value, text], ...] */
+export function select({ label, value, options, onValue, name }) {
+  const id = uid('sel');
+  const node = h('select', { id, 'data-field': name });
+  for (const [v, text] of options) {
+    const opt = h('option', { value: v, text });
+    if (v === value) opt.selected = true;
+    node.append(opt);
+  }
+  node.addEventListener('change', () => onValue(node.value));
+  return h('div', { class: 'field' }, h('label', { for: id, text: label }), node);
+}
+
+/** A group of radio buttons in a fieldset. */
+export function radios({ legend, value, options, onValue, name }) {
+  const group = uid('radio');
+  const fs = h('fieldset', { class: 'field radios', 'data-field': name }, h('legend', { text: legend }));
+  for (const [v, text] of options) {
+    const id = uid('r');
+    const input = h('input', { id, type: 'radio', name: group, value: v });
+    input.checked = v === value;
+    input.addEventListener('change', () => { if (input.checked) onValue(v); });
+    fs.append(h('span', { class: 'radio' }, input, h('label', { for: id, text })));
+  }
+  return fs;
+}
+
+// ---------------------------------------------------------------------------
+// Colour: a viridis-like sequential ramp (perceptually ordered, readable with
+// the common colour-vision deficiencies) and text ink chosen for contrast.
+// ---------------------------------------------------------------------------
+
+const VIRIDIS = [
+  [68, 1, 84], [72, 36, 117], [65, 68, 135], [53, 95, 141], [42, 120, 142], [33, 145, 140],
+  [34, 168, 132], [68, 191, 112], [122, 209, 81], [189, 223, 38], [253, 231, 37],
+];
+
+function rampRgb(t) {
+  const x = Math.min(1, Math.max(0, Number.isFinite(t) ? t : 0)) * (VIRIDIS.length - 1);
+  const i = Math.min(VIRIDIS.length - 2, Math.floor(x));
+  const f = x - i;
+  return VIRIDIS[i].map((a, k) => Math.round(a + (VIRIDIS[i + 1][k] - a) * f));
+}
+
+function luminance([r, g, b]) {
+  const lin = (c) => { const v = c / 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+}
+
+/** Paint a cell for value t in [0, 1]: background from the ramp, ink by contrast. */
+export function paintRamp(node, t) {
+  const rgb = rampRgb(t);
+  node.style.backgroundColor = `rgb(${rgb.join(' ')})`;
+  const L = luminance(rgb);
+  const dark = (L + 0.05) / 0.05 >= 1.05 / (L + 0.05);
+  node.classList.toggle('ink-dark', dark);
+  node.classList.toggle('ink-light', !dark);
+}
+
+/** Okabe–Ito categorical colours for heads (each also carries a text label). */
+export const HEAD_COLOURS = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#0072B2', '#D55E00', '#CC79A7', '#BBBBBB'];
+export function headInkClass(index) {
+  return HEAD_COLOURS[index % HEAD_COLOURS.length] === '#0072B2' ? 'ink-light' : 'ink-dark';
+}
+
+// ---------------------------------------------------------------------------
+// Heatmap: a visual grid (hidden from assistive tech) plus a real table for
+// screen readers. Blocked cells carry a hatch pattern and a corner mark.
+// ---------------------------------------------------------------------------
+
+/**
+ * Draw a heatmap into `host` (its children are replaced).
+ * opts:
+ *   values: Float32Array|number[] row-major, rows, cols
+ *   blocked(i, j) -> bool (optional)
+ *   rowLabel(i), colLabel(j), caption, digits
+ *   extra: { label, values } an extra numeric column (e.g. row sums), not coloured
+ *   name: data-heatmap attribute for tests
+ *   domain: [lo, hi] for the colour ramp (default [0, 1])
+ */
+export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel, caption, digits = 3, extra, name, domain = [0, 1] }) {
+  const visual = h('div', { class: 'heatmap', 'aria-hidden': 'true', 'data-heatmap': name });
+  visual.style.setProperty('--cols', String(cols + (extra ? 1 : 0)));
+  visual.append(h('div', { class: 'hm-corner' }));
+  for (let j = 0; j < cols; j++) visual.append(h('div', { class: 'hm-head', text: colLabel(j) }));
+  if (extra) visual.append(h('div', { class: 'hm-head hm-extra', text: extra.label }));
+
+  const table = h('table', {}, h('caption', { text: caption }));
+  const headRow = h('tr', {}, h('td'));
+  for (let j = 0; j < cols; j++) headRow.append(h('th', { scope: 'col', text: colLabel(j) }));
+  if (extra) headRow.append(h('th', { scope: 'col', text: extra.label }));
+  table.append(h('thead', {}, headRow));
+  const tbody = h('tbody');
+  table.append(tbody);
+
+  const [lo, hi] = domain;
+  for (let i = 0; i < rows; i++) {
+    visual.append(h('div', { class: 'hm-head hm-rowhead', text: rowLabel(i) }));
+    const tr = h('tr', {}, h('th', { scope: 'row', text: rowLabel(i) }));
+    for (let j = 0; j < cols; j++) {
+      const v = values[i * cols + j];
+      const isBlocked = blocked ? blocked(i, j) : false;
+      // A blocked key's weight is exactly 0, and shows as "0"; anything else leaked past the mask.
+      const shown = isBlocked && v === 0 ? '0' : fmt(v, digits);
+      const cell = h('div', { class: 'hm-cell', 'data-row': i, 'data-col': j, text: shown });
+      if (isBlocked) {
+        cell.classList.add('blocked', 'ink-dark');
+        if (v !== 0) cell.classList.add('leak');
+      } else {
+        paintRamp(cell, (v - lo) / (hi - lo || 1));
+      }
+      visual.append(cell);
+      tr.append(h('td', { text: isBlocked ? `${shown} (blocked)` : shown }));
+    }
+    if (extra) {
+      visual.append(h('div', { class: 'hm-cell hm-extra', 'data-row': i, 'data-extra': '1', text: fmt(extra.values[i], digits) }));
+      tr.append(h('td', { text: fmt(extra.values[i], digits) }));
+    }
+    tbody.append(tr);
+  }
+  host.replaceChildren(h('div', { class: 'heatmap-wrap' }, visual), srOnly(table));
+}
+
+/**
+ * Wrap a screen-reader-only table: a table ignores width and overflow, so the
+ * visually hidden box must be a block around it.
+ */
+export function srOnly(table) {
+  return h('div', { class: 'sr-only' }, table);
+}
+
+/** A read-only numeric table (outputs), real <table> with the numbers as text. */
+export function valueTable(host, { values, rows, cols, rowLabel, colLabel, caption, digits = 3, name, scrollable = false }) {
+  const table = h('table', { class: 'values', 'data-values': name }, h('caption', { text: caption }));
+  const headRow = h('tr', {}, h('td', { class: 'corner' }));
+  for (let j = 0; j < cols; j++) headRow.append(h('th', { scope: 'col', text: colLabel(j) }));
+  table.append(h('thead', {}, headRow));
+  const tbody = h('tbody');
+  for (let i = 0; i < rows; i++) {
+    const tr = h('tr', {}, h('th', { scope: 'row', text: rowLabel(i) }));
+    for (let j = 0; j < cols; j++) {
+      tr.append(h('td', { 'data-row': i, 'data-col': j, text: fmt(values[i * cols + j], digits) }));
+    }
+    tbody.append(tr);
+  }
+  table.append(tbody);
+  // A wide table scrolls sideways; make its scroll box reachable by keyboard.
+  const wrap = scrollable ? h('div', { class: 'grid-wrap', tabindex: 0, role: 'region', 'aria-label': caption }, table) : h('div', { class: 'grid-wrap' }, table);
+  host.replaceChildren(wrap);
+}
+
+/**
+ * A grid of mask cells. With onToggle the cells are <button aria-pressed>
+ * (pressed = allowed); without it they are display-only with a table for
+ * screen readers.
+ * opts: rows, cols, get(i,j) -> truthy, onToggle(i,j), label, rowLabel, colLabel,
+ *       text(on) -> cell text, badRows: Set of row indexes to flag, name
+ */
+export function maskGrid(host, { rows, cols, get, onToggle, label, rowLabel, colLabel, text, badRows, name, pressedMeans = 'allowed' }) {
+  const grid = h('div', { class: 'maskgrid', 'data-mask': name });
+  grid.style.setProperty('--cols', String(cols));
+  const interactive = typeof onToggle === 'function';
+  if (interactive) {
+    grid.setAttribute('role', 'group');
+    grid.setAttribute('aria-label', label);
+  } else {
+    grid.setAttribute('aria-hidden', 'true');
+  }
+  grid.append(h('div', { class: 'hm-corner' }));
+  for (let j = 0; j < cols; j++) grid.append(h('div', { class: 'hm-head', text: colLabel(j) }));
+  const table = interactive ? null : h('table', {}, h('caption', { text: label }));
+  if (table) {
+    const headRow = h('tr', {}, h('td'));
+    for (let j = 0; j < cols; j++) headRow.append(h('th', { scope: 'col', text: colLabel(j) }));
+    table.append(h('thead', {}, headRow));
+  }
+  const tbody = table ? h('tbody') : null;
+  for (let i = 0; i < rows; i++) {
+    const bad = badRows && badRows.has(i);
+    grid.append(h('div', { class: `hm-head hm-rowhead${bad ? ' bad-row' : ''}`, text: bad ? `${rowLabel(i)} ⚠` : rowLabel(i) }));
+    const tr = tbody ? h('tr', {}, h('th', { scope: 'row', text: rowLabel(i) })) : null;
+    for (let j = 0; j < cols; j++) {
+      const on = Boolean(get(i, j));
+      const cellText = text ? text(on) : (on ? '1' : '0');
+      const open = pressedMeans === 'allowed' ? on : !on; // visual: allowed cells are plain, blocked hatched
+      const cls = `mask-cell ${open ? 'allowed' : 'blocked'}${bad ? ' bad-row' : ''}`;
+      if (interactive) {
+        const btn = h('button', {
+          type: 'button', class: cls, 'aria-pressed': on ? 'true' : 'false',
+          'aria-label': `${rowLabel(i)}, ${colLabel(j)}: ${cellText}`, 'data-row': i, 'data-col': j, text: cellText,
+        });
+        btn.addEventListener('click', () => onToggle(i, j));
+        grid.append(btn);
+      } else {
+        grid.append(h('div', { class: cls, 'data-row': i, 'data-col': j, text: cellText }));
+        tr.append(h('td', { text: open ? `${cellText} (allowed)` : `${cellText} (blocked)` }));
+      }
+    }
+    if (tbody) tbody.append(tr);
+  }
+  if (table) table.append(tbody);
+  host.replaceChildren(h('div', { class: 'heatmap-wrap' }, grid), ...(table ? [srOnly(table)] : []));
+  return grid;
+}
+
+/** Put keyboard focus back on the mask button at (i, j) after a redraw. */
+export function refocusMaskCell(host, i, j) {
+  const btn = host.querySelector(`button[data-row="${i}"][data-col="${j}"]`);
+  if (btn) btn.focus();
+}
+
+// ---------------------------------------------------------------------------
+// Section status line: the core's error message, shown inline
+// ---------------------------------------------------------------------------
+
+export function statusLine() {
+  const node = h('p', { class: 'core-error', role: 'status', 'aria-live': 'polite', hidden: true });
+  return {
+    node,
+    show(message) { node.textContent = message; node.hidden = false; },
+    clear() { node.textContent = ''; node.hidden = true; },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Tiny SVG charts (histogram, line chart). Counting samples into bins is
+// display work; the samples themselves come from the core.
+// ---------------------------------------------------------------------------
+
+/** Count values into `bins` equal bins over [lo, hi]. */
+export function binCounts(values, lo, hi, bins) {
+  const counts = new Array(bins).fill(0);
+  const width = (hi - lo) / bins;
+  for (const v of values) {
+    const k = Math.floor((v - lo) / width);
+    if (k >= 0 && k < bins) counts[k] += 1;
+    else if (v === hi) counts[bins - 1] += 1;
+  }
+  return counts;
+}
+
+/** A histogram as an SVG image with a text title; returns the <svg>. */
+export function histogramSvg({ counts, lo, hi, title, cls }) {
+  const W = 320, H = 150, pad = 24;
+  const max = Math.max(1, ...counts);
+  const bw = (W - 2 * pad) / counts.length;
+  const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, class: `chart ${cls || ''}`, role: 'img', 'aria-label': title });
+  svg.append(s('title', { text: title }));
+  counts.forEach((c, k) => {
+    const hgt = ((H - 2 * pad) * c) / max;
+    svg.append(s('rect', { x: pad + k * bw, y: H - pad - hgt, width: Math.max(0.5, bw - 1), height: hgt, class: 'bar' }));
+  });
+  svg.append(s('line', { x1: pad, x2: W - pad, y1: H - pad, y2: H - pad, class: 'axis' }));
+  const zeroX = pad + ((0 - lo) / (hi - lo)) * (W - 2 * pad);
+  svg.append(s('line', { x1: zeroX, x2: zeroX, y1: pad / 2, y2: H - pad, class: 'axis zero' }));
+  svg.append(s('text', { x: pad, y: H - 6, class: 'tick', text: fmtPlain(Math.round(lo * 10) / 10) }));
+  svg.append(s('text', { x: zeroX, y: H - 6, class: 'tick mid', text: '0' }));
+  svg.append(s('text', { x: W - pad, y: H - 6, class: 'tick end', text: fmtPlain(Math.round(hi * 10) / 10) }));
+  return svg;
+}
+
+/**
+ * A line chart of several series over the same x points.
+ * series: [{ label, values, cls }], xs: labels for each point, yRange [lo, hi]
+ */
+export function lineChartSvg({ xs, series, yRange, title, marker }) {
+  const W = 340, H = 180, padL = 34, padR = 12, padT = 12, padB = 30;
+  const [lo, hi] = yRange;
+  const x = (k) => padL + (k * (W - padL - padR)) / Math.max(1, xs.length - 1);
+  const y = (v) => padT + (1 - (v - lo) / (hi - lo)) * (H - padT - padB);
+  const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart', role: 'img', 'aria-label': title });
+  svg.append(s('title', { text: title }));
+  svg.append(s('line', { x1: padL, x2: W - padR, y1: H - padB, y2: H - padB, class: 'axis' }));
+  svg.append(s('line', { x1: padL, x2: padL, y1: padT, y2: H - padB, class: 'axis' }));
+  for (const v of [lo, (lo + hi) / 2, hi]) {
+    svg.append(s('text', { x: padL - 4, y: y(v) + 4, class: 'tick end', text: fmt(v, 2) }));
+    svg.append(s('line', { x1: padL, x2: W - padR, y1: y(v), y2: y(v), class: 'gridline' }));
+  }
+  xs.forEach((label, k) => svg.append(s('text', { x: x(k), y: H - padB + 14, class: 'tick mid', text: label })));
+  if (marker != null) {
+    svg.append(s('line', { x1: x(marker), x2: x(marker), y1: padT, y2: H - padB, class: 'marker' }));
+  }
+  for (const { values, cls } of series) {
+    const d = Array.from(values, (v, k) => `${k ? 'L' : 'M'}${x(k).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
+    svg.append(s('path', { d, class: `series ${cls}` }));
+    values.forEach((v, k) => svg.append(s('circle', { cx: x(k), cy: y(v), r: 3, class: `dot ${cls}` })));
+  }
+  return svg;
+}

@@ -1,0 +1,289 @@
+// The lesson page's entry point: loads the wasm attention core, builds the
+// live parts of every section, and keeps the whole state in the URL hash.
+//
+// Each section is an object (see lesson-basics.js, lesson-heads.js,
+// lesson-masks.js) with:
+//   id        the <section id> in index.html; its live parts go into
+//             elements marked data-slot="..." inside it
+//   prefix    the section's prefix in the URL hash ("ex" in "ex.q=...")
+//   fields    [name, codec, init(state)] in order; init gives the default
+//   dependsOn prefixes of other sections whose state this one reads
+//   mount(ctx, state)          build controls from the state
+//   update(ctx, state, detail) ask the core and redraw the results
+//
+// The "Break it" section (issue 5) plugs in the same way: give
+// <section id="break-it"> a data-module attribute naming a module in this
+// folder (e.g. data-module="breakit.js") that exports either `section` or
+// `makeSection({ HashError })`. Without the attribute (or without the
+// section) nothing is loaded.
+
+import {
+  loadAttention, AttentionError, causalMask, paddingMask,
+  blockedFromAllowed, allowedFromBlocked, additiveFromAllowed,
+} from './attention.js';
+import { h } from './lesson-ui.js';
+import { codec, decodeHash, encodeHash, defaultSectionState, HashError } from './lesson-state.js';
+import { basicSections } from './lesson-basics.js';
+import { shapes, selfCross, multiHead } from './lesson-heads.js';
+import { masks, observability, conventions } from './lesson-masks.js';
+
+/**
+ * Open disclosures (the quiz answers, the warm-up, the long output table) are
+ * part of the state too: one 0/1 per <details> in the lesson, in page order.
+ */
+const DISCLOSURES = [...document.querySelectorAll('main details')];
+const disclosures = {
+  id: 'lesson',
+  prefix: 'ui',
+  title: 'the open answers',
+  fields: [['open', codec.bits(() => 1, () => DISCLOSURES.length), () => [new Array(DISCLOSURES.length).fill(false)]]],
+  mount(ctx, st) {
+    DISCLOSURES.forEach((details, i) => {
+      details.open = Boolean(st.open[0][i]);
+      if (details.dataset.bound) return;
+      details.dataset.bound = '1';
+      details.addEventListener('toggle', () => {
+        const current = ctx.states.ui.open[0];
+        if (current[i] === details.open) return;
+        current[i] = details.open;
+        ctx.commit('ui');
+      });
+    });
+  },
+  update() {},
+};
+
+const SECTIONS = [...basicSections, shapes, masks, selfCross, multiHead, observability, conventions, disclosures];
+
+const notice = document.getElementById('notice');
+const bootStatus = document.getElementById('boot-status');
+
+function showNotice(text) {
+  notice.querySelector('[data-notice-text]').textContent = text;
+  notice.hidden = false;
+}
+notice.querySelector('button').addEventListener('click', () => { notice.hidden = true; });
+
+// ---------------------------------------------------------------------------
+// Start-up
+// ---------------------------------------------------------------------------
+
+async function main() {
+  const breakIt = document.getElementById('break-it');
+  const breakItModule = breakIt ? breakIt.dataset.module || '' : '';
+  if (/^[a-z][a-z0-9-]*\.js$/.test(breakItModule)) { // a module in this folder, nothing else
+    const mod = await import(`./${breakItModule}`);
+    const section = mod.section || (mod.makeSection && mod.makeSection({ HashError }));
+    if (section) SECTIONS.push(section);
+  }
+  const navLinks = [...document.querySelectorAll('nav.toc a[href^="#"]')];
+  const present = SECTIONS.filter((section) => document.getElementById(section.id));
+  const viewIds = [...document.querySelectorAll('main > section[id]')].map((node) => node.id);
+
+  let lab;
+  try {
+    lab = await loadAttention();
+  } catch (err) {
+    bootStatus.textContent = `The attention core could not be loaded (${err.message}). Build it with "bash build.sh", then reload.`;
+    bootStatus.classList.add('core-error');
+    return;
+  }
+
+  const ctx = {
+    lab,
+    api: { causalMask, paddingMask, blockedFromAllowed, allowedFromBlocked, additiveFromAllowed },
+    states: {},
+    view: null,
+
+    slot(id, name) {
+      const node = document.querySelector(`#${id} [data-slot="${name}"]`);
+      if (!node) throw new Error(`index.html has no data-slot="${name}" in #${id}`);
+      return node;
+    },
+
+    /**
+     * Run a call to the core. An AttentionError is shown in `status` (the
+     * last valid drawing stays, marked stale) and null is returned; any other
+     * error is a bug in this page and is rethrown.
+     */
+    core(status, fn, staleHosts = [], { keepNote = true } = {}) {
+      try {
+        const result = fn();
+        status.clear();
+        for (const node of staleHosts) node.classList.remove('stale');
+        return result;
+      } catch (err) {
+        if (!(err instanceof AttentionError)) throw err;
+        status.show(`${err.code}: ${err.message}${keepNote ? '. The results shown are still those of the last valid input.' : ''}`);
+        for (const node of staleHosts) node.classList.add('stale');
+        return null;
+      }
+    },
+
+    /** A section's state changed: redraw it and the sections that read it, then save the hash. */
+    commit(prefix, detail) {
+      const redrawn = [];
+      for (const section of present) {
+        if (section.prefix === prefix) section.update(ctx, ctx.states[prefix], detail);
+        else if (section.dependsOn && section.dependsOn.includes(prefix)) section.update(ctx, ctx.states[section.prefix]);
+        else continue;
+        redrawn.push(document.getElementById(section.id));
+      }
+      writeHash();
+      markScrollBoxes(redrawn);
+    },
+  };
+
+  /**
+   * A box that scrolls sideways (a wide heatmap or table on a phone) must be
+   * reachable by keyboard: give it a tab stop and a name, only while it
+   * actually overflows and holds nothing focusable itself.
+   */
+  function markScrollBoxes(roots = [document.querySelector('main')]) {
+    for (const box of roots.flatMap((root) => [...root.querySelectorAll('.grid-wrap, .heatmap-wrap')])) {
+      const overflows = box.scrollWidth > box.clientWidth + 1;
+      const hasFocusable = box.querySelector('input, button, select, a[href]') !== null;
+      if (overflows && !hasFocusable) {
+        if (!box.hasAttribute('tabindex')) {
+          const label = box.closest('figure, [data-slot], section')?.querySelector('figcaption, caption, h2, h3');
+          box.setAttribute('tabindex', '0');
+          box.setAttribute('role', 'region');
+          box.setAttribute('aria-label', `${label ? label.textContent.trim() : 'Table'} (scrolls sideways)`);
+          box.dataset.autoScroll = '1';
+        }
+      } else if (box.dataset.autoScroll) {
+        box.removeAttribute('tabindex');
+        box.removeAttribute('role');
+        box.removeAttribute('aria-label');
+        delete box.dataset.autoScroll;
+      }
+    }
+  }
+  let resizePending = false;
+  window.addEventListener('resize', () => {
+    if (resizePending) return;
+    resizePending = true;
+    requestAnimationFrame(() => { resizePending = false; markScrollBoxes(); });
+  });
+
+  function writeHash() {
+    const text = encodeHash(ctx.view, present, ctx.states);
+    const url = `${location.pathname}${location.search}${text ? `#${text}` : ''}`;
+    if (`${location.pathname}${location.search}${location.hash}` !== url) history.replaceState(null, '', url);
+  }
+
+  function readHash() {
+    try {
+      return decodeHash(location.hash.replace(/^#/, ''), present, viewIds);
+    } catch (err) {
+      if (!(err instanceof HashError)) throw err;
+      showNotice(`The state in this link could not be used (${err.message}), so it was ignored and the page shows its defaults.`);
+      return null;
+    }
+  }
+
+  function applyState(decoded) {
+    ctx.view = decoded ? decoded.view : null;
+    for (const section of present) {
+      ctx.states[section.prefix] = (decoded && decoded.sections[section.prefix]) || defaultSectionState(section);
+    }
+    for (const section of present) section.mount(ctx, ctx.states[section.prefix]);
+    for (const section of present) section.update(ctx, ctx.states[section.prefix]);
+    markNav();
+  }
+
+  const decoded = readHash();
+  applyState(decoded);
+  writeHash();
+  markScrollBoxes();
+
+  bootStatus.textContent = `Computed live by the attention core (${lab.simd ? 'WebAssembly SIMD' : 'WebAssembly, scalar'} build).`;
+  document.getElementById('engine').textContent = lab.simd ? 'WebAssembly SIMD128 build' : 'scalar WebAssembly build';
+
+  // -------------------------------------------------------------------------
+  // The section in view is part of the state
+  // -------------------------------------------------------------------------
+
+  function markNav() {
+    for (const a of navLinks) {
+      if (a.getAttribute('href') === `#${ctx.view}`) a.setAttribute('aria-current', 'true');
+      else a.removeAttribute('aria-current');
+    }
+  }
+
+  function scrollToView() {
+    const target = ctx.view && document.getElementById(ctx.view);
+    if (target) target.scrollIntoView({ block: 'start' });
+  }
+
+  function sectionInView() {
+    const line = window.innerHeight * 0.3;
+    const atBottom = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 2;
+    if (atBottom && ctx.view) {
+      const current = document.getElementById(ctx.view);
+      if (current && current.getBoundingClientRect().bottom > 0) return ctx.view;
+    }
+    let found = null;
+    for (const id of viewIds) {
+      const node = document.getElementById(id);
+      if (node.getBoundingClientRect().top <= line && node.offsetHeight > 0) found = id;
+    }
+    return found;
+  }
+
+  let scrollPending = false;
+  window.addEventListener('scroll', () => {
+    if (scrollPending) return;
+    scrollPending = true;
+    requestAnimationFrame(() => {
+      scrollPending = false;
+      const view = sectionInView();
+      if (view !== ctx.view) {
+        ctx.view = view;
+        markNav();
+        writeHash();
+      }
+    });
+  }, { passive: true });
+
+  for (const a of [...navLinks, ...document.querySelectorAll('a.skip')]) {
+    a.addEventListener('click', (event) => {
+      event.preventDefault();
+      const id = a.getAttribute('href').slice(1);
+      const target = document.getElementById(id);
+      if (!target) return;
+      target.scrollIntoView({ block: 'start' });
+      const heading = target.querySelector('h2');
+      if (heading) heading.focus({ preventScroll: true });
+      ctx.view = id;
+      markNav();
+      writeHash();
+    });
+  }
+
+  // Someone edits the address bar or goes back: take the new state if it is valid.
+  window.addEventListener('hashchange', () => {
+    const next = readHash();
+    if (!next) { writeHash(); return; }
+    if (next.anchorOnly) {
+      // A plain in-page link such as "#masks": move there, keep everything else.
+      ctx.view = next.view;
+      markNav();
+      writeHash();
+      return;
+    }
+    applyState(next);
+    writeHash();
+    markScrollBoxes();
+    scrollToView();
+  });
+
+  scrollToView();
+  document.documentElement.dataset.ready = 'true';
+}
+
+main().catch((err) => {
+  bootStatus.textContent = `Something went wrong while building the page: ${err.message}`;
+  bootStatus.classList.add('core-error');
+  throw err;
+});
