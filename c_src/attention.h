@@ -188,7 +188,11 @@ void attn_clear_error(void);
 long attn_find_non_finite(const float *x, long n);
 
 /* Deterministic random numbers (xorshift-based; same on every build). */
-typedef struct { uint64_t s; } attn_rng;
+typedef struct {
+    uint64_t s;
+    float spare;    /* normals are made in pairs: the second waits here */
+    int has_spare;
+} attn_rng;
 void attn_rng_seed(attn_rng *r, uint32_t seed);
 float attn_rng_uniform(attn_rng *r);  /* in [0, 1) */
 float attn_rng_normal(attn_rng *r);   /* mean 0, variance 1 */

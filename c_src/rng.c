@@ -1,6 +1,7 @@
 /* rng.c: deterministic random numbers for weight init and the lesson demos.
  * splitmix64 turns the seed into a state, xorshift64* steps it. The integer
- * stream is the same on every build; normals use Box-Muller. */
+ * stream is the same on every build; normals come two at a time from
+ * Marsaglia's polar method (Box-Muller without the sine and cosine). */
 #include <math.h>
 
 #include "attention.h"
@@ -10,6 +11,7 @@ void attn_rng_seed(attn_rng *r, uint32_t seed) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     r->s = (z ^ (z >> 31)) | 1u; /* never zero */
+    r->has_spare = 0;
 }
 
 static uint64_t next_u64(attn_rng *r) {
@@ -24,7 +26,18 @@ float attn_rng_uniform(attn_rng *r) { return (float)(next_u64(r) >> 40) * (1.0f 
 
 /* Mean 0, variance 1. */
 float attn_rng_normal(attn_rng *r) {
-    const double u1 = ((double)(next_u64(r) >> 11) + 1.0) * (1.0 / 9007199254740992.0); /* (0, 1] */
-    const double u2 = (double)(next_u64(r) >> 11) * (1.0 / 9007199254740992.0);
-    return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+    if (r->has_spare) {
+        r->has_spare = 0;
+        return r->spare;
+    }
+    float u, v, s;
+    do { /* a point uniform in the unit disc, not the centre */
+        u = 2.0f * attn_rng_uniform(r) - 1.0f;
+        v = 2.0f * attn_rng_uniform(r) - 1.0f;
+        s = u * u + v * v;
+    } while (s >= 1.0f || s == 0.0f);
+    const float factor = sqrtf(-2.0f * logf(s) / s);
+    r->spare = v * factor;
+    r->has_spare = 1;
+    return u * factor;
 }
