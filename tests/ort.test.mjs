@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createOrtSdpa, createOrtMha, broadcastTo } from './bench/ort_peer.mjs';
+import { rng as uniform } from './helpers/reference.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const wasmSimd = `${root}web/wasm/attention-simd.wasm`;
@@ -15,15 +16,10 @@ const RTOL = 2e-5;
 
 // ---------- small helpers ----------
 
-// Seeded uniform numbers in [-1, 1) (mulberry32).
+// Seeded uniform numbers in [-1, 1).
 function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return (((t ^ (t >>> 14)) >>> 0) / 2 ** 32) * 2 - 1;
-  };
+  const next = uniform(seed);
+  return () => 2 * next() - 1;
 }
 const randomF32 = (n, next) => Float32Array.from({ length: n }, next);
 const prod = (shape) => shape.reduce((a, b) => a * b, 1);

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, cpSync, readFileSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createOrtSdpa, createOrtMha, ortVersion } from './ort_peer.mjs';
+import { rng as uniform } from '../helpers/reference.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 const H = 8, D = 64;
@@ -127,14 +128,10 @@ function measurePeak() {
 
 // ---------- helpers ----------
 
+// Seeded uniform numbers in [-1, 1).
 function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return (((t ^ (t >>> 14)) >>> 0) / 2 ** 32) * 2 - 1;
-  };
+  const next = uniform(seed);
+  return () => 2 * next() - 1;
 }
 const maxAbsDiff = (a, b) => {
   let m = 0;
