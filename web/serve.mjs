@@ -65,7 +65,14 @@ export async function startServer({ root = WEB_ROOT, port = 0, headers } = {}) {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const i = process.argv.indexOf('--port');
   const port = i > 0 ? Number(process.argv[i + 1]) : Number(process.env.PORT || 8080);
-  const { url } = await startServer({ port });
-  console.log(`attention-lab is being served at ${url}`);
+  let server;
+  try {
+    server = await startServer({ port });
+  } catch (err) {
+    if (err.code !== 'EADDRINUSE') throw err;
+    console.log(`Port ${port} is busy; using a free port instead (choose one with --port N).`);
+    server = await startServer({ port: 0 });
+  }
+  console.log(`attention-lab is being served at ${server.url}`);
   console.log('Open that address in a browser. Press Ctrl+C to stop.');
 }
