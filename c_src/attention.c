@@ -41,6 +41,7 @@ int attn_fail(int status, const char *fmt, ...) {
     return status;
 }
 
+/* x (n): index of the first NaN or +-Infinity, or -1. */
 long attn_find_non_finite(const float *x, long n) {
     for (long i = 0; i < n; i++)
         if (!isfinite(x[i])) return i;
@@ -112,6 +113,7 @@ typedef struct {
     int invert_mask;
 } visibility;
 
+/* Whether query i may attend to key j in head (b, h) under the rule. */
 static int is_allowed(const visibility *vis, int b, int h, int i, int j) {
     if (vis->causal == CAUSAL_LOWER && j > i + vis->causal_offset) return 0;
     if (vis->causal == CAUSAL_UPPER && j < i + vis->causal_offset) return 0;

@@ -167,6 +167,7 @@ static v128_t exp_nonpositive_f32x4(v128_t x) {
     return wasm_v128_andnot(wasm_f32x4_mul(p, two_n), underflow); /* underflow lanes -> +0 */
 }
 
+/* x (n) <- softmax(x), in place: the same three passes, four lanes at a time. */
 static void softmax_row_simd(float *x, int n) {
     /* 1. max */
     v128_t max4 = wasm_f32x4_splat(-INFINITY);
@@ -201,6 +202,7 @@ static void softmax_row_simd(float *x, int n) {
 }
 #endif
 
+/* x (rows, n), row stride ld: softmax of each row, in place. */
 void attn_softmax_rows(float *x, int ld, int rows, int n) {
     for (int r = 0; r < rows; r++) {
 #if ATTN_SIMD

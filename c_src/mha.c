@@ -83,16 +83,19 @@ attn_mha *attn_mha_create(int d_model, int num_heads, int bias, int rope, uint32
     return m;
 }
 
+/* Releases m and its parameters; NULL-safe. */
 void attn_mha_free(attn_mha *m) {
     if (!m) return;
     attn_free(m->weight[0]); /* the one parameter block */
     attn_free(m);
 }
 
+/* weight (C, C) of projection `which`, or NULL. */
 const float *attn_mha_weight(const attn_mha *m, int which) {
     return m && which >= 0 && which < 4 ? m->weight[which] : NULL;
 }
 
+/* bias (C) of projection `which`, or NULL. */
 const float *attn_mha_bias(const attn_mha *m, int which) {
     return m && which >= 0 && which < 4 ? m->bias[which] : NULL;
 }

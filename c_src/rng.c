@@ -6,6 +6,7 @@
 
 #include "attention.h"
 
+/* r <- a state made from seed. */
 void attn_rng_seed(attn_rng *r, uint32_t seed) {
     uint64_t z = (uint64_t)seed + 0x9E3779B97F4A7C15ull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -14,6 +15,7 @@ void attn_rng_seed(attn_rng *r, uint32_t seed) {
     r->has_spare = 0;
 }
 
+/* The next 64 random bits. */
 static uint64_t next_u64(attn_rng *r) {
     r->s ^= r->s >> 12;
     r->s ^= r->s << 25;
