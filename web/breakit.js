@@ -3,6 +3,7 @@
  *
  *   import { mountBreakIt, getState, setState } from './breakit.js';
  *   mountBreakIt(document.getElementById('break-it'), lab, { onChange });
+ *   // or, inside a lesson context: makeSection({ HashError, only: ['no-scale'] })
  *
  * One card per bug (exercises.js). A card shows the mistake, asks which check
  * will fail, has a switch that turns the bug on in the C core, a panel with
@@ -13,7 +14,13 @@
  * was ever broken and repaired. It is saved in localStorage (when there is
  * one) and is available as a short string for the URL hash: getState() /
  * setState(text); onChange(text) is called after every change a learner
- * makes. makeSection() adapts all this to lesson.js's section interface.
+ * makes. makeSection() adapts all this to lesson.js's section interface; the
+ * <attention-lab> element uses it too, for one card or all of them, without
+ * localStorage (each widget keeps its own state).
+ *
+ * An exercise's outcome: when a learner turns a bug on with a prediction
+ * made (or changes the prediction while it is on), onResult({ exercise,
+ * passed }) is called; passed is whether the predicted check failed.
  *
  * The DOM is built with createElement and textContent only; styles are
  * classes from breakit.css; every number shown comes from the core.
@@ -126,7 +133,7 @@ function weightClass(w) {
  * a ◆; its row and column headers get ▶ and ▼, so the mark does not rest on
  * colour. blocked(i, j) cells are hatched and say so in text.
  */
-function numberTable({ caption, values, rows, cols, rowLabel, colLabel, colour, blocked, worst, name }) {
+function numberTable({ caption, values, rows, cols, rowLabel, colLabel, colour, blocked, worst, name, panel }) {
   const table = el('table', { cls: 'bk-table', attrs: { 'data-table': name } }, el('caption', { text: caption }));
   const head = el('tr', {}, el('td', { cls: 'bk-corner' }));
   for (let j = 0; j < cols; j++) {
@@ -159,7 +166,7 @@ function numberTable({ caption, values, rows, cols, rowLabel, colLabel, colour, 
     body.append(tr);
   }
   table.append(body);
-  return el('div', { cls: 'bk-table-wrap' }, table);
+  return el('div', { cls: 'bk-table-wrap', attrs: { 'data-panel': panel } }, table);
 }
 
 /** The tables for one core result, with `worst` marked where it lies. */
@@ -179,20 +186,20 @@ function resultTables(exercise, result, worst) {
     wrap.append(numberTable({
       caption: `Weights${head} (rows: queries, columns: keys; hatched: blocked)`,
       values: weights.data.subarray(h * T * Tk, (h + 1) * T * Tk), rows: T, cols: Tk,
-      rowLabel: q, colLabel: k, colour: true, blocked: (i, j) => !allowed(0, h, i, j), worst: mark, name: `weights${h}`,
+      rowLabel: q, colLabel: k, colour: true, blocked: (i, j) => !allowed(0, h, i, j), worst: mark, name: `weights${h}`, panel: 'weights',
     }));
   }
   if (scores) {
     wrap.append(numberTable({
       caption: 'Scores before masking', values: scores.data, rows: T, cols: Tk, rowLabel: q, colLabel: k,
-      worst: worst && worst.tensor === 'scores' ? worst : null, name: 'scores',
+      worst: worst && worst.tensor === 'scores' ? worst : null, name: 'scores', panel: 'scores',
     }));
   }
   const d = output.shape[output.shape.length - 1];
   wrap.append(numberTable({
     caption: 'Output (rows: tokens, columns: features)', values: output.data, rows: T, cols: d,
     rowLabel: (i) => `token ${i + 1}`, colLabel: (c) => `f${c + 1}`,
-    worst: worst && worst.tensor === 'output' ? worst : null, name: 'output',
+    worst: worst && worst.tensor === 'output' ? worst : null, name: 'output', panel: 'output',
   }));
   return wrap;
 }
@@ -237,7 +244,7 @@ class Card {
 
     this.status = el('p', { cls: 'bk-status', attrs: { role: 'status' } });
     this.verdict = el('p', { cls: 'bk-verdict' });
-    this.checkList = el('ul', { cls: 'bk-checks', attrs: { 'aria-label': 'Checks' } });
+    this.checkList = el('ul', { cls: 'bk-checks', attrs: { 'aria-label': 'Checks', 'data-panel': 'checks' } });
     this.maps = el('div');
     this.repairBox = el('div', { cls: 'bk-repair' },
       el('h4', { text: 'The repair' }),
@@ -254,7 +261,7 @@ class Card {
         this.repairBox));
   }
 
-  /** Redraw from the card's state; runs the exercise through the core. */
+  /** Redraw from the card's state; runs the exercise through the core. Returns the names of the failed checks. */
   render(state) {
     const { exercise } = this;
     for (const o of this.options) o.input.checked = o.input.value === state.prediction;
@@ -281,10 +288,12 @@ class Card {
 
     this.checkList.replaceChildren(...results.map((r) => this.checkItem(r)));
     const run = results.run;
+    this.owner.ran(exercise.bug, run);
     const worst = failed.find((r) => r.name === this.selected)?.worst || null;
     this.maps.replaceChildren(run.refused
       ? el('p', { cls: 'bk-refused', text: `The core refused the call: ${run.refused.code}, ${run.refused.message}.` })
       : resultTables(exercise, run, worst));
+    return failed.map((r) => r.name);
   }
 
   verdictText(state, failed) {
@@ -325,35 +334,58 @@ class Card {
 // ---------------------------------------------------------------------------
 
 class BreakIt {
-  constructor(container, lab, { onChange } = {}) {
+  /**
+   * options: onChange(text), onResult({ exercise, passed }), onRun(bug, run)
+   * (each core result drawn), only (bug names of the cards to show; all by
+   * default), persist (keep progress in localStorage; default true),
+   * compact (no heading and introduction; default false).
+   */
+  constructor(container, lab, { onChange, onResult, onRun, only = null, persist = true, compact = false } = {}) {
     this.lab = lab;
     this.onChange = onChange;
-    this.state = decodeState(loadSaved());
+    this.onResult = onResult;
+    this.onRun = onRun;
+    this.runs = new Map(); // bug -> the core's last result drawn on its card (null if refused), last drawn last
+    this.persist = persist;
+    this.state = decodeState(persist ? loadSaved() : DEFAULT_STATE);
     this.progress = el('p', { cls: 'bk-progress' });
     const reset = el('button', { cls: 'bk-reset', text: 'Reset progress', attrs: { type: 'button' } });
     reset.addEventListener('click', () => {
       this.setState(DEFAULT_STATE);
       this.changed();
     });
-    this.cards = EXERCISES.map((exercise, i) => new Card(exercise, i, this));
+    // Cards by exercise index; null for an exercise not shown here.
+    this.cards = EXERCISES.map((exercise, i) => (!only || only.includes(exercise.bug) ? new Card(exercise, i, this) : null));
+    const shown = this.cards.filter(Boolean);
 
     // Draw the cards before they join the page, so that their status lines
     // do not all announce themselves at once.
     this.cards.forEach((c, i) => {
-      c.node.open = i === 0 || this.isTouched(i);
+      if (!c) return;
+      c.node.open = i === 0 || shown.length === 1 || this.isTouched(i);
       c.render(this.state[i]);
     });
     container.classList.add('bk-section');
-    container.setAttribute('aria-labelledby', 'h-break-it');
-    container.replaceChildren(
-      el('h2', { text: 'Break it', attrs: { id: 'h-break-it', tabindex: '-1' } }),
-      el('p', { text: 'Each card below is one classic attention mistake, built into the C core as a switch. '
-        + 'Read the mistake, guess which automatic check will catch it, then turn the bug on and watch the checks. '
-        + 'The marked cell (◆, with ▶ on its row and ▼ on its column) is the entry the check blames. '
-        + 'Finish by applying the repair.' }),
-      el('div', { cls: 'bk-toolbar' }, this.progress, reset),
-      ...this.cards.map((c) => c.node));
+    const intro = [];
+    if (!compact) {
+      container.setAttribute('aria-labelledby', 'h-break-it');
+      intro.push(
+        el('h2', { text: 'Break it', attrs: { id: 'h-break-it', tabindex: '-1' } }),
+        el('p', { text: 'Each card below is one classic attention mistake, built into the C core as a switch. '
+          + 'Read the mistake, guess which automatic check will catch it, then turn the bug on and watch the checks. '
+          + 'The marked cell (◆, with ▶ on its row and ▼ on its column) is the entry the check blames. '
+          + 'Finish by applying the repair.' }));
+    }
+    const toolbar = shown.length > 1 ? [el('div', { cls: 'bk-toolbar' }, this.progress, reset)] : [];
+    container.replaceChildren(...intro, ...toolbar, ...shown.map((c) => c.node));
     this.showProgress();
+  }
+
+  /** A card drew a new result from the core. */
+  ran(bug, run) {
+    this.runs.delete(bug);
+    this.runs.set(bug, run.refused ? null : run);
+    if (!run.refused) this.onRun?.(bug, run);
   }
 
   isTouched(i) {
@@ -364,18 +396,23 @@ class BreakIt {
   /** A learner changed card i. */
   change(i, patch) {
     this.state[i] = { ...this.state[i], ...patch };
-    this.redraw(i);
+    const failed = this.redraw(i);
     this.changed();
+    const s = this.state[i];
+    if (s.on && s.prediction && (patch.on === true || patch.prediction !== undefined) && this.onResult) {
+      this.onResult({ exercise: EXERCISES[i].bug, passed: failed.includes(s.prediction) });
+    }
   }
 
   redraw(i) {
-    this.cards[i].render(this.state[i]);
+    const failed = this.cards[i] ? this.cards[i].render(this.state[i]) : [];
     this.showProgress();
+    return failed;
   }
 
   changed() {
     const text = this.getState();
-    save(text);
+    if (this.persist) save(text);
     if (this.onChange) this.onChange(text);
   }
 
@@ -397,12 +434,13 @@ class BreakIt {
     next.forEach((s, i) => {
       const before = JSON.stringify(this.state[i]);
       this.state[i] = s;
-      if (JSON.stringify(s) !== before) {
-        if (this.isTouched(i)) this.cards[i].node.open = true;
-        this.cards[i].render(s);
+      const card = this.cards[i];
+      if (card && JSON.stringify(s) !== before) {
+        if (this.isTouched(i)) card.node.open = true;
+        card.render(s);
       }
     });
-    save(text);
+    if (this.persist) save(text);
     this.showProgress();
     return true;
   }
@@ -414,8 +452,12 @@ let current = null;
  * Render the "Break it" cards into `container` (its children are replaced).
  * @param {HTMLElement} container the <section id="break-it"> element
  * @param lab a loaded lab (loadAttention())
- * @param {{ onChange?: (state: string) => void }} [options] called after each
- *   change a learner makes, with the new state string
+ * @param {object} [options]
+ *   onChange(state): called after each change a learner makes, with the new state string;
+ *   onResult({ exercise, passed }): an exercise's outcome (see the top of this file);
+ *   only: the bug names of the cards to show (default: all);
+ *   persist: keep progress in localStorage (default true);
+ *   compact: leave out the heading and the introduction (default false)
  * @returns {{ getState(): string, setState(text: string): boolean }}
  */
 export function mountBreakIt(container, lab, options = {}) {
@@ -441,8 +483,11 @@ export function setState(text) {
  * lesson-state.js's error class is passed in so that a bad hash is reported
  * like any other, and so that this file stays independent of the page.
  *   export const section = makeSection({ HashError });
+ * Each call gives a new section with its own cards. The <attention-lab>
+ * element passes mountBreakIt's other options too (only, persist, compact,
+ * onResult).
  */
-export function makeSection({ HashError }) {
+export function makeSection({ HashError, ...options }) {
   return {
     id: 'break-it',
     prefix: 'brk',
@@ -455,20 +500,25 @@ export function makeSection({ HashError }) {
       },
     }, () => DEFAULT_STATE]],
     mount(ctx, st) {
-      const container = document.getElementById('break-it');
-      if (!current || !container.contains(current.cards[0].node)) {
-        mountBreakIt(container, ctx.lab, {
+      const container = ctx.node(this.id);
+      if (!this.breakIt || !container.contains(this.breakIt.cards.find(Boolean).node)) {
+        this.breakIt = new BreakIt(container, ctx.lab, {
+          ...options,
+          onRun: (bug, run) => ctx.publish(`brk.${bug}`, run),
           onChange: (text) => {
             ctx.states.brk.s = text;
             ctx.commit('brk');
           },
         });
       }
-      if (st.s !== DEFAULT_STATE) current.setState(st.s);
-      else st.s = current.getState();
+      if (st.s !== DEFAULT_STATE) this.breakIt.setState(st.s);
+      else st.s = this.breakIt.getState();
     },
     update(ctx, st) {
-      if (current && st.s !== current.getState()) current.setState(st.s);
+      if (!this.breakIt) return;
+      if (st.s !== this.breakIt.getState()) this.breakIt.setState(st.s);
+      // The cards keep their results; publish them again (the one drawn last, last).
+      for (const [bug, run] of this.breakIt.runs) if (run) ctx.publish(`brk.${bug}`, run);
     },
   };
 }

@@ -57,11 +57,12 @@ export const oneQuery = {
     const o = this.out;
     ctx.slot(this.id, 'steps').replaceChildren(
       h('ol', { class: 'steps' },
-        h('li', {}, h('strong', { text: 'Compare. ' }), 'Dot product of q with each key: ', o.dots),
-        h('li', {}, h('strong', { text: 'Scale. ' }), 'Divide by √d', h('sub', { text: 'k' }),
+        // data-panel: which of the widget's panels (its `show` attribute) a step belongs to.
+        h('li', { 'data-panel': 'scores' }, h('strong', { text: 'Compare. ' }), 'Dot product of q with each key: ', o.dots),
+        h('li', { 'data-panel': 'scores' }, h('strong', { text: 'Scale. ' }), 'Divide by √d', h('sub', { text: 'k' }),
           ' = √2 ≈ 1.414 (each key has two entries): ', o.scaled, ' ', o.maskNote),
-        h('li', {}, h('strong', { text: 'Normalise. ' }), 'Softmax turns the scores into shares that add up to 1: ', o.weights),
-        h('li', {}, h('strong', { text: 'Mix. ' }), 'Weight each value by its share and add: ', o.mix, ' = ', o.output),
+        h('li', { 'data-panel': 'weights' }, h('strong', { text: 'Normalise. ' }), 'Softmax turns the scores into shares that add up to 1: ', o.weights),
+        h('li', { 'data-panel': 'output' }, h('strong', { text: 'Mix. ' }), 'Weight each value by its share and add: ', o.mix, ' = ', o.output),
       ),
       this.status.node,
     );
@@ -77,6 +78,7 @@ export const oneQuery = {
     }));
     if (!res) return;
     const { raw, main } = res;
+    ctx.publish(`${this.prefix}.main`, main);
     const o = this.out;
     o.dots.textContent = fmtVec(raw.scores.data, 3);
     o.scaled.textContent = fmtVec(main.scores.data, 3);
@@ -129,6 +131,7 @@ export const threeByThree = {
     }));
     if (!res) return;
     const { main, sums } = res;
+    ctx.publish(`${this.prefix}.main`, main);
     heatmap(ctx.slot(this.id, 'weights'), {
       name: 'ex-weights', values: main.weights.data, rows: 3, cols: 3, digits: 4,
       rowLabel: queryLabel, colLabel: keyLabel, caption: 'Attention weights: one row per query, one column per key',

@@ -16,10 +16,13 @@ export function resized(m, rows, cols, fill) {
     (m && i < m.length && j < m[i].length ? m[i][j] : fill(i, j))));
 }
 
-/** Keep one multi-head module per configuration; free the previous one. */
-function mhaCache() {
+/**
+ * Keep one multi-head module per configuration; free the previous one.
+ * cache.free() releases the last one (a widget leaving the page).
+ */
+export function mhaCache() {
   let key = null, mha = null;
-  return (lab, config) => {
+  const cache = (lab, config) => {
     const k = JSON.stringify(config);
     if (k !== key) {
       const next = lab.createMultiHeadAttention(config); // may throw: keep the old one then
@@ -29,6 +32,12 @@ function mhaCache() {
     }
     return mha;
   };
+  cache.free = () => {
+    if (mha) mha.free();
+    mha = null;
+    key = null;
+  };
+  return cache;
 }
 
 /** One heatmap per head of weights (1, H, Tq, Tk) for batch 0. */
@@ -85,6 +94,7 @@ export const shapes = {
     }));
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    this.mha?.free(); // mounted again (a new state): give back the old module
     this.mha = mhaCache();
   },
 
@@ -96,6 +106,7 @@ export const shapes = {
       return mha.forward(x);
     });
     if (!res) return;
+    ctx.publish(`${this.prefix}.main`, res);
     // Shapes reported by the core, and the per-head shapes read off them.
     const [B, H, T] = res.weights.shape;
     const Cout = res.output.shape[2];
@@ -198,6 +209,7 @@ export const selfCross = {
 
   mount(ctx, st) {
     const commit = () => ctx.commit(this.prefix);
+    this.mha?.free(); // mounted again (a new state): give back the old module
     this.mha = mhaCache();
     ctx.slot(this.id, 'controls').replaceChildren(
       radios({ legend: 'Where keys and values come from', name: 'cross-mode', value: st.mode,
@@ -260,6 +272,7 @@ export const selfCross = {
       return mha.forward(query, source, { keyPaddingMask: { data: st.pad[0].map(Number), shape: [1, st.tk] } });
     });
     if (!res) return;
+    ctx.publish(`${this.prefix}.main`, res);
     const Tk = res.weights.shape[3];
     headHeatmaps(ctx.slot(this.id, 'weights'), {
       weights: res.weights, name: 'cross-weights',
@@ -311,6 +324,7 @@ export const multiHead = {
 
   mount(ctx, st) {
     const commit = () => ctx.commit(this.prefix);
+    this.mha?.free(); // mounted again (a new state): give back the old module
     this.mha = mhaCache();
     const seedField = numberField({ label: 'Weight seed', name: 'mha-seed', value: st.seed, integer: true, min: 0, max: 999999, size: 'sm',
       onValue: (v) => { st.seed = v; commit(); } });
@@ -357,6 +371,7 @@ export const multiHead = {
       return mha.forward(oneHot(st.tokens[0], st.dmodel, st.size), undefined, { causal: st.causal });
     });
     if (!res) return;
+    ctx.publish(`${this.prefix}.main`, res);
     const [, H, T] = res.weights.shape;
     const C = res.output.shape[2];
     ctx.slot(this.id, 'summary').replaceChildren(h('p', { class: 'readout' },

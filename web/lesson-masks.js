@@ -87,6 +87,7 @@ export const masks = {
     const causal = ctx.core(this.causalStatus, () => ctx.lab.sdpa(zeros([], st.ct), zeros([], st.ct), zeros([], st.ct), { mask: cm }),
       [ctx.slot(this.id, 'causal')]);
     if (causal) {
+      ctx.publish(`${this.prefix}.causal`, causal);
       const host = ctx.slot(this.id, 'causal');
       const maskHost = h('div'), weightHost = h('div');
       maskGrid(maskHost, { name: 'mask-causal', rows: st.ct, cols: st.ct, get: (i, j) => cm.data[i * st.ct + j],
@@ -119,6 +120,7 @@ export const masks = {
       this.drawCustomResult(ctx, st);
       return;
     }
+    ctx.publish(`${this.prefix}.padding`, out);
     const maps = [0, 1].map((b) => {
       const mapHost = h('div');
       heatmap(mapHost, { name: `mask-combined-${b}`, values: out.weights.data.subarray(b * 25, (b + 1) * 25), rows: 5, cols: 5, digits: 3,
@@ -136,6 +138,7 @@ export const masks = {
     const out = ctx.core(this.customStatus, () => ctx.lab.sdpa(tensor(ex.q), tensor(ex.k), tensor(ex.v),
       { mask: { data: st.custom.flat(), shape: [3, 3] } }), [host]);
     if (!out) return;
+    ctx.publish(`${this.prefix}.custom`, out);
     const mapHost = h('div');
     heatmap(mapHost, { name: 'mask-custom-weights', values: out.weights.data, rows: 3, cols: 3, digits: 4,
       blocked: (i, j) => !st.custom[i][j], rowLabel: queryLabel, colLabel: keyLabel,
@@ -192,6 +195,7 @@ export const observability = {
       return ctx.lab.sdpa(q, tensor(ex.k), tensor(ex.v), opts);
     }, [host, ctx.slot(this.id, 'weights')]);
     if (!res) return;
+    ctx.publish(`${this.prefix}.main`, res);
     const s = res.stats;
     const rows = [
       ['max |score| before softmax', fmt(s.maxAbsScore, 3), 'obs-maxscore',
@@ -299,6 +303,7 @@ export const conventions = {
     const misuseHost = ctx.slot(this.id, 'misuse');
     const misuse = ctx.core(this.status, () => ctx.lab.sdpa(zeros([], T), zeros([], T), zeros([], T), { mask: blocked }), [], { keepNote: false });
     if (misuse) {
+      ctx.publish(`${this.prefix}.misuse`, misuse);
       const mapHost = h('div');
       heatmap(mapHost, { name: 'conv-misuse', values: misuse.weights.data, rows: T, cols: T, digits: 3,
         blocked: (i, j) => !at(blocked, i, j), rowLabel: queryLabel, colLabel: keyLabel,

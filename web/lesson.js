@@ -10,22 +10,24 @@
 //   dependsOn prefixes of other sections whose state this one reads
 //   mount(ctx, state)          build controls from the state
 //   update(ctx, state, detail) ask the core and redraw the results
+// Sections find their elements through ctx (ctx.slot, ctx.node), never in
+// `document` directly: lesson-context.js builds ctx for a root, which is the
+// document here and a shadow root in the <attention-lab> element.
 //
 // The "Break it" section (issue 5) plugs in the same way: give
-// <section id="break-it"> a data-module attribute naming a module in this
-// folder (e.g. data-module="breakit.js") that exports either `section` or
-// `makeSection({ HashError })`. Without the attribute (or without the
+// <section id="break-it"> a data-module attribute naming a module listed in
+// PLUGINS below (e.g. data-module="breakit.js") that exports either `section`
+// or `makeSection({ HashError })`. Without the attribute (or without the
 // section) nothing is loaded.
 
-import {
-  loadAttention, AttentionError, causalMask, paddingMask,
-  blockedFromAllowed, allowedFromBlocked, additiveFromAllowed,
-} from './attention.js';
-import { h } from './lesson-ui.js';
-import { codec, decodeHash, encodeHash, defaultSectionState, HashError } from './lesson-state.js';
-import { basicSections } from './lesson-basics.js';
-import { shapes, selfCross, multiHead } from './lesson-heads.js';
-import { masks, observability, conventions } from './lesson-masks.js';
+import { loadAttention } from './attention.js';
+import { decodeHash, encodeHash, defaultSectionState, codec, HashError } from './lesson-state.js';
+import { LESSON_SECTIONS, createLessonContext, instantiateSection, markScrollBoxes } from './lesson-context.js';
+
+/** Modules a section may name in data-module. Literal imports, so that a bundler can inline them. */
+const PLUGINS = {
+  'breakit.js': () => import('./breakit.js'),
+};
 
 /**
  * Open disclosures (the quiz answers, the warm-up, the long output table) are
@@ -53,7 +55,7 @@ const disclosures = {
   update() {},
 };
 
-const SECTIONS = [...basicSections, shapes, masks, selfCross, multiHead, observability, conventions, disclosures];
+const SECTIONS = [...LESSON_SECTIONS.map(instantiateSection), disclosures];
 
 const notice = document.getElementById('notice');
 const bootStatus = document.getElementById('boot-status');
@@ -71,8 +73,8 @@ notice.querySelector('button').addEventListener('click', () => { notice.hidden =
 async function main() {
   const breakIt = document.getElementById('break-it');
   const breakItModule = breakIt ? breakIt.dataset.module || '' : '';
-  if (/^[a-z][a-z0-9-]*\.js$/.test(breakItModule)) { // a module in this folder, nothing else
-    const mod = await import(`./${breakItModule}`);
+  if (Object.hasOwn(PLUGINS, breakItModule)) {
+    const mod = await PLUGINS[breakItModule]();
     const section = mod.section || (mod.makeSection && mod.makeSection({ HashError }));
     if (section) SECTIONS.push(section);
   }
@@ -89,81 +91,19 @@ async function main() {
     return;
   }
 
-  const ctx = {
+  const lessonMain = document.querySelector('main');
+  const ctx = createLessonContext({
+    root: document,
     lab,
-    api: { causalMask, paddingMask, blockedFromAllowed, allowedFromBlocked, additiveFromAllowed },
-    states: {},
-    view: null,
+    sections: present,
+    onCommit: () => writeHash(),
+  });
 
-    slot(id, name) {
-      const node = document.querySelector(`#${id} [data-slot="${name}"]`);
-      if (!node) throw new Error(`index.html has no data-slot="${name}" in #${id}`);
-      return node;
-    },
-
-    /**
-     * Run a call to the core. An AttentionError is shown in `status` (the
-     * last valid drawing stays, marked stale) and null is returned; any other
-     * error is a bug in this page and is rethrown.
-     */
-    core(status, fn, staleHosts = [], { keepNote = true } = {}) {
-      try {
-        const result = fn();
-        status.clear();
-        for (const node of staleHosts) node.classList.remove('stale');
-        return result;
-      } catch (err) {
-        if (!(err instanceof AttentionError)) throw err;
-        status.show(`${err.code}: ${err.message}${keepNote ? '. The results shown are still those of the last valid input.' : ''}`);
-        for (const node of staleHosts) node.classList.add('stale');
-        return null;
-      }
-    },
-
-    /** A section's state changed: redraw it and the sections that read it, then save the hash. */
-    commit(prefix, detail) {
-      const redrawn = [];
-      for (const section of present) {
-        if (section.prefix === prefix) section.update(ctx, ctx.states[prefix], detail);
-        else if (section.dependsOn && section.dependsOn.includes(prefix)) section.update(ctx, ctx.states[section.prefix]);
-        else continue;
-        redrawn.push(document.getElementById(section.id));
-      }
-      writeHash();
-      markScrollBoxes(redrawn);
-    },
-  };
-
-  /**
-   * A box that scrolls sideways (a wide heatmap or table on a phone) must be
-   * reachable by keyboard: give it a tab stop and a name, only while it
-   * actually overflows and holds nothing focusable itself.
-   */
-  function markScrollBoxes(roots = [document.querySelector('main')]) {
-    for (const box of roots.flatMap((root) => [...root.querySelectorAll('.grid-wrap, .heatmap-wrap')])) {
-      const overflows = box.scrollWidth > box.clientWidth + 1;
-      const hasFocusable = box.querySelector('input, button, select, a[href]') !== null;
-      if (overflows && !hasFocusable) {
-        if (!box.hasAttribute('tabindex')) {
-          const label = box.closest('figure, [data-slot], section')?.querySelector('figcaption, caption, h2, h3');
-          box.setAttribute('tabindex', '0');
-          box.setAttribute('role', 'region');
-          box.setAttribute('aria-label', `${label ? label.textContent.trim() : 'Table'} (scrolls sideways)`);
-          box.dataset.autoScroll = '1';
-        }
-      } else if (box.dataset.autoScroll) {
-        box.removeAttribute('tabindex');
-        box.removeAttribute('role');
-        box.removeAttribute('aria-label');
-        delete box.dataset.autoScroll;
-      }
-    }
-  }
   let resizePending = false;
   window.addEventListener('resize', () => {
     if (resizePending) return;
     resizePending = true;
-    requestAnimationFrame(() => { resizePending = false; markScrollBoxes(); });
+    requestAnimationFrame(() => { resizePending = false; markScrollBoxes([lessonMain]); });
   });
 
   function writeHash() {
@@ -187,15 +127,14 @@ async function main() {
     for (const section of present) {
       ctx.states[section.prefix] = (decoded && decoded.sections[section.prefix]) || defaultSectionState(section);
     }
-    for (const section of present) section.mount(ctx, ctx.states[section.prefix]);
-    for (const section of present) section.update(ctx, ctx.states[section.prefix]);
+    ctx.mountAll();
     markNav();
   }
 
   const decoded = readHash();
   applyState(decoded);
   writeHash();
-  markScrollBoxes();
+  markScrollBoxes([lessonMain]);
 
   bootStatus.textContent = `Computed live by the attention core (${lab.simd ? 'WebAssembly SIMD' : 'WebAssembly, scalar'} build).`;
   document.getElementById('engine').textContent = lab.simd ? 'WebAssembly SIMD128 build' : 'scalar WebAssembly build';
@@ -274,7 +213,7 @@ async function main() {
     }
     applyState(next);
     writeHash();
-    markScrollBoxes();
+    markScrollBoxes([lessonMain]);
     scrollToView();
   });
 

@@ -1,0 +1,610 @@
+// Every way to embed attention-lab (issue 6), in Debian's Chromium:
+// the <attention-lab> element on hostile, plain, strict-CSP and
+// cross-origin pages; the iframe (embed.html) talking to a parent on another
+// origin; dist/attention-lab.html from file:// with the network blocked; the
+// demo course page under axe-core (with screenshots at 1280 and 390 px in
+// tests/screenshots/); and the README's snippets pasted into a fresh page.
+//
+// Numbers shown by a widget are compared with the core run here in Node
+// (web/attention.js) on the inputs read back from the widget.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { cp, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { launchBrowser, openPage, startServer } from './helpers/browser.mjs';
+import { loadAttention } from '../web/attention.js';
+import { dist } from '../web/dist.mjs';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+const AXE = fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.meta.url));
+const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
+
+let lab, server, browser;
+before(async () => {
+  lab = await loadAttention();
+  await dist(); // dist/ for the single-file and README tests (esbuild: well under a second)
+  server = await startServer({ root: ROOT }); // repo root: tests/fixtures/ and web/
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+// ---------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------
+
+function assertClean(problems, where) {
+  assert.deepEqual(problems.pageErrors, [], `${where}: page errors`);
+  assert.deepEqual(problems.consoleErrors, [], `${where}: console errors`);
+  assert.deepEqual(problems.foreignRequests, [], `${where}: requests to another origin`);
+}
+
+/**
+ * Compare numbers a widget shows (rounded to `digits`) with the core's. On
+ * failure, name the first mismatching entries and the max difference.
+ */
+function checkShown(label, shown, expected, digits) {
+  const exp = Array.from(expected);
+  const got = shown.map((t) => Number(t.trim().replace('−', '-')));
+  assert.equal(got.length, exp.length, `${label}: the widget shows ${got.length} numbers, the core returned ${exp.length}`);
+  const tol = 0.5 * 10 ** -digits + 1e-5;
+  const bad = [];
+  let maxDiff = 0;
+  got.forEach((g, i) => {
+    const diff = Math.abs(g - exp[i]);
+    maxDiff = Math.max(maxDiff, diff);
+    if (!(diff <= tol)) bad.push(`[${i}] widget ${shown[i]} vs core ${exp[i]} (diff ${diff})`);
+  });
+  assert.ok(bad.length === 0, `${label}: ${bad.length} of ${exp.length} entries differ beyond ${tol}; max diff ${maxDiff}\n  ${bad.slice(0, 6).join('\n  ')}`);
+}
+
+/** Playwright's CSS selectors pierce open shadow roots, so `scope` may be a widget. */
+const heat = (scope, name) => scope.locator(`[data-heatmap="${name}"] .hm-cell:not(.hm-extra)`).allTextContents();
+
+async function readGrid(scope, name) {
+  const cells = await scope.locator(`[data-grid="${name}"] input`).evaluateAll((ns) => ns.map((n) => [Number(n.dataset.row), Number(n.dataset.col), n.value]));
+  const m = [];
+  for (const [i, j, v] of cells) (m[i] ??= [])[j] = Number(v);
+  return m;
+}
+
+/** The 3×3 preset's weights, against the core on the widget's own inputs. */
+async function expectExWeights(scope, label) {
+  const q = await readGrid(scope, 'ex-q'), k = await readGrid(scope, 'ex-k'), v = await readGrid(scope, 'ex-v');
+  const r = lab.sdpa(q, k, v);
+  checkShown(label, await heat(scope, 'ex-weights'), r.weights.data, 4);
+  return r;
+}
+
+async function typeInto(page, locator, text) {
+  await locator.focus();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type(text);
+}
+
+async function openFixture(name, { viewport, origin = server.url } = {}) {
+  const session = await openPage(browser, origin, viewport ? { viewport } : {});
+  await session.page.goto(`${origin}tests/fixtures/${name}`);
+  return session;
+}
+
+const whenReady = (locator) => locator.evaluate((el) => el.ready);
+
+/** Add a widget to tests/fixtures/host.html with these attributes; returns its locator. */
+async function addWidget(page, id, attrs) {
+  await page.evaluate(({ id, attrs }) => {
+    const el = document.createElement('attention-lab');
+    el.id = id;
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+    document.getElementById('widgets').append(el);
+  }, { id, attrs });
+  const widget = page.locator(`#${id}`);
+  await whenReady(widget);
+  return widget;
+}
+
+async function runAxe(frameOrPage, where) {
+  await frameOrPage.addScriptTag({ path: AXE });
+  const violations = await frameOrPage.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
+  });
+  assert.deepEqual(violations, [], `${where}: axe-core violations:\n${JSON.stringify(violations, null, 1)}`);
+}
+
+// ---------------------------------------------------------------------------
+// The element
+// ---------------------------------------------------------------------------
+
+test('on a hostile-CSS page the element renders, recomputes an edited cell, and nothing leaks either way', async () => {
+  const { context, page, problems } = await openFixture('hostile.html');
+  const widget = page.locator('attention-lab');
+  await whenReady(widget);
+
+  // It renders: the weights are there, visible, and equal to the core's.
+  const cell = widget.locator('[data-heatmap="ex-weights"] .hm-cell').first();
+  const box = await cell.boundingBox();
+  assert.ok(box && box.width > 20 && box.height > 10, `a weight cell is drawn (${JSON.stringify(box)})`);
+  await expectExWeights(widget, 'defaults');
+
+  // The page's rules do not reach inside: tables shown, inputs at the widget's size, text not red.
+  const inside = await widget.evaluate((el) => {
+    const root = el.shadowRoot;
+    const css = (sel) => getComputedStyle(root.querySelector(sel));
+    return {
+      table: css('table.grid-edit').display,
+      inputFont: css('input.num').fontSize,
+      labelColour: css('.al-label').color,
+      headColour: css('.hm-head').color,
+      rootFont: css('.al-root').fontSize,
+    };
+  });
+  assert.equal(inside.table, 'table', 'table { display: none } stays outside');
+  assert.equal(inside.inputFont, '15.2px', 'input { font-size: 40px } stays outside (0.95 × 16 px)');
+  assert.notEqual(inside.labelColour, 'rgb(255, 0, 0)', 'div { color: red !important } stays outside');
+  assert.notEqual(inside.headColour, 'rgb(255, 0, 0)');
+  assert.equal(inside.rootFont, '16px');
+
+  // Editing a cell recomputes the shown weights.
+  const before = await heat(widget, 'ex-weights');
+  await typeInto(page, widget.locator('[data-grid="ex-q"] input[data-row="0"][data-col="0"]'), '3');
+  await typeInto(page, widget.locator('[data-grid="ex-k"] input[data-row="2"][data-col="1"]'), '-2');
+  const r = await expectExWeights(widget, 'after editing');
+  assert.notDeepEqual(await heat(widget, 'ex-weights'), before, 'the weights changed');
+  assert.equal(r.weights.shape.join(), '3,3');
+
+  // And nothing leaks out: the page keeps its own (hostile) look, and gained no stylesheet.
+  const outside = await page.evaluate(() => ({
+    text: getComputedStyle(document.querySelector('.host-text')).color,
+    input: getComputedStyle(document.querySelector('.host-input')).fontSize,
+    table: getComputedStyle(document.querySelector('.host-table')).display,
+    sheets: document.styleSheets.length,
+    adopted: document.adoptedStyleSheets.length,
+    styles: document.querySelectorAll('style').length,
+  }));
+  assert.deepEqual(outside, { text: 'rgb(255, 0, 0)', input: '40px', table: 'none', sheets: 1, adopted: 0, styles: 0 });
+  assertClean(problems, 'hostile page');
+  await context.close();
+});
+
+test('two widgets on one page share one core and stay independent', async () => {
+  const { context, page, problems } = await openFixture('host.html');
+  const wasm = [];
+  page.on('request', (req) => { if (req.url().endsWith('.wasm')) wasm.push(req.url()); });
+  const a = await addWidget(page, 'a', { preset: 'three-by-three' });
+  const b = await addWidget(page, 'b', { preset: 'three-by-three' });
+  const c = await addWidget(page, 'c', { preset: 'custom-mask' });
+  assert.equal(wasm.length, 1, `one wasm download for three widgets (${wasm})`);
+
+  const bBefore = await heat(b, 'ex-weights');
+  await typeInto(page, a.locator('[data-grid="ex-q"] input[data-row="1"][data-col="1"]'), '4');
+  await expectExWeights(a, 'widget a after its edit');
+  await expectExWeights(b, 'widget b');
+  assert.deepEqual(await heat(b, 'ex-weights'), bBefore, 'widget b did not change');
+  assert.match(await a.evaluate((el) => el.state), /^ex\.q=1,0,1,0;0,4,0,1;1,1,0,0$/);
+  assert.equal(await b.evaluate((el) => el.state), '');
+
+  // Ids inside each shadow root repeat across widgets without clashing.
+  await b.locator('[data-grid="ex-v"] input[data-row="0"][data-col="0"]').fill('-3');
+  await expectExWeights(b, 'widget b after its own edit');
+  assert.match(await b.evaluate((el) => el.state), /^ex\.v=-3,0;0,10;5,5$/);
+  assert.match(await a.evaluate((el) => el.state), /^ex\.q=/);
+
+  // The custom-mask widget reads the 3×3 example of its own state, not a's.
+  const mask = c.locator('[data-mask="mask-custom"] button[data-row="0"][data-col="1"]');
+  await mask.click();
+  const custom = await c.locator('[data-mask="mask-custom"] button').evaluateAll((ns) => ns.map((n) => n.getAttribute('aria-pressed') === 'true'));
+  const r = lab.sdpa([[1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0]], [[1, 0, 0, 0], [0, 1, 0, 0], [1, 1, 0, 0]], [[10, 0], [0, 10], [5, 5]],
+    { mask: { data: custom, shape: [3, 3] } });
+  checkShown('custom-mask widget', await heat(c, 'mask-custom-weights'), r.weights.data, 4);
+  assert.equal(await c.evaluate((el) => el.state), 'mask.custom=101;111;111');
+
+  // A widget that leaves the page frees its core modules and can come back.
+  const d = await addWidget(page, 'd', { preset: 'multi-head' });
+  await d.evaluate((el) => { const parent = el.parentNode; el.remove(); parent.append(el); });
+  await page.waitForFunction(() => document.querySelector('#d').shadowRoot.querySelectorAll('[data-heatmap^="mha-weights-h"]').length === 4);
+  assertClean(problems, 'two widgets');
+  await context.close();
+});
+
+test('changing an attribute updates the widget; state, events and read-only mode', async () => {
+  const { context, page, problems } = await openFixture('host.html');
+  await page.evaluate(() => {
+    window.changes = [];
+    document.addEventListener('attention-change', (e) => window.changes.push({
+      preset: e.detail.preset, state: e.detail.state, weights: e.detail.weights && Array.from(e.detail.weights.data), shape: e.detail.weights?.shape,
+    }));
+  });
+  const w = await addWidget(page, 'w', { preset: 'multi-head', heads: '2' });
+  const mapCount = () => w.locator('.head-map').count();
+  assert.equal(await mapCount(), 2, 'heads="2": two head maps');
+
+  const expectMha = async (label) => {
+    const num = async (name) => Number(await w.locator(`input[data-field="${name}"]`).inputValue());
+    const dModel = await num('mha-dmodel'), numHeads = await num('mha-heads'), seed = await num('mha-seed'), size = await num('mha-size');
+    const tokens = (await readGrid(w, 'mha-tokens'))[0];
+    const x = new Float32Array(tokens.length * dModel);
+    tokens.forEach((id, t) => { x[t * dModel + (id % dModel)] = size; }); // the lesson's toy one-hot embedding
+    const mha = lab.createMultiHeadAttention({ dModel, numHeads, seed });
+    const r = mha.forward({ data: x, shape: [1, tokens.length, dModel] });
+    mha.free();
+    const [, H, T] = r.weights.shape;
+    for (let h = 0; h < H; h++) {
+      checkShown(`${label}, head ${h + 1}`, await heat(w, `mha-weights-h${h}`), r.weights.data.subarray(h * T * T, (h + 1) * T * T), 2);
+    }
+    return r;
+  };
+  await expectMha('heads 2');
+
+  await w.evaluate((el) => el.setAttribute('seq-len', '3'));
+  assert.equal(await w.locator('input[data-field="mha-t"]').inputValue(), '3');
+  assert.equal((await heat(w, 'mha-weights-h0')).length, 9, 'seq-len="3": 3 × 3 maps');
+  const r3 = await expectMha('seq-len 3');
+  const last = await page.evaluate(() => window.changes.at(-1));
+  assert.equal(last.state, 'mha.heads=2&mha.t=3');
+  assert.deepEqual(last.shape, [1, 2, 3, 3]);
+  checkShown('attention-change detail', last.weights.map(String), r3.weights.data, 6);
+
+  await w.evaluate((el) => el.setAttribute('heads', '8'));
+  assert.equal(await mapCount(), 8);
+  await w.evaluate((el) => el.setAttribute('heads', '5')); // 32 does not split into 5 heads: the core says so
+  assert.match(await w.locator('[data-slot="status"]').textContent(), /HEADS_DO_NOT_DIVIDE/);
+  await w.evaluate((el) => el.setAttribute('heads', '99')); // out of the field's range: ignored, and said
+  assert.match(await w.locator('.al-status').textContent(), /heads="99" was ignored/);
+
+  // show: only the weights.
+  assert.equal(await w.locator('details.more').isVisible(), true);
+  await w.evaluate((el) => el.setAttribute('show', 'weights'));
+  assert.equal(await w.locator('details.more').isVisible(), false, 'the output is hidden');
+  assert.equal(await w.locator('.head-map').first().isVisible(), true);
+
+  // theme.
+  await w.evaluate((el) => el.setAttribute('theme', 'dark'));
+  assert.equal(await w.locator('.al-root').evaluate((n) => getComputedStyle(n).backgroundColor), 'rgb(32, 33, 39)');
+  await w.evaluate((el) => el.setAttribute('theme', 'light'));
+  const background = () => w.locator('.al-root').evaluate((n) => getComputedStyle(n).backgroundColor);
+  assert.equal(await background(), 'rgb(255, 255, 255)');
+  await w.evaluate((el) => el.setAttribute('theme', 'auto'));
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.waitForFunction(() => document.querySelector('#w').shadowRoot.querySelector('.al-root').classList.contains('al-dark'));
+  assert.equal(await background(), 'rgb(32, 33, 39)', 'theme="auto" follows a dark system setting');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.waitForFunction(() => !document.querySelector('#w').shadowRoot.querySelector('.al-root').classList.contains('al-dark'));
+
+  // preset, then state (the page's URL-hash text), then .state.
+  await w.evaluate((el) => el.setAttribute('preset', 'three-by-three'));
+  await expectExWeights(w, 'preset three-by-three');
+  await w.evaluate((el) => el.setAttribute('state', 'view=masks&ex.q=2,0,1,0;0,1,0,1;1,1,0,5'));
+  assert.deepEqual(await readGrid(w, 'ex-q'), [[2, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 5]]);
+  await expectExWeights(w, 'state attribute');
+  await w.evaluate((el) => { el.state = 'ex.k=0,0,0,1;0,1,0,0;1,1,0,0'; });
+  assert.deepEqual((await readGrid(w, 'ex-k'))[0], [0, 0, 0, 1]);
+  await expectExWeights(w, '.state');
+  assert.match(await w.evaluate((el) => el.state), /ex\.k=0,0,0,1;0,1,0,0;1,1,0,0/);
+  const refused = await w.evaluate((el) => { try { el.state = 'ex.q=<img src=x>'; return null; } catch (err) { return err.message; } });
+  assert.match(refused, /cannot be used/);
+  assert.deepEqual((await readGrid(w, 'ex-k'))[0], [0, 0, 0, 1], 'a refused state changes nothing');
+  await w.evaluate((el) => el.setAttribute('state', 'nonsense=1'));
+  assert.match(await w.locator('.al-status').textContent(), /could not be used/);
+
+  // editable="false": fields become read-only, and typing changes nothing.
+  await w.evaluate((el) => { el.removeAttribute('state'); el.setAttribute('editable', 'false'); });
+  const input = w.locator('[data-grid="ex-q"] input[data-row="0"][data-col="0"]');
+  assert.equal(await input.evaluate((n) => n.readOnly), true);
+  await input.focus();
+  await page.keyboard.type('9');
+  assert.equal(await input.inputValue(), '1');
+  await w.evaluate((el) => el.setAttribute('editable', 'true'));
+  assert.equal(await input.evaluate((n) => n.readOnly), false);
+
+  // Every preset draws, and its attention-change carries the core's tensors.
+  await w.evaluate((el) => { el.removeAttribute('heads'); el.removeAttribute('seq-len'); el.removeAttribute('show'); });
+  const presets = ['two-keys', 'one-query', 'three-by-three', 'why-scale', 'shapes', 'masks', 'causal', 'padding', 'custom-mask',
+    'cross', 'self-cross', 'multi-head', 'observability', 'conventions', 'break-it', 'break-it:inverted-mask'];
+  for (const preset of presets) {
+    await w.evaluate((el, p) => el.setAttribute('preset', p), preset);
+    const change = await page.evaluate(() => window.changes.at(-1));
+    assert.equal(change.preset, { 'one-query': 'two-keys', 'self-cross': 'cross' }[preset] ?? preset, 'aliases are resolved');
+    assert.equal(await w.locator('.al-status').isVisible(), false, `${preset}: no message`);
+    assert.ok(await w.locator('.al-section').evaluate((n) => n.childElementCount > 0), `${preset} draws`);
+    // why-scale has no weights; conventions starts with a mask the core refuses (its lesson point).
+    if (!['why-scale', 'conventions'].includes(preset)) assert.ok(change.weights?.length > 0, `${preset}: attention-change has weights`);
+    else assert.equal(change.weights, null);
+  }
+  assert.equal(await w.locator('.bk-card').count(), 1, 'break-it:<bug> shows one card');
+
+  // An unknown preset is said in words.
+  await w.evaluate((el) => el.setAttribute('preset', 'nope'));
+  assert.match(await w.locator('.al-status').textContent(), /Unknown preset "nope"/);
+  assertClean(problems, 'attributes');
+  await context.close();
+});
+
+test('keyboard only: Tab into the element, type, toggle, and the numbers follow the core', async () => {
+  const { context, page, problems } = await openFixture('host.html');
+  const w = await addWidget(page, 'k', { preset: 'two-keys' });
+  await page.locator('#before').focus();
+  await page.keyboard.press('Tab');
+  const focused = () => page.evaluate(() => {
+    let el = document.activeElement;
+    while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+    return el ? el.getAttribute('aria-label') || el.getAttribute('data-field') || el.tagName : null;
+  });
+  assert.equal(await focused(), 'Query q, row 1, column 1', 'Tab goes from the page into the widget');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('2');
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('-1.5');
+  const out = (key) => w.locator(`[data-out="${key}"]`).textContent();
+  const nums = (text) => text.replace(/[[\]]/g, '').split(',').map(String);
+  let r = lab.sdpa([[2, -1.5]], [[1, 0], [0, 1]], [[10, 0], [0, 20]]);
+  checkShown('weights after typing', nums(await out('one-weights')), r.weights.data, 3);
+  checkShown('output after typing', nums(await out('one-output')), r.output.data, 3);
+
+  // On to the checkbox by Tab alone, and Space blocks key 2.
+  for (let i = 0; i < 10 && (await focused()) !== 'one-first'; i++) await page.keyboard.press('Tab');
+  assert.equal(await focused(), 'one-first');
+  await page.keyboard.press('Space');
+  r = lab.sdpa([[2, -1.5]], [[1, 0], [0, 1]], [[10, 0], [0, 20]], { mask: [[1, 0]] });
+  assert.equal(await out('one-weights'), '[1.000, 0.000]');
+  checkShown('output with key 2 blocked', nums(await out('one-output')), r.output.data, 3);
+  assert.equal(await w.evaluate((el) => el.state), 'one.q=2,-1.5&one.first=1');
+  assertClean(problems, 'keyboard');
+  await context.close();
+});
+
+test('on a strict-CSP page: no securitypolicyviolation, and the widgets and the iframe work', async () => {
+  const strict = await startServer({ root: ROOT, headers: () => ({ 'content-security-policy': CSP }) });
+  try {
+    const { context, page, problems } = await openPage(browser, strict.url);
+    // In every frame, from the first moment (init scripts are not subject to the page's CSP).
+    await context.addInitScript(() => {
+      window.cspViolations = [];
+      document.addEventListener('securitypolicyviolation', (e) => window.cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`));
+    });
+    const violations = async (p) => (await Promise.all(p.frames().map((f) => f.evaluate(() => window.cspViolations)))).flat();
+    await page.goto(`${strict.url}tests/fixtures/csp.html`);
+    for (const id of ['ex', 'bk', 'mh']) await whenReady(page.locator(`#${id}`));
+    // The listener works: a style attribute set from script is a violation, and is seen (then forgotten).
+    await page.evaluate(() => document.body.setAttribute('style', 'color: red'));
+    await page.waitForFunction(() => window.cspViolations.length === 1);
+    assert.match((await violations(page))[0], /style-src/);
+    await page.evaluate(() => { window.cspViolations.length = 0; });
+    problems.consoleErrors.length = 0;
+    const ex = page.locator('#ex');
+    await typeInto(page, ex.locator('[data-grid="ex-v"] input[data-row="0"][data-col="1"]'), '7');
+    await typeInto(page, ex.locator('[data-grid="ex-q"] input[data-row="2"][data-col="3"]'), '2');
+    await expectExWeights(ex, 'under CSP');
+    // The styles arrived (constructable stylesheets): a styled heatmap grid and the card's colours.
+    assert.equal(await ex.locator('.heatmap').first().evaluate((n) => getComputedStyle(n).display), 'inline-grid');
+    const bk = page.locator('#bk');
+    await bk.locator('button.bk-switch').click();
+    assert.equal(await bk.locator('[data-check="rowSumsOne"]').getAttribute('data-state'), 'fail');
+    assert.notEqual(await bk.locator('td.bk-cell').first().evaluate((n) => getComputedStyle(n).backgroundColor), 'rgba(0, 0, 0, 0)');
+    assert.equal(await page.locator('#mh').locator('.head-map').count(), 2);
+    // The iframe: embed.html under the same policy.
+    const frame = page.frameLocator('#frame');
+    assert.equal(await frame.locator('[data-heatmap="mask-causal-weights"] .hm-cell').count(), 16);
+    // The lesson page itself, too.
+    const lesson = await context.newPage();
+    await lesson.goto(`${strict.url}web/index.html`);
+    await lesson.waitForSelector('html[data-ready="true"]');
+    await lesson.locator('#bk-no-scale summary').click();
+    await lesson.locator('#bk-no-scale button.bk-switch').click();
+    await page.waitForTimeout(100); // a violation event is dispatched asynchronously
+    assert.deepEqual([...await violations(page), ...await violations(lesson)], [], 'no CSP violation in the page, its iframe or the lesson');
+    assertClean(problems, 'strict CSP');
+    await context.close();
+  } finally {
+    await strict.close();
+  }
+});
+
+test('loaded from another origin with CORS headers, the element works', async () => {
+  const cdn = await startServer({ root: join(ROOT, 'dist'), headers: () => ({ 'access-control-allow-origin': '*' }) });
+  try {
+    const session = await openPage(browser, server.url);
+    const { context, page, problems } = session;
+    problems.foreignRequests = []; // this page is meant to load from the other origin
+    await context.unroute('**/*');
+    await page.goto(`${server.url}tests/fixtures/cors.html?lab=${encodeURIComponent(cdn.url)}`);
+    await page.waitForFunction(() => document.documentElement.dataset.ready);
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.ready), 'true');
+    const r = lab.sdpa([[1, 0]], [[1, 0], [0, 1]], [[10, 0], [0, 20]]);
+    const shown = (await page.locator('attention-lab [data-out="one-weights"]').textContent()).replace(/[[\]]/g, '').split(',');
+    checkShown('cross-origin widget', shown, r.weights.data, 3);
+    assert.deepEqual(problems.pageErrors, []);
+    assert.deepEqual(problems.consoleErrors, []);
+    await context.close();
+  } finally {
+    await cdn.close();
+  }
+});
+
+// ---------------------------------------------------------------------------
+// The iframe
+// ---------------------------------------------------------------------------
+
+test('the iframe posts resize and result messages to a parent on another origin, and ignores what it is sent', async () => {
+  const other = await startServer({ root: ROOT }); // another port: another origin
+  try {
+    const embedUrl = `${other.url}web/embed.html?preset=break-it:no-scale&theme=auto`;
+    const { context, page, problems } = await openPage(browser, server.url);
+    await context.unroute('**/*'); // the parent loads its iframe from the other origin on purpose
+    await page.goto(`${server.url}tests/fixtures/parent.html?embed=${encodeURIComponent(embedUrl)}`);
+    const embedOrigin = other.url.replace(/\/$/, '');
+    // The first report comes while the core loads; then the card's height.
+    await page.waitForFunction(() => window.messages.some((m) => m.data?.subject === 'lti.frameResize' && m.data.height > 300));
+    const messages = () => page.evaluate(() => window.messages);
+    const first = await messages();
+    const resize = first.findLast((m) => m.data?.type === 'attention-lab:resize');
+    const canvas = first.findLast((m) => m.data?.subject === 'lti.frameResize');
+    assert.ok(resize && canvas, 'both forms of resize message');
+    assert.equal(resize.origin, embedOrigin);
+    assert.ok(resize.fromFrame, 'sent by the iframe');
+    assert.equal(canvas.data.height, resize.data.height);
+    assert.ok(resize.data.height > 300, `the card is taller than the frame (${resize.data.height})`);
+
+    const frame = page.frameLocator('iframe');
+    const card = frame.locator('#bk-no-scale');
+
+    // The parent (or anything) posts to the iframe: nothing happens.
+    const stateBefore = await frame.locator('attention-lab').evaluate((el) => el.state);
+    await page.evaluate(() => {
+      const win = document.querySelector('iframe').contentWindow;
+      for (const data of [{ type: 'attention-lab:state', state: 'brk.s=h3-0-0-0-0-0-0-0-0-0-0-0' }, '<img src=x onerror=alert(1)>',
+        { subject: 'lti.frameResize', height: 1 }, { type: 'attention-lab:result', exercise: 'no-scale', passed: true }, null]) {
+        win.postMessage(data, '*');
+      }
+    });
+    await page.waitForTimeout(100);
+    assert.equal(await frame.locator('attention-lab').evaluate((el) => el.state), stateBefore, 'incoming messages change nothing');
+    assert.equal(await card.locator('button.bk-switch').getAttribute('aria-pressed'), 'false');
+
+    // A wrong prediction, then a right one: one result message each.
+    await card.getByLabel('Rows sum to 1').check();
+    await card.locator('button.bk-switch').click();
+    await card.getByLabel('Scores scaled by 1/√dk').check();
+    await page.waitForFunction(() => window.messages.filter((m) => m.data?.type === 'attention-lab:result').length === 2);
+    const results = (await messages()).filter((m) => m.data?.type === 'attention-lab:result');
+    assert.deepEqual(results.map((m) => m.data), [
+      { type: 'attention-lab:result', exercise: 'no-scale', passed: false },
+      { type: 'attention-lab:result', exercise: 'no-scale', passed: true },
+    ]);
+    assert.ok(results.every((m) => m.origin === embedOrigin && m.fromFrame));
+
+    // The card grew (the repair box appeared): the new height is sent.
+    const actual = await frame.locator('html').evaluate((n) => Math.ceil(n.getBoundingClientRect().height));
+    await page.waitForFunction((h) => window.messages.filter((m) => m.data?.type === 'attention-lab:resize').at(-1).data.height === h,
+      actual, { timeout: 5000 });
+    const heights = (await messages()).filter((m) => m.data?.type === 'attention-lab:resize').map((m) => m.data.height);
+    assert.ok(heights.length >= 3 && new Set(heights).size >= 3, `the height changes are reported (${heights})`);
+    assert.deepEqual(problems.pageErrors, []);
+    assert.deepEqual(problems.consoleErrors, []);
+    await context.close();
+  } finally {
+    await other.close();
+  }
+});
+
+// ---------------------------------------------------------------------------
+// The single file, the demo course page, the README
+// ---------------------------------------------------------------------------
+
+test('dist/attention-lab.html works from file:// with the network blocked', async () => {
+  const file = pathToFileURL(join(ROOT, 'dist', 'attention-lab.html')).href;
+  const context = await browser.newContext();
+  await context.setOffline(true);
+  const blocked = [];
+  await context.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.split('#')[0] === file) return route.continue();
+    blocked.push(url);
+    return route.abort();
+  });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.goto(file);
+  await page.waitForSelector('html[data-ready="true"]', { timeout: 15000 });
+  assert.match(await page.locator('#boot-status').textContent(), /Computed live by the attention core/);
+  await typeInto(page, page.locator('[data-grid="ex-q"] input[data-row="0"][data-col="2"]'), '-2');
+  await expectExWeights(page, 'single file');
+  assert.match(await page.evaluate(() => location.hash), /ex\.q=1,0,-2,0/);
+  // The full lesson, with the break-it lab.
+  assert.equal(await page.locator('main > section').count(), 11);
+  const card = page.locator('#bk-no-causal-mask');
+  await card.locator('summary').click();
+  await card.locator('button.bk-switch').click();
+  assert.equal(await card.locator('[data-check="noFutureLeak"]').getAttribute('data-state'), 'fail');
+  assert.deepEqual(blocked, [], 'no request left the file');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the demo course page: axe-core finds nothing, at 1280 px and 390 px (screenshots)', async () => {
+  await mkdir(SHOTS, { recursive: true });
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+    const { context, page, problems } = await openPage(browser, server.url, { viewport });
+    await page.goto(`${server.url}web/course-demo.html`);
+    for (const widget of await page.locator('attention-lab').all()) await whenReady(widget);
+    for (const frame of await page.locator('iframe').all()) await frame.scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => [...document.querySelectorAll('iframe')].every((f) => f.contentDocument?.querySelector('attention-lab')?.shadowRoot?.querySelector('.al-section')));
+    // Each iframe is sized to its content by the page's listener (course-demo.js): no inner scroll bar.
+    await page.waitForFunction(() => [...document.querySelectorAll('iframe')].every((f) => f.style.height !== ''
+      && Math.abs(f.getBoundingClientRect().height - f.contentDocument.documentElement.scrollHeight) <= 1), undefined, { timeout: 10000 });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `no sideways page scroll at ${viewport.width} px (${overflow} px)`);
+    // The page styles a widget through the documented hooks only: a custom property and ::part(container).
+    const brand = page.locator('attention-lab.brand .al-root');
+    assert.deepEqual(await brand.evaluate((n) => [getComputedStyle(n).borderTopWidth, getComputedStyle(n).backgroundColor]),
+      ['2px', 'rgb(255, 253, 248)']);
+    await page.screenshot({ path: `${SHOTS}course-demo-${viewport.width}.png`, fullPage: true });
+    for (const frame of page.frames().slice(1)) await frame.addScriptTag({ path: AXE });
+    await runAxe(page, `course demo at ${viewport.width} px`);
+    assertClean(problems, `course demo at ${viewport.width} px`);
+    await context.close();
+  }
+});
+
+test('the README snippets work when pasted into a fresh page', async () => {
+  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Embed in your course'), readme.indexOf('## Benchmark'));
+  const snippets = [...section.matchAll(/```html\n([\s\S]*?)```/g)].map((m) => m[1]);
+  const element = snippets.find((s) => s.includes('<attention-lab '));
+  const iframe = snippets.find((s) => s.includes('<iframe'));
+  const single = snippets.find((s) => s.includes('attention-lab.html'));
+  assert.ok(element && iframe && single, 'the element, iframe and single-file snippets are there');
+
+  // A fresh site: dist/ copied as attention-lab/, one page per snippet.
+  const site = await mkdtemp(join(tmpdir(), 'attention-lab-site-'));
+  const fresh = await startServer({ root: site });
+  try {
+    await cp(join(ROOT, 'dist'), join(site, 'attention-lab'), { recursive: true });
+    const page = (body) => `<!doctype html>\n<html lang="en">\n<head><meta charset="utf-8"><title>Course</title></head>\n<body>\n<p>Text before.</p>\n${body}\n<p>Text after.</p>\n</body>\n</html>\n`;
+    await writeFile(join(site, 'element.html'), page(element));
+    await writeFile(join(site, 'iframe.html'), page(iframe));
+    await writeFile(join(site, 'single.html'), page(single));
+    const { context, page: tab, problems } = await openPage(browser, fresh.url);
+
+    await tab.goto(`${fresh.url}element.html`);
+    const widget = tab.locator('attention-lab');
+    await whenReady(widget);
+    const T = Number(await widget.locator('input[data-field="mask-ct"]').inputValue());
+    assert.equal(T, 5, 'seq-len="5" from the snippet');
+    const z = { data: new Float32Array(T), shape: [T, 1] };
+    const causal = { data: Array.from({ length: T * T }, (_, x) => (x % T <= Math.floor(x / T) ? 1 : 0)), shape: [T, T] };
+    checkShown('element snippet', await heat(widget, 'mask-causal-weights'), lab.sdpa(z, z, z, { mask: causal }).weights.data, 3);
+
+    await tab.goto(`${fresh.url}iframe.html`);
+    // The first height comes while the core loads; wait for the widget's own.
+    await tab.waitForFunction(() => {
+      const f = document.querySelector('iframe.attention-lab');
+      return f.contentDocument?.querySelector('attention-lab')?.shadowRoot.querySelector('.al-section')
+        && Math.abs(f.getBoundingClientRect().height - f.contentDocument.documentElement.getBoundingClientRect().height) <= 1;
+    });
+    const { frameHeight, content } = await tab.evaluate(() => {
+      const f = document.querySelector('iframe.attention-lab');
+      return { frameHeight: f.getBoundingClientRect().height, content: f.contentDocument.documentElement.getBoundingClientRect().height };
+    });
+    assert.ok(Math.abs(frameHeight - Math.ceil(content)) <= 1, `the listener sized the iframe to its content (${frameHeight} vs ${content})`);
+    assert.equal(await tab.frameLocator('iframe').locator('[data-heatmap="mask-causal-weights"] .hm-cell').count(), 16);
+
+    await tab.goto(`${fresh.url}single.html`);
+    await tab.locator('a').click();
+    await tab.waitForSelector('html[data-ready="true"]');
+    await expectExWeights(tab, 'single file, linked');
+    assertClean(problems, 'README snippets');
+    await context.close();
+  } finally {
+    await fresh.close();
+    await rm(site, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,88 @@
+// Type declarations for web/attention-lab.js, the <attention-lab> custom element.
+import type { BugName, Tensor } from './attention.js';
+
+/** The parts of the lesson a widget can show. */
+export type AttentionLabPreset =
+  | 'two-keys' | 'one-query' | 'three-by-three' | 'why-scale' | 'shapes' | 'masks' | 'causal'
+  | 'padding' | 'custom-mask' | 'cross' | 'self-cross' | 'multi-head' | 'observability'
+  | 'conventions' | 'break-it' | `break-it:${BugName}`;
+
+/** The panels the `show` attribute chooses from. */
+export type AttentionLabPanel = 'scores' | 'weights' | 'output' | 'checks';
+
+export type AttentionLabTheme = 'light' | 'dark' | 'auto';
+
+/** detail of the `attention-change` event, sent after each recompute. */
+export interface AttentionChangeDetail {
+  /** The preset in use, e.g. "causal" or "break-it:no-scale" (an alias is given by its full name: one-query as two-keys). */
+  preset: AttentionLabPreset;
+  /** The state string: the same text as the lesson page's URL hash. */
+  state: string;
+  /** The weights the core returned for the preset's main result; null for why-scale, and while the core refuses the input. */
+  weights: Tensor | null;
+  /** The output the core returned, or null as for weights. */
+  output: Tensor | null;
+  /** The scaled scores before masking, where the preset computes them with lab.sdpa; otherwise null. */
+  scores: Tensor | null;
+}
+
+/** detail of the `attention-result` event: an exercise's outcome (break-it presets). */
+export interface AttentionResultDetail {
+  /** The exercise's bug name, e.g. "no-scale". */
+  exercise: BugName;
+  /** Whether the learner's predicted check was one that failed. */
+  passed: boolean;
+}
+
+/**
+ * <attention-lab preset="causal" show="weights" seq-len="5" theme="auto"></attention-lab>
+ *
+ * Attributes: preset, editable ("false" for read-only), heads, seq-len,
+ * show (space- or comma-separated panels), state, theme, label.
+ */
+export class AttentionLabElement extends HTMLElement {
+  static readonly observedAttributes: string[];
+  /** The current state string (as in the lesson page's URL hash). Setting an invalid one throws an Error. */
+  state: string;
+  /** The preset attribute ("three-by-three" when absent). */
+  preset: AttentionLabPreset | string;
+  /** Settles after the first drawing; rejects when the core or the styles cannot be loaded. */
+  readonly ready: Promise<void>;
+
+  addEventListener<K extends keyof AttentionLabEventMap>(
+    type: K, listener: (this: AttentionLabElement, event: AttentionLabEventMap[K]) => unknown,
+    options?: boolean | AddEventListenerOptions): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | AddEventListenerOptions): void;
+  removeEventListener<K extends keyof AttentionLabEventMap>(
+    type: K, listener: (this: AttentionLabElement, event: AttentionLabEventMap[K]) => unknown,
+    options?: boolean | EventListenerOptions): void;
+  removeEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | EventListenerOptions): void;
+}
+
+export interface AttentionLabEventMap extends HTMLElementEventMap {
+  'attention-change': CustomEvent<AttentionChangeDetail>;
+  'attention-result': CustomEvent<AttentionResultDetail>;
+}
+
+/** Every preset name the element accepts. */
+export const PRESET_NAMES: readonly string[];
+
+/** Where the element's stylesheets are fetched from; set before the first widget connects. */
+export const styleLocation: {
+  base: URL | string;
+  /** CSS text by file name (lesson.css, breakit.css, attention-lab.css), for bundles that inline it. */
+  inline: Record<string, string>;
+};
+
+/** The lesson's CSS adapted to a shadow root (rem → the widget's size, width media queries → container queries). */
+export function adaptCss(text: string): string;
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'attention-lab': AttentionLabElement;
+  }
+  interface HTMLElementEventMap {
+    'attention-change': CustomEvent<AttentionChangeDetail>;
+    'attention-result': CustomEvent<AttentionResultDetail>;
+  }
+}

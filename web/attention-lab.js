@@ -1,0 +1,613 @@
+/**
+ * attention-lab.js: the <attention-lab> custom element (issue 6).
+ *
+ *   <script type="module" src="attention-lab.js"></script>
+ *   <attention-lab preset="causal" show="weights" seq-len="5"></attention-lab>
+ *
+ * One part of the lesson, live, inside any page. The element draws the
+ * lesson's own section code (lesson-basics.js, lesson-heads.js,
+ * lesson-masks.js, breakit.js) into a shadow root, through a lesson context
+ * whose root is that shadow root (lesson-context.js). Every number comes
+ * from the wasm core via attention.js; all widgets on a page share one
+ * loaded core, and each has its own state.
+ *
+ * Attributes (all optional; changing one updates the widget):
+ *   preset    which part of the lesson: two-keys (alias one-query),
+ *             three-by-three (the default), why-scale, shapes, masks, causal,
+ *             padding, custom-mask, cross (alias self-cross), multi-head,
+ *             observability, conventions, break-it, or break-it:<bug> for
+ *             one exercise card (a name from BUGS in attention.js)
+ *   editable  "false" makes every control read-only (default: editable)
+ *   heads     number of heads (multi-head, shapes)
+ *   seq-len   sequence length (multi-head, shapes, causal, masks,
+ *             conventions; cross: the target length)
+ *   show      the panels to show, from scores, weights, output, checks
+ *             (space- or comma-separated; default all). Inputs always show.
+ *   state     a state string: the same text as the lesson page's URL hash
+ *             (without "#"). heads and seq-len, when given, win over it.
+ *   theme     light (default), dark, or auto (follows prefers-color-scheme)
+ *   label     the accessible name of the widget (default from the preset)
+ *
+ * Properties: `state` (get: the current state string; set: apply one,
+ * throwing an Error if it is not valid), `ready` (a Promise settled after
+ * the first drawing), `preset`.
+ *
+ * Events (bubbling, composed):
+ *   attention-change  after each recompute; detail { preset, state,
+ *                     weights, output, scores }, tensors { data:
+ *                     Float32Array, shape }, or null where the preset has
+ *                     none or while the core refuses the input
+ *   attention-result  an exercise's outcome (break-it presets): detail
+ *                     { exercise, passed }
+ *
+ * Styling: only through the CSS custom properties --attention-lab-* and the
+ * parts listed in attention-lab.css (::part(container), ::part(weights)...).
+ * Nothing inside is styled by the page, and nothing here styles the page.
+ * Styles are constructable stylesheets built from lesson.css, breakit.css
+ * and attention-lab.css, fetched next to this module, so a strict CSP
+ * (style-src 'self', no inline styles) is fine.
+ */
+
+import { loadAttention, BUGS } from './attention.js';
+import { h } from './lesson-ui.js';
+import { decodeHash, encodeHash, defaultSectionState, HashError } from './lesson-state.js';
+import { LESSON_SECTIONS, createLessonContext, instantiateSection, markScrollBoxes } from './lesson-context.js';
+import { makeSection } from './breakit.js';
+
+// ---------------------------------------------------------------------------
+// Presets: which section, which of its slots, and how they are laid out
+// ---------------------------------------------------------------------------
+
+/** A slot of the section. panel: inputs, scores, weights, output, checks, or null (always shown). */
+const slot = (name, panel = null, { cls = '', label = null } = {}) => ({ slot: name, panel, cls, label });
+const group = (cls, ...children) => ({ group: cls, children });
+/** Slots the section draws into but this preset does not show. */
+const unused = (...names) => ({ unused: names.map((name) => slot(name)) });
+const more = (summary, panel, ...children) => ({ details: summary, panel, children });
+
+const MASK_PARTS = {
+  causal: ['causal-controls', 'causal-status', 'causal'],
+  padding: ['padding-controls', 'padding', 'padding-status', 'combined'],
+  custom: ['custom', 'custom-weights', 'custom-status'],
+};
+const maskUnused = (keep) => unused(...Object.entries(MASK_PARTS).filter(([k]) => k !== keep).flatMap(([, names]) => names));
+
+const causalBlocks = [
+  slot('causal-controls', 'inputs', { cls: 'controls' }), slot('causal-status'),
+  slot('causal', 'weights', { cls: 'result two-col' }),
+];
+const paddingBlocks = [
+  slot('padding-controls', 'inputs', { cls: 'controls' }), slot('padding'), slot('padding-status'),
+  slot('combined', 'weights', { cls: 'result two-col', label: 'Weights of both sequences under causal AND padding' }),
+];
+const customBlocks = [
+  group('result two-col', slot('custom', 'inputs'), slot('custom-weights', 'weights')), slot('custom-status'),
+];
+
+/**
+ * Each preset: the section (by id), a title (the widget's accessible name),
+ * the published result its events carry, the blocks, and the state fields
+ * that the heads and seq-len attributes set.
+ */
+const PRESETS = {
+  'two-keys': {
+    section: 'one-query', title: 'One query, two keys', result: 'one.main',
+    blocks: [slot('inputs', 'inputs', { cls: 'inputs' }), slot('toggle', 'inputs'), slot('steps', null, { cls: 'result' })],
+  },
+  'three-by-three': {
+    section: 'three-by-three', title: 'The 3×3 example', result: 'ex.main',
+    blocks: [
+      slot('inputs', 'inputs', { cls: 'inputs' }), slot('status'),
+      group('result two-col',
+        slot('weights', 'weights', { label: 'Weights (rows: queries, columns: keys; the last column is each row’s sum)' }),
+        group('', slot('output', 'output'), slot('scores', 'scores'))),
+    ],
+  },
+  'why-scale': {
+    section: 'why-scale', title: 'Why divide by √d_k', result: null,
+    blocks: [
+      slot('controls', 'inputs', { cls: 'controls' }), slot('status'),
+      slot('hist', 'scores', { cls: 'result hist-pair' }), slot('peak', 'weights', { cls: 'result' }),
+    ],
+  },
+  shapes: {
+    section: 'shapes', title: 'Batches, heads and shapes', result: 'shape.main',
+    heads: ['shape', 'h'], seqLen: ['shape', 't'],
+    blocks: [
+      slot('controls', 'inputs', { cls: 'controls' }), slot('status'), slot('table', null, { cls: 'result' }),
+      slot('toggle', 'inputs'), slot('picture', null, { cls: 'result' }),
+    ],
+  },
+  masks: {
+    section: 'masks', title: 'Masks', result: 'mask.custom', seqLen: ['mask', 'ct'],
+    blocks: [...causalBlocks, ...paddingBlocks, ...customBlocks],
+  },
+  causal: {
+    section: 'masks', title: 'The causal mask', result: 'mask.causal', seqLen: ['mask', 'ct'],
+    blocks: [...causalBlocks, maskUnused('causal')],
+  },
+  padding: {
+    section: 'masks', title: 'The padding mask', result: 'mask.padding',
+    blocks: [...paddingBlocks, maskUnused('padding')],
+  },
+  'custom-mask': {
+    section: 'masks', title: 'Your own mask', result: 'mask.custom',
+    blocks: [...customBlocks, maskUnused('custom')],
+  },
+  cross: {
+    section: 'self-cross', title: 'Self-attention and cross-attention', result: 'cross.main', seqLen: ['cross', 'tq'],
+    blocks: [
+      slot('controls', 'inputs', { cls: 'controls' }), slot('inputs', 'inputs', { cls: 'inputs' }), slot('status'),
+      slot('shapes'), slot('weights', 'weights', { cls: 'result heads' }), slot('output', 'output'),
+    ],
+  },
+  'multi-head': {
+    section: 'multi-head', title: 'Multi-head attention', result: 'mha.main',
+    heads: ['mha', 'heads'], seqLen: ['mha', 't'],
+    blocks: [
+      slot('controls', 'inputs', { cls: 'controls' }), slot('tokens', 'inputs', { cls: 'inputs' }), slot('status'),
+      slot('summary'), slot('weights', 'weights', { cls: 'result heads' }),
+      more('Show the output (T × d_model)', 'output', slot('output', 'output')),
+    ],
+  },
+  observability: {
+    section: 'observability', title: 'Watching the invariants', result: 'obs.main',
+    blocks: [
+      slot('controls', 'inputs', { cls: 'controls' }), slot('status'),
+      group('result obs', slot('weights', 'weights'), slot('stats', 'checks')),
+    ],
+  },
+  conventions: {
+    section: 'conventions', title: 'Mask conventions', result: 'conv.misuse', seqLen: ['conv', 't'],
+    blocks: [
+      slot('controls', 'inputs', { cls: 'controls' }), slot('panels', 'inputs', { cls: 'result conv' }), slot('checks', 'checks'),
+      slot('misuse', 'weights', { label: 'What the core computes when this allowed mask is read as a blocked one' }),
+      slot('misuse-status'),
+    ],
+  },
+  'break-it': { section: 'break-it', title: 'Break it', result: 'last', blocks: [] },
+};
+const ALIASES = { 'one-query': 'two-keys', 'self-cross': 'cross' };
+const DEFAULT_PRESET = 'three-by-three';
+
+/** Every preset name the element accepts (break-it:<bug> for each bug). */
+export const PRESET_NAMES = Object.freeze([
+  ...Object.keys(PRESETS), ...Object.keys(ALIASES), ...BUGS.filter(Boolean).map((bug) => `break-it:${bug}`),
+]);
+
+/** The preset for an attribute value, or null when it is unknown. */
+function resolvePreset(name) {
+  const key = ALIASES[name] || name || DEFAULT_PRESET;
+  if (Object.hasOwn(PRESETS, key)) return { name: key, ...PRESETS[key] };
+  const m = /^break-it:([a-z-]+)$/.exec(key);
+  if (m && BUGS.includes(m[1])) {
+    return { ...PRESETS['break-it'], name: key, bug: m[1], title: `Break it: ${m[1]}`, result: `brk.${m[1]}` };
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------
+// State: the same text as the lesson page's URL hash
+// ---------------------------------------------------------------------------
+
+/** The page's disclosures ("ui.open"): accepted and kept, never shown in a widget. */
+const DISCLOSURE_STATE = {
+  id: 'lesson', prefix: 'ui', title: 'the open answers',
+  fields: [['open', {
+    encode: (text) => text ?? '',
+    decode(text) {
+      if (!/^[01]{0,64}$/.test(text)) throw new HashError('a list of 0 and 1 was expected');
+      return text;
+    },
+  }, () => null]],
+};
+const STATE_SECTIONS = [...LESSON_SECTIONS, makeSection({ HashError }), DISCLOSURE_STATE];
+const VIEW_IDS = [...LESSON_SECTIONS.map((s) => s.id), 'quiz', 'break-it'];
+
+function defaultStates() {
+  return Object.fromEntries(STATE_SECTIONS.map((s) => [s.prefix, defaultSectionState(s)]));
+}
+
+/** Decode a state string into states for every section; throws HashError. */
+function decodeStates(text) {
+  const decoded = decodeHash(String(text).replace(/^#/, ''), STATE_SECTIONS, VIEW_IDS);
+  const states = defaultStates();
+  Object.assign(states, decoded.sections);
+  return states;
+}
+
+/**
+ * Set one field from an attribute's text, checked by the field's own codec
+ * (so its range too). The fields after it that depend on its value (sizes)
+ * keep their values when these still fit, and take their defaults otherwise.
+ */
+function setField(states, [prefix, name], text) {
+  const section = STATE_SECTIONS.find((s) => s.prefix === prefix);
+  const st = states[prefix];
+  const at = section.fields.findIndex(([n]) => n === name);
+  const next = { ...st, [name]: section.fields[at][1].decode(String(text).trim(), st) };
+  for (const [n, fieldCodec, init] of section.fields.slice(at + 1)) {
+    try {
+      next[n] = fieldCodec.decode(fieldCodec.encode(st[n]), next);
+    } catch (err) {
+      if (!(err instanceof HashError)) throw err;
+      next[n] = init(next);
+    }
+  }
+  states[prefix] = next;
+}
+
+// ---------------------------------------------------------------------------
+// Styles: one set of constructable stylesheets for every widget
+// ---------------------------------------------------------------------------
+
+const STYLE_FILES = ['lesson.css', 'breakit.css', 'attention-lab.css'];
+
+/**
+ * Where the stylesheets come from: the folder of this module, or CSS text
+ * given directly (a bundle that inlines them).
+ */
+export const styleLocation = {
+  /** @type {URL | string} */
+  base: new URL('./', import.meta.url),
+  /** @type {Record<string, string>} file name -> CSS text */
+  inline: {},
+};
+
+let sheetsPromise = null;
+
+/**
+ * The lesson's stylesheets, adapted to a shadow root:
+ *  - rem means the page's root font size; inside the widget it means the
+ *    widget's own base size (--al-rem), so a page with html { font-size: 10px }
+ *    does not shrink the widget;
+ *  - width media queries become container queries on the widget's box, so
+ *    a widget in a narrow column gets the narrow layout.
+ */
+export function adaptCss(text) {
+  return text
+    .replace(/(-?\d*\.?\d+)rem\b/g, 'calc($1 * var(--al-rem))')
+    .replace(/@media\s*\(\s*(max|min)-width\s*:\s*([\d.]+px)\s*\)/g, '@container ($1-width: $2)');
+}
+
+function loadSheets() {
+  if (!sheetsPromise) {
+    sheetsPromise = Promise.all(STYLE_FILES.map(async (file) => {
+      let text = styleLocation.inline[file];
+      if (text === undefined) {
+        const url = new URL(file, styleLocation.base);
+        const response = await fetch(url);
+        if (!response.ok) throw new Error(`cannot load ${url} (HTTP ${response.status})`);
+        text = await response.text();
+      }
+      const sheet = new CSSStyleSheet();
+      sheet.replaceSync(adaptCss(text));
+      return sheet;
+    }));
+    sheetsPromise.catch(() => { sheetsPromise = null; }); // a failed load may be retried
+  }
+  return sheetsPromise;
+}
+
+// ---------------------------------------------------------------------------
+// The element
+// ---------------------------------------------------------------------------
+
+const PANELS = ['scores', 'weights', 'output', 'checks'];
+const OFF = new Set(['false', 'off', 'no', '0']);
+const THEMES = new Set(['light', 'dark', 'auto']);
+const LOCKED = 'data-al-locked';
+
+// In Node (server-side rendering, a test runner) there is no HTMLElement:
+// the module still loads, and defines nothing.
+const ElementBase = globalThis.HTMLElement ?? class {};
+
+export class AttentionLabElement extends ElementBase {
+  static observedAttributes = ['preset', 'editable', 'heads', 'seq-len', 'show', 'state', 'theme', 'label'];
+
+  #shadow;
+  #container;   // .al-root: theme, show and lock classes live here
+  #status;      // loading and configuration messages
+  #body;        // the preset's blocks
+  #states = defaultStates();
+  #overridesDue = true;  // heads / seq-len still to apply to #states
+  #messages = { state: '', overrides: '', preset: '' }; // what the status line says, by source
+  #preset = null;
+  #section = null;
+  #ctx = null;
+  #lab = null;
+  #booted = null;
+  #rendered = false;
+  #observer = null;
+  #darkQuery = null;
+  #onDarkChange = () => this.#applyTheme();
+  #resolveReady;
+  #rejectReady;
+
+  constructor() {
+    super();
+    this.#shadow = this.attachShadow({ mode: 'open' });
+    this.#status = h('p', { class: 'al-status', part: 'status', role: 'status', text: 'Loading the attention core…' });
+    this.#body = h('div', { class: 'al-body' });
+    this.#container = h('div', { class: 'al-root', part: 'container', role: 'group' }, this.#status, this.#body);
+    this.#shadow.append(this.#container);
+    /** Settles after the first drawing (rejects if the core or the styles cannot be loaded). */
+    this.ready = new Promise((resolve, reject) => { this.#resolveReady = resolve; this.#rejectReady = reject; });
+    this.ready.catch(() => {});
+  }
+
+  // ---- lifecycle -----------------------------------------------------------
+
+  connectedCallback() {
+    if (!this.#booted) {
+      this.#booted = Promise.all([loadAttention(), loadSheets()]).then(([lab, sheets]) => {
+        this.#lab = lab;
+        this.#shadow.adoptedStyleSheets = sheets;
+      });
+      this.#booted.catch((err) => {
+        this.#status.textContent = `attention-lab could not start: ${err.message}.`;
+        this.#status.classList.add('core-error');
+        this.#rejectReady(err);
+      });
+    }
+    this.#booted.then(() => {
+      if (this.isConnected && !this.#rendered) this.#render();
+    }, () => {});
+    this.#applyTheme();
+    this.#applyShow();
+    this.#applyEditable();
+  }
+
+  disconnectedCallback() {
+    // Give back what this widget holds: its multi-head modules in the core's
+    // memory, and its listeners. It draws itself again if it comes back.
+    this.#dispose();
+    this.#rendered = false;
+    this.#darkQuery?.removeEventListener('change', this.#onDarkChange);
+    this.#darkQuery = null;
+    this.#observer?.disconnect();
+    this.#observer = null;
+  }
+
+  attributeChangedCallback(name, oldValue, value) {
+    if (oldValue === value) return;
+    switch (name) {
+      case 'state':
+        this.#readStateAttribute();
+        this.#overridesDue = true;
+        if (this.#rendered) this.#remount();
+        break;
+      case 'heads':
+      case 'seq-len':
+        this.#overridesDue = true;
+        if (this.#rendered) this.#remount();
+        break;
+      case 'preset':
+        this.#overridesDue = true;
+        if (this.#rendered) this.#render();
+        break;
+      case 'show': this.#applyShow(); break;
+      case 'theme': this.#applyTheme(); break;
+      case 'editable': this.#applyEditable(); break;
+      case 'label': this.#applyLabel(); break;
+      default:
+    }
+  }
+
+  // ---- public properties ---------------------------------------------------
+
+  /** The current state, as the lesson page writes it in its URL hash. */
+  get state() {
+    return encodeHash(null, STATE_SECTIONS, this.#states);
+  }
+
+  /** Apply a state string. Throws an Error saying why when it is not valid; nothing changes then. */
+  set state(text) {
+    let states;
+    try {
+      states = decodeStates(text ?? '');
+    } catch (err) {
+      if (err instanceof HashError) throw new Error(`attention-lab: this state cannot be used (${err.message})`);
+      throw err;
+    }
+    this.#states = states;
+    this.#overridesDue = false;
+    this.#notice('state', '');
+    if (this.#rendered) this.#remount();
+  }
+
+  get preset() {
+    return this.getAttribute('preset') || DEFAULT_PRESET;
+  }
+
+  set preset(name) {
+    this.setAttribute('preset', name);
+  }
+
+  // ---- drawing -------------------------------------------------------------
+
+  #readStateAttribute() {
+    const text = this.getAttribute('state');
+    try {
+      this.#states = text ? decodeStates(text) : defaultStates();
+      this.#notice('state', '');
+    } catch (err) {
+      if (!(err instanceof HashError)) throw err;
+      this.#states = defaultStates();
+      this.#notice('state', `The state given to this widget could not be used (${err.message}), so it shows its defaults.`);
+    }
+  }
+
+  /** Set or clear (text '') the message from one source; the status line shows them all. */
+  #notice(source, text) {
+    this.#messages[source] = text;
+    if (!this.#rendered) return; // "Loading…" stays until the first drawing
+    const all = Object.values(this.#messages).filter(Boolean).join(' ');
+    this.#status.textContent = all;
+    this.#status.hidden = all === '';
+    this.#status.classList.toggle('core-error', all !== '');
+  }
+
+  /** heads and seq-len, where the preset has such a field. */
+  #applyOverrides() {
+    if (!this.#overridesDue || !this.#preset) return;
+    this.#overridesDue = false;
+    const problems = [];
+    for (const [attr, key] of [['heads', 'heads'], ['seq-len', 'seqLen']]) {
+      const text = this.getAttribute(attr);
+      const field = this.#preset[key];
+      if (text === null || !field) continue;
+      try {
+        setField(this.#states, field, text);
+      } catch (err) {
+        if (!(err instanceof HashError)) throw err;
+        problems.push(`${attr}="${text}" was ignored: ${err.message}.`);
+      }
+    }
+    this.#notice('overrides', problems.join(' '));
+  }
+
+  /** Build the preset's blocks and draw the section into them. */
+  #render() {
+    this.#dispose();
+    this.#rendered = true;
+    const preset = resolvePreset(this.getAttribute('preset'));
+    if (!preset) {
+      this.#preset = null;
+      this.#section = null;
+      this.#body.replaceChildren();
+      this.#notice('preset', `Unknown preset "${this.getAttribute('preset')}". Use one of: ${PRESET_NAMES.join(', ')}.`);
+      this.#resolveReady();
+      return;
+    }
+    this.#notice('preset', '');
+    this.#preset = preset;
+    this.#applyLabel();
+    const section = preset.section === 'break-it'
+      ? makeSection({
+        HashError, persist: false, compact: true, only: preset.bug ? [preset.bug] : null,
+        onResult: (detail) => this.dispatchEvent(new CustomEvent('attention-result', { detail, bubbles: true, composed: true })),
+      })
+      : instantiateSection(LESSON_SECTIONS.find((s) => s.id === preset.section));
+    this.#section = section;
+    this.#body.replaceChildren(h('div', { id: section.id, class: 'al-section' }, ...preset.blocks.map(buildBlock)));
+    this.#ctx = createLessonContext({
+      root: this.#shadow,
+      lab: this.#lab,
+      sections: [section],
+      onCommit: () => this.#changed(),
+    });
+    this.#remount();
+    this.#resolveReady();
+  }
+
+  /** Mount the section again from #states (after a new state, heads or seq-len). */
+  #remount() {
+    if (!this.#preset) return;
+    this.#applyOverrides();
+    this.#dispose();
+    this.#ctx.states = this.#states;
+    this.#ctx.mountAll();
+    markScrollBoxes([this.#body]);
+    this.#changed();
+  }
+
+  /** Free what the mounted section holds in the core (its multi-head modules). */
+  #dispose() {
+    if (this.#section && Object.hasOwn(this.#section, 'mha')) this.#section.mha.free();
+  }
+
+  #changed() {
+    this.#lockControls();
+    const result = (this.#preset.result && this.#ctx.results[this.#preset.result]) || {};
+    this.dispatchEvent(new CustomEvent('attention-change', {
+      bubbles: true,
+      composed: true,
+      detail: {
+        preset: this.#preset.name,
+        state: this.state,
+        weights: result.weights ?? null,
+        output: result.output ?? null,
+        scores: result.scores ?? null,
+      },
+    }));
+  }
+
+  // ---- presentation attributes ----------------------------------------------
+
+  #applyLabel() {
+    const label = this.getAttribute('label');
+    const title = this.#preset ? this.#preset.title : 'attention lesson';
+    this.#container.setAttribute('aria-label', label || `attention-lab: ${title}`);
+  }
+
+  #applyShow() {
+    const text = this.getAttribute('show');
+    const asked = new Set((text || '').split(/[\s,]+/).filter((p) => PANELS.includes(p)));
+    for (const panel of PANELS) this.#container.classList.toggle(`al-hide-${panel}`, asked.size > 0 && !asked.has(panel));
+  }
+
+  #applyTheme() {
+    const theme = THEMES.has(this.getAttribute('theme')) ? this.getAttribute('theme') : 'light';
+    if (theme === 'auto' && this.isConnected && !this.#darkQuery && typeof matchMedia === 'function') {
+      this.#darkQuery = matchMedia('(prefers-color-scheme: dark)');
+      this.#darkQuery.addEventListener('change', this.#onDarkChange);
+    } else if (theme !== 'auto' && this.#darkQuery) {
+      this.#darkQuery.removeEventListener('change', this.#onDarkChange);
+      this.#darkQuery = null;
+    }
+    const dark = theme === 'dark' || (theme === 'auto' && Boolean(this.#darkQuery?.matches));
+    this.#container.classList.toggle('al-dark', dark);
+  }
+
+  get #editable() {
+    const value = this.getAttribute('editable');
+    return value === null || !OFF.has(value.trim().toLowerCase());
+  }
+
+  #applyEditable() {
+    if (!this.#editable && !this.#observer && this.isConnected) {
+      // Sections redraw their controls (a mask grid after a click, a card after
+      // a change): lock whatever appears.
+      this.#observer = new MutationObserver(() => this.#lockControls());
+      this.#observer.observe(this.#body, { childList: true, subtree: true });
+    } else if (this.#editable && this.#observer) {
+      this.#observer.disconnect();
+      this.#observer = null;
+    }
+    this.#container.classList.toggle('al-readonly', !this.#editable);
+    this.#lockControls();
+  }
+
+  /** Read-only: text fields become readonly (still focusable and read out), other controls disabled. */
+  #lockControls() {
+    const lock = !this.#editable;
+    for (const control of this.#body.querySelectorAll('input, select, button, textarea')) {
+      const text = control.tagName === 'INPUT' && (control.type === 'text' || control.type === 'number');
+      if (lock && !control.hasAttribute(LOCKED)) {
+        control.setAttribute(LOCKED, '');
+        if (text) control.readOnly = true;
+        else control.disabled = true;
+      } else if (!lock && control.hasAttribute(LOCKED)) {
+        control.removeAttribute(LOCKED);
+        if (text) control.readOnly = false;
+        else control.disabled = false;
+      }
+    }
+  }
+}
+
+/** One block of a preset's layout. */
+function buildBlock(block) {
+  if (block.unused) return h('div', { class: 'al-unused', hidden: true }, ...block.unused.map(buildBlock));
+  if (block.group !== undefined) return h('div', { class: block.group || null }, ...block.children.map(buildBlock));
+  if (block.details) {
+    return h('details', { class: 'more', 'data-panel': block.panel }, h('summary', { text: block.details }), ...block.children.map(buildBlock));
+  }
+  const parts = ['panel', block.panel].filter(Boolean).join(' ');
+  const node = h('div', { class: block.cls || null, 'data-slot': block.slot, 'data-panel': block.panel, part: block.panel ? parts : null });
+  if (!block.label) return node;
+  return h('div', { 'data-panel': block.panel }, h('p', { class: 'al-label', text: block.label }), node);
+}
+
+if (globalThis.customElements && !customElements.get('attention-lab')) customElements.define('attention-lab', AttentionLabElement);

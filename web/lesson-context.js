@@ -1,0 +1,147 @@
+// The machinery shared by the lesson page (lesson.js) and the embeddable
+// element (attention-lab.js): the context object that the lesson's sections
+// are mounted and updated with.
+//
+// A context works inside one root, a Document or a ShadowRoot. A section
+// finds its live parts with ctx.slot(id, name): the element marked
+// data-slot="name" inside the element with id="id", both looked up in that
+// root and nowhere else. So the same section code draws into the page and
+// into any number of widgets, each of which has its own copy of the section
+// (instantiateSection) and its own state.
+
+import {
+  AttentionError, causalMask, paddingMask,
+  blockedFromAllowed, allowedFromBlocked, additiveFromAllowed,
+} from './attention.js';
+import { basicSections } from './lesson-basics.js';
+import { shapes, selfCross, multiHead } from './lesson-heads.js';
+import { masks, observability, conventions } from './lesson-masks.js';
+
+/** The lesson's live sections, in page order (the quiz and "Break it" are not among them). */
+export const LESSON_SECTIONS = Object.freeze([...basicSections, shapes, masks, selfCross, multiHead, observability, conventions]);
+
+/**
+ * A copy of a section object with its own per-instance fields (status
+ * lines, cached multi-head modules...). Sections keep such things on
+ * `this`, so a copy that inherits the methods is enough. Mount copies, never
+ * the exported objects themselves: a copy would inherit what was set on them.
+ */
+export function instantiateSection(section) {
+  return Object.create(section);
+}
+
+/**
+ * Create a context.
+ * @param {object} options
+ * @param {Document | ShadowRoot} options.root where the sections' elements are
+ * @param options.lab a loaded lab (loadAttention())
+ * @param {object[]} options.sections the sections drawn in this root
+ * @param {(prefix: string, redrawn: Element[]) => void} [options.onCommit]
+ *   called after a learner's change was redrawn
+ */
+export function createLessonContext({ root, lab, sections, onCommit = () => {} }) {
+  const ctx = {
+    root,
+    lab,
+    api: { causalMask, paddingMask, blockedFromAllowed, allowedFromBlocked, additiveFromAllowed },
+    /** prefix -> the section's state (the URL-hash fields) */
+    states: {},
+    view: null,
+    sections,
+    /** Tensors the sections published on their last update, by key ("ex.main", "mask.causal", ...). */
+    results: {},
+
+    /** The element with this id in the root (a section's container). */
+    node(id) {
+      return root.getElementById(id);
+    },
+
+    slot(id, name) {
+      const node = root.querySelector(`#${id} [data-slot="${name}"]`);
+      if (!node) throw new Error(`no data-slot="${name}" in #${id}`);
+      return node;
+    },
+
+    /**
+     * Run a call to the core. An AttentionError is shown in `status` (the
+     * last valid drawing stays, marked stale) and null is returned; any other
+     * error is a bug in this page and is rethrown.
+     */
+    core(status, fn, staleHosts = [], { keepNote = true } = {}) {
+      try {
+        const result = fn();
+        status.clear();
+        for (const node of staleHosts) node.classList.remove('stale');
+        return result;
+      } catch (err) {
+        if (!(err instanceof AttentionError)) throw err;
+        status.show(`${err.code}: ${err.message}${keepNote ? '. The results shown are still those of the last valid input.' : ''}`);
+        for (const node of staleHosts) node.classList.add('stale');
+        return null;
+      }
+    },
+
+    /**
+     * A section reports what the core just returned, e.g.
+     * ctx.publish('ex.main', { weights, output, scores }). The widget sends
+     * the one its preset names in its attention-change event.
+     */
+    publish(key, tensors) {
+      ctx.results[key] = tensors;
+      ctx.results.last = tensors;
+    },
+
+    /** Mount every section from ctx.states, then draw it. */
+    mountAll() {
+      for (const section of sections) section.mount(ctx, ctx.states[section.prefix]);
+      for (const section of sections) update(section);
+    },
+
+    /** A section's state changed: redraw it and the sections that read it. */
+    commit(prefix, detail) {
+      const redrawn = [];
+      for (const section of sections) {
+        if (section.prefix === prefix) update(section, detail);
+        else if (section.dependsOn && section.dependsOn.includes(prefix)) update(section);
+        else continue;
+        const node = ctx.node(section.id);
+        if (node) redrawn.push(node);
+      }
+      markScrollBoxes(redrawn);
+      onCommit(prefix, redrawn);
+    },
+  };
+  /** Redraw a section; what it published before is dropped, so a refused input leaves no stale result. */
+  function update(section, detail) {
+    for (const key of Object.keys(ctx.results)) if (key.startsWith(`${section.prefix}.`)) delete ctx.results[key];
+    section.update(ctx, ctx.states[section.prefix], detail);
+  }
+  return ctx;
+}
+
+/**
+ * A box that scrolls sideways (a wide heatmap or table on a phone) must be
+ * reachable by keyboard: give it a tab stop and a name, only while it
+ * actually overflows and holds nothing focusable itself.
+ * @param {ParentNode[]} roots the subtrees to look in
+ */
+export function markScrollBoxes(roots) {
+  for (const box of roots.flatMap((root) => [...root.querySelectorAll('.grid-wrap, .heatmap-wrap')])) {
+    const overflows = box.scrollWidth > box.clientWidth + 1;
+    const hasFocusable = box.querySelector('input, button, select, a[href]') !== null;
+    if (overflows && !hasFocusable) {
+      if (!box.hasAttribute('tabindex')) {
+        const label = box.closest('figure, [data-slot], section')?.querySelector('figcaption, caption, h2, h3');
+        box.setAttribute('tabindex', '0');
+        box.setAttribute('role', 'region');
+        box.setAttribute('aria-label', `${label ? label.textContent.trim() : 'Table'} (scrolls sideways)`);
+        box.dataset.autoScroll = '1';
+      }
+    } else if (box.dataset.autoScroll) {
+      box.removeAttribute('tabindex');
+      box.removeAttribute('role');
+      box.removeAttribute('aria-label');
+      delete box.dataset.autoScroll;
+    }
+  }
+}
