@@ -1,0 +1,24 @@
+// Type-checked by tests/types.test.mjs (tsc --strict --noEmit): a small
+// program written against the declarations, as a course author would.
+import { loadAttention, AttentionError, causalMask, type SdpaResult } from '../../web/attention.js';
+import type { AttentionLabElement } from '../../web/attention-lab.js';
+
+async function main(): Promise<number> {
+  const lab = await loadAttention({ simd: true });
+  const full: SdpaResult = lab.sdpa([[1, 0]], [[1, 0], [0, 1]], [[10, 0], [0, 20]], { mask: causalMask(1, 2) });
+  const fast = lab.sdpa([[1, 0]], [[1, 0]], [[1, 0]], { needWeights: false });
+  const mha = lab.createMultiHeadAttention({ dModel: 8, numHeads: 2, rope: true });
+  const step = mha.forward({ data: new Float32Array(8), shape: [1, 1, 8] }, { useCache: true, causal: true });
+  mha.forward({ data: new Float32Array(8), shape: [1, 1, 8] }, { cache: step.cache, useCache: true });
+  mha.free();
+  try {
+    lab.sdpa([[1]], [[1]], [[1]], { bug: 'no-scale' });
+  } catch (err) {
+    if (err instanceof AttentionError) return err.code.length;
+  }
+  const widget = document.querySelector('attention-lab') as AttentionLabElement | null;
+  widget?.addEventListener('attention-change', () => {});
+  return full.weights.data[0] + fast.output.data[0] + full.stats.maxAbsScore + lab.memoryBytes();
+}
+
+void main();
