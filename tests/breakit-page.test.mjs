@@ -1,8 +1,7 @@
 // The "Break it" section in Chromium: one card end to end (predict, break,
 // see the red check and the marked entry, repair), its state in the URL hash
 // and in localStorage, and a page where localStorage is refused.
-// Uses web/index.html once the section is mounted there, otherwise the
-// stand-alone web/breakit-demo.html.
+// The section lives in the lesson page, web/index.html.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
@@ -12,17 +11,11 @@ const AXE = fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.
 
 let server;
 let browser;
-let pagePath;
+const pagePath = 'index.html';
 
 before(async () => {
   server = await startServer();
   browser = await launchBrowser();
-  // Which page hosts the section?
-  const { page, context } = await openPage(browser, server.url);
-  await page.goto(`${server.url}index.html`);
-  await page.waitForSelector('html[data-ready="true"]', { timeout: 15000 }).catch(() => {});
-  pagePath = (await page.locator('#break-it .bk-card').count()) > 0 ? 'index.html' : 'breakit-demo.html';
-  await context.close();
 });
 
 after(async () => {
@@ -176,7 +169,7 @@ test('the section works under a strict Content-Security-Policy (no inline script
   const strict = await startServer({ headers: () => ({ 'content-security-policy': csp }) });
   try {
     const { page, problems, context } = await openPage(browser, strict.url);
-    await page.goto(`${strict.url}breakit-demo.html`);
+    await page.goto(`${strict.url}${pagePath}`);
     await page.waitForSelector('html[data-ready="true"]', { timeout: 15000 });
     const card = page.locator('#bk-causal-upper');
     await card.locator('summary').click();
