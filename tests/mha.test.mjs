@@ -7,21 +7,15 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadAttention, AttentionError } from '../web/attention.js';
+import { rng as uniform } from './helpers/reference.mjs';
 
 // ---------------------------------------------------------------------------
 // Helpers: random numbers, tensors, comparison
 // ---------------------------------------------------------------------------
 
-/** Small seeded generator (mulberry32), so every run sees the same inputs. */
+/** The tests' seeded generator (helpers/reference.mjs), so every run sees the same inputs. */
 function makeRng(seed) {
-  let s = seed >>> 0;
-  const next = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = uniform(seed);
   next.int = (n) => Math.floor(next() * n);                 // 0..n-1
   next.pick = (list) => list[next.int(list.length)];
   next.normal = () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next());

@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { launchBrowser, openPage, startServer } from './helpers/browser.mjs';
+import { launchBrowser, openPage, startServer, assertClean } from './helpers/browser.mjs';
 import {
   loadAttention, paddingMask, blockedFromAllowed, additiveFromAllowed,
 } from '../web/attention.js';
@@ -40,12 +40,6 @@ async function open(hash = '', viewport = { width: 1280, height: 900 }) {
   await page.goto(`${server.url}${hash}`);
   await page.waitForSelector('html[data-ready="true"]', { timeout: 15000 });
   return { context, page, problems };
-}
-
-function assertClean(problems, where) {
-  assert.deepEqual(problems.pageErrors, [], `${where}: page errors`);
-  assert.deepEqual(problems.consoleErrors, [], `${where}: console errors`);
-  assert.deepEqual(problems.foreignRequests, [], `${where}: requests to another origin`);
 }
 
 /** Parse numbers as the page prints them ("−∞", "[0.670, 0.330]"). */

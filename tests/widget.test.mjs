@@ -13,7 +13,7 @@ import { cp, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { launchBrowser, openPage, startServer } from './helpers/browser.mjs';
+import { launchBrowser, openPage, startServer, assertClean } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
 import { dist } from '../web/dist.mjs';
 
@@ -37,12 +37,6 @@ after(async () => {
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
-
-function assertClean(problems, where) {
-  assert.deepEqual(problems.pageErrors, [], `${where}: page errors`);
-  assert.deepEqual(problems.consoleErrors, [], `${where}: console errors`);
-  assert.deepEqual(problems.foreignRequests, [], `${where}: requests to another origin`);
-}
 
 /**
  * Compare numbers a widget shows (rounded to `digits`) with the core's. On

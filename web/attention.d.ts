@@ -158,3 +158,5 @@ export function paddingMask(tokenIds: TensorLike, padId?: number): MaskTensor;
 export function allowedFromBlocked(blocked: MaskLike): MaskTensor;
 export function blockedFromAllowed(allowed: MaskLike): MaskTensor;
 export function additiveFromAllowed(allowed: MaskLike): Tensor;
+/** Lookup into an allowed mask broadcast (as lab.sdpa does) to `target`: allowed(...index). */
+export function maskReader(mask: MaskLike, target: readonly number[], name?: string): (...index: number[]) => boolean;

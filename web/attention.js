@@ -764,3 +764,14 @@ export function additiveFromAllowed(allowed) {
   const m = toTensor(allowed, 'allowed', 'mask');
   return { data: Float32Array.from(m.data, (b) => (b ? 0 : -Infinity)), shape: m.shape };
 }
+
+/**
+ * A lookup `allowed(...index)` into an allowed mask (nested array or
+ * `{ data, shape }`) broadcast to `target`, with the checks and numpy rules
+ * lab.sdpa applies to its mask. Throws an AttentionError where sdpa would.
+ */
+export function maskReader(mask, target, name = 'mask') {
+  const m = toTensor(mask, name, 'mask');
+  const strides = broadcastStrides(m.shape, target, name);
+  return (...index) => m.data[index.reduce((at, i, d) => at + i * strides[d], 0)] === 1;
+}

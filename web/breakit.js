@@ -27,6 +27,7 @@
  */
 import { CHECKS, runChecks, intendedRule } from './checks.js';
 import { EXERCISES } from './exercises.js';
+import { h, fmt as fmtNumber } from './lesson-ui.js';
 
 const STORAGE_KEY = 'attention-lab.break-it.v1';
 const ON = 1;
@@ -99,24 +100,14 @@ function save(text) {
 }
 
 // ---------------------------------------------------------------------------
-// Small DOM helpers: createElement and textContent only
+// Small DOM helpers: lesson-ui.js's, in this file's shorthand
 // ---------------------------------------------------------------------------
 
-function el(tag, { cls, text, attrs } = {}, ...children) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
-  node.append(...children.filter(Boolean));
-  return node;
-}
+const el = (tag, { cls, text, attrs } = {}, ...children) =>
+  h(tag, { class: cls || null, text, ...attrs }, ...children.filter(Boolean));
 
-function fmt(x, digits = 3) {
-  if (Number.isNaN(x)) return 'NaN';
-  if (!Number.isFinite(x)) return x > 0 ? '∞' : '−∞';
-  const s = x.toFixed(digits);
-  return Number(s) === 0 ? (0).toFixed(digits) : s.replace('-', '−');
-}
+/** lesson-ui.js's number text, with a typographic minus. */
+const fmt = (x) => fmtNumber(x).replace('-', '−');
 
 /** One of six colour steps for a weight in [0, 1] (a colour-blind-safe ramp). */
 function weightClass(w) {
@@ -214,6 +205,8 @@ class Card {
     this.index = index;
     this.owner = owner;
     this.selected = null; // the check whose entry is marked; not saved
+    this.results = null; // runChecks for the bug on (resultsOn true) or off
+    this.resultsOn = null;
     const id = `bk-${exercise.bug}`;
 
     this.badges = el('span', { cls: 'bk-badges' });
@@ -272,7 +265,12 @@ class Card {
     this.node.classList.toggle('bk-is-on', state.on);
     this.repairBox.hidden = !state.broken;
 
-    const results = runChecks(this.owner.lab, { ...exercise, bug: state.on ? exercise.bug : null });
+    // The checks depend only on whether the bug is on: a new prediction or mark reuses them.
+    if (this.resultsOn !== state.on) {
+      this.results = runChecks(this.owner.lab, { ...exercise, bug: state.on ? exercise.bug : null });
+      this.resultsOn = state.on;
+    }
+    const { results } = this;
     const failed = results.filter((r) => !r.passed);
     if (this.selected && !failed.some((r) => r.name === this.selected)) this.selected = null;
     if (!this.selected && failed.length) {

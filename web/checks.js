@@ -31,7 +31,7 @@
  *     x nested array (T, dModel): one sequence, self-attention;
  *     attentionMask (T, T); keyPaddingMask (1, T).
  */
-import { AttentionError } from './attention.js';
+import { AttentionError, maskReader } from './attention.js';
 
 /** The checks, in the order they run and are shown. */
 export const CHECKS = Object.freeze([
@@ -123,47 +123,34 @@ function tracker() {
 
 /**
  * allowed(b, h, i, j) for the exercise as written (no bug): the mask, the
- * key padding and the causal flag, ANDed. Masks are read with broadcasting.
+ * key padding and the causal flag, ANDed. Masks are read with the API's
+ * own broadcasting (maskReader in attention.js).
  */
 export function intendedRule(exercise, { B, H, Tq, Tk }) {
   const o = exercise.options || {};
   const masks = [];
-  const addMask = (m) => {
-    if (m === undefined || m === null) return;
-    const flat = Array.isArray(m) ? m.flat(Infinity) : Array.from(m.data);
-    const shape = Array.isArray(m) ? nestedShape(m) : m.shape;
-    masks.push(broadcastReader(flat, shape, [B, H, Tq, Tk]));
-  };
-  if (exercise.kind === 'mha') {
-    addMask(o.attentionMask);
-    if (o.keyPaddingMask) {
-      const pad = Array.isArray(o.keyPaddingMask) ? o.keyPaddingMask : null;
-      const flat = pad ? pad.flat() : Array.from(o.keyPaddingMask.data);
-      masks.push((b, h, i, j) => Boolean(flat[b * Tk + j]));
-    }
-  } else {
-    addMask(o.mask);
+  const mask = exercise.kind === 'mha' ? o.attentionMask : o.mask;
+  const rank = mask == null ? 0 : Array.isArray(mask) ? maskRank(mask) : mask.shape.length;
+  if (exercise.kind === 'mha' && rank === 3) {
+    // Multi-head attention reads a 3-D mask as (B, Tq, Tk), the same for every head.
+    const perBatch = maskReader(mask, [B, Tq, Tk], 'attentionMask');
+    masks.push((b, h, i, j) => perBatch(b, i, j));
+  } else if (mask != null) {
+    masks.push(maskReader(mask, [B, H, Tq, Tk]));
+  }
+  if (exercise.kind === 'mha' && o.keyPaddingMask) {
+    const real = maskReader(o.keyPaddingMask, [B, Tk], 'keyPaddingMask');
+    masks.push((b, h, i, j) => real(b, j));
   }
   const causal = Boolean(o.causal);
   return (b, h, i, j) => (!causal || j <= i) && masks.every((m) => m(b, h, i, j));
 }
 
-function nestedShape(x) {
-  const shape = [];
-  for (let level = x; Array.isArray(level); level = level[0]) shape.push(level.length);
-  return shape;
-}
-
-/** A reader for a mask of `shape` broadcast (numpy rules) to `target`. */
-function broadcastReader(flat, shape, target) {
-  const s = [...new Array(Math.max(0, target.length - shape.length)).fill(1), ...shape].slice(-target.length);
-  const strides = new Array(s.length).fill(0);
-  let stride = 1;
-  for (let d = s.length - 1; d >= 0; d--) {
-    strides[d] = s[d] === 1 ? 0 : stride;
-    stride *= s[d];
-  }
-  return (...index) => Boolean(flat[index.reduce((at, x, d) => at + x * strides[d], 0)]);
+/** Number of dims of a nested-array mask. */
+function maskRank(mask) {
+  let rank = 0;
+  for (let level = mask; Array.isArray(level); level = level[0]) rank++;
+  return rank;
 }
 
 /** Whether the rule blocks every key after the query (self-attention only). */
@@ -256,7 +243,8 @@ function where(w) {
  */
 export function runChecks(lab, exercise) {
   const run = runExercise(lab, exercise);
-  const reference = runExercise(lab, exercise, { bug: null });
+  // Without a bug the run is the bug-free computation already.
+  const reference = exercise.bug == null ? run : runExercise(lab, exercise, { bug: null });
   const ctx = { lab, exercise, run, reference };
   const results = CHECKS.map(({ name }) => CHECK_FUNCTIONS[name](ctx));
   Object.defineProperty(results, 'run', { value: run });

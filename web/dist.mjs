@@ -22,7 +22,7 @@ const WEB = join(ROOT, 'web');
 const DIST = join(ROOT, 'dist');
 
 const ENTRIES = ['attention.js', 'attention-lab.js', 'lesson.js', 'embed.js'];
-const STATIC = ['index.html', 'embed.html', 'lesson.css', 'breakit.css', 'attention-lab.css', 'embed.css',
+const STATIC = ['index.html', 'embed.html', 'favicon.svg', 'lesson.css', 'breakit.css', 'attention-lab.css', 'embed.css',
   'attention.d.ts', 'attention-lab.d.ts'];
 const WASM = ['wasm/attention-simd.wasm', 'wasm/attention-scalar.wasm'];
 // attention.js reads the wasm with node:fs only when it runs in Node.
@@ -85,7 +85,9 @@ async function singleFile() {
   const tag = '<script type="module" src="lesson.js"></script>';
   if (!html.includes(tag)) throw new Error(`index.html no longer has ${tag}`);
   html = html.replace(tag, () => `<script type="module">\n${script}</script>`);
-  html = html.replace('<head>\n', () => '<head>\n<!-- attention-lab in one file, built by web/dist.mjs from web/: scripts, styles and the wasm core are inlined. Opens offline. -->\n<link rel="icon" href="data:,">\n');
+  const icon = await readFile(join(WEB, 'favicon.svg'), 'utf8');
+  html = html.replace('<link rel="icon" href="favicon.svg">', () => `<link rel="icon" href="data:image/svg+xml,${encodeURIComponent(icon.trim())}">`);
+  html = html.replace('<head>\n', () => '<head>\n<!-- attention-lab in one file, built by web/dist.mjs from web/: scripts, styles and the wasm core are inlined. Opens offline. -->\n');
   if (/<(script|link)[^>]+(src|href)="(?!data:)/.test(html)) throw new Error('attention-lab.html still refers to another file');
   return html;
 }

@@ -13,12 +13,6 @@ const keyLabel = (j) => `key ${j + 1}`;
 const queryLabel = (i) => `query ${i + 1}`;
 const dimLabel = (j) => `d${j + 1}`;
 
-/** A (rows × cols) nested array as a tensor for the core. */
-export function tensor(matrix, leading = []) {
-  const rows = matrix.length, cols = matrix[0].length;
-  return { data: matrix.flat(), shape: [...leading, rows, cols] };
-}
-
 // ---------------------------------------------------------------------------
 // 1. One query, two keys
 // ---------------------------------------------------------------------------
@@ -69,7 +63,8 @@ export const oneQuery = {
   },
 
   update(ctx, st) {
-    const q = tensor(st.q), k = tensor(st.k), v = tensor(st.v);
+    // The state's nested arrays go to the core as they are: the API reads their shape.
+    const { q, k, v } = st;
     const mask = st.first ? { data: [1, 0], shape: [1, 2] } : undefined;
     const res = ctx.core(this.status, () => ({
       // scale 1 gives the raw dot products; the default scale gives the lesson's scores.
@@ -123,7 +118,7 @@ export const threeByThree = {
   },
 
   update(ctx, st) {
-    const q = tensor(st.q), k = tensor(st.k), v = tensor(st.v);
+    const { q, k, v } = st;
     const res = ctx.core(this.status, () => ({
       main: ctx.lab.sdpa(q, k, v),
       // Weights times a column of ones adds up each row: the row sums, from the core.

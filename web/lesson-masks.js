@@ -8,7 +8,6 @@ import {
   fmt, fmtSci, fmtShape,
 } from './lesson-ui.js';
 import { codec } from './lesson-state.js';
-import { tensor } from './lesson-basics.js';
 
 const keyLabel = (j) => `key ${j + 1}`;
 const queryLabel = (i) => `query ${i + 1}`;
@@ -135,8 +134,8 @@ export const masks = {
   drawCustomResult(ctx, st) {
     const ex = ctx.states.ex;
     const host = ctx.slot(this.id, 'custom-weights');
-    const out = ctx.core(this.customStatus, () => ctx.lab.sdpa(tensor(ex.q), tensor(ex.k), tensor(ex.v),
-      { mask: { data: st.custom.flat(), shape: [3, 3] } }), [host]);
+    const out = ctx.core(this.customStatus, () => ctx.lab.sdpa(ex.q, ex.k, ex.v,
+      { mask: st.custom }), [host]);
     if (!out) return;
     ctx.publish(`${this.prefix}.custom`, out);
     const mapHost = h('div');
@@ -183,16 +182,18 @@ export const observability = {
     const ex = ctx.states.ex;
     const mk = ctx.states.mask;
     const host = ctx.slot(this.id, 'stats');
+    let pm = null; // the padding example's mask, kept for its heatmap
     const res = ctx.core(this.status, () => {
       if (st.src === 'padding') {
         const z = zeros([2, 1], 5);
-        return ctx.lab.sdpa(z, z, z, { mask: ctx.api.paddingMask(mk.tokens, mk.pad), causal: true });
+        pm = ctx.api.paddingMask(mk.tokens, mk.pad);
+        return ctx.lab.sdpa(z, z, z, { mask: pm, causal: true });
       }
-      const q = tensor(ex.q.map((row) => row.map((x) => x * st.mult)));
+      const q = ex.q.map((row) => row.map((x) => x * st.mult));
       const opts = {};
       if (st.src === 'causal') opts.causal = true;
-      if (st.src === 'custom') opts.mask = { data: mk.custom.flat(), shape: [3, 3] };
-      return ctx.lab.sdpa(q, tensor(ex.k), tensor(ex.v), opts);
+      if (st.src === 'custom') opts.mask = mk.custom;
+      return ctx.lab.sdpa(q, ex.k, ex.v, opts);
     }, [host, ctx.slot(this.id, 'weights')]);
     if (!res) return;
     ctx.publish(`${this.prefix}.main`, res);
@@ -210,10 +211,11 @@ export const observability = {
     // The weights the numbers describe (the first sequence for the padded example).
     const [Tq, Tk] = res.weights.shape.slice(-2);
     const mapHost = h('div');
-    const blockedAt = st.src === 'padding' ? (() => {
-      const pm = ctx.api.paddingMask(mk.tokens, mk.pad);
-      return (i, j) => j > i || !pm.data[j];
-    })() : st.src === 'causal' ? (i, j) => j > i : st.src === 'custom' ? (i, j) => !mk.custom[i][j] : null;
+    const blockedAt = {
+      padding: (i, j) => j > i || !pm.data[j],
+      causal: (i, j) => j > i,
+      custom: (i, j) => !mk.custom[i][j],
+    }[st.src] ?? null;
     heatmap(mapHost, { name: 'obs-weights', values: res.weights.data.subarray(0, Tq * Tk), rows: Tq, cols: Tk, digits: 3,
       blocked: blockedAt, rowLabel: queryLabel, colLabel: keyLabel, caption: 'Weights of the chosen example' });
     ctx.slot(this.id, 'weights').replaceChildren(h('figure', {},

@@ -1,6 +1,7 @@
 // Shared set-up for the browser tests: Debian's Chromium driven by
 // playwright-core, against web/ served on 127.0.0.1.
 import { chromium } from 'playwright-core';
+import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { startServer } from '../../web/serve.mjs';
 
@@ -36,6 +37,13 @@ export async function openPage(browser, origin, { viewport = { width: 1280, heig
     return route.abort();
   });
   return { context, page, problems };
+}
+
+/** No page errors, console errors or requests to another origin, named by `where`. */
+export function assertClean(problems, where) {
+  assert.deepEqual(problems.pageErrors, [], `${where}: page errors`);
+  assert.deepEqual(problems.consoleErrors, [], `${where}: console errors`);
+  assert.deepEqual(problems.foreignRequests, [], `${where}: requests to another origin`);
 }
 
 export { startServer };
