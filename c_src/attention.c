@@ -251,10 +251,7 @@ int attn_sdpa(float *out, float *weights, float *scores,
                 float *s = weights ? weights + (bh * Tq + i0) * Tk : s_scratch;  /* (n, Tk) */
 
                 /* 2. scores = scale * q k^T, one strip of keys at a time */
-                for (int j0 = 0; j0 < Tk; j0 += ATTN_STRIP) {
-                    const int w = Tk - j0 < ATTN_STRIP ? Tk - j0 : ATTN_STRIP;
-                    attn_gemm(s + j0, Tk, q_bh + (long)i0 * dk, dk, kt + (long)j0 * dk, w, n, w, dk, scale);
-                }
+                attn_gemm_packed(s, Tk, q_bh + (long)i0 * dk, dk, kt, n, Tk, dk, scale);
                 if (scores) memcpy(scores + (bh * Tq + i0) * Tk, s, sizeof(float) * n * Tk);
 
                 /* 3. mask the logits */

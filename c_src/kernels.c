@@ -235,3 +235,12 @@ void attn_pack_strips(float *dst, const float *src, int rows, int cols) {
         attn_transpose(dst + (long)r0 * cols, src + (long)r0 * cols, w, cols);
     }
 }
+
+/* c (M, N) = alpha * a (M, K) @ bt^T; strip s of `packed` is (K, w). */
+void attn_gemm_packed(float *c, int ldc, const float *a, int lda, const float *packed,
+                      int M, int N, int K, float alpha) {
+    for (int j0 = 0; j0 < N; j0 += ATTN_STRIP) {
+        const int w = N - j0 < ATTN_STRIP ? N - j0 : ATTN_STRIP;
+        attn_gemm(c + j0, ldc, a, lda, packed + (long)j0 * K, w, M, w, K, alpha);
+    }
+}

@@ -26,6 +26,11 @@ void attn_transpose(float *dst, const float *src, int rows, int cols);
 #define ATTN_STRIP 8
 void attn_pack_strips(float *dst, const float *src, int rows, int cols);
 
+/* c (M, N) = alpha * a (M, K) @ bt^T, with bt (N, K) packed by
+ * attn_pack_strips: one matmul per strip of ATTN_STRIP columns of c. */
+void attn_gemm_packed(float *c, int ldc, const float *a, int lda, const float *packed,
+                      int M, int N, int K, float alpha);
+
 /* Name of the kernel set compiled in: "wasm-simd128" or "scalar". */
 const char *attn_kernel_isa(void);
 

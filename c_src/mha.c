@@ -31,7 +31,7 @@ struct attn_mha {
     int D;            /* head width, C / H */
     int rope;         /* rotate q and k by position */
     float *weight[4]; /* [C, C] each, (out, in), for q, k, v, out */
-    float *packed[4]; /* [C, C] each, weight^T, (in, out), what the matmul reads */
+    float *packed[4]; /* [C, C] each, weight in strips for attn_gemm_packed */
     float *bias[4];   /* [C] each, or NULL without bias */
 };
 
@@ -78,7 +78,7 @@ attn_mha *attn_mha_create(int d_model, int num_heads, int bias, int rope, uint32
         for (long i = 0; i < (long)C * C; i++) m->weight[p][i] = (2.0f * attn_rng_uniform(&rng) - 1.0f) * bound;
         if (m->bias[p])
             for (int i = 0; i < C; i++) m->bias[p][i] = (2.0f * attn_rng_uniform(&rng) - 1.0f) * bound;
-        attn_transpose(m->packed[p], m->weight[p], C, C);
+        attn_pack_strips(m->packed[p], m->weight[p], C, C);
     }
     return m;
 }
@@ -115,7 +115,7 @@ int attn_mha_set(attn_mha *m, int which, const float *weight, const float *bias)
         return attn_fail(ATTN_NON_FINITE_INPUT, "%s.bias has a non-finite value at [%ld]", names[which], at);
     memcpy(m->weight[which], weight, sizeof(float) * C * C);
     if (bias && m->bias[which]) memcpy(m->bias[which], bias, sizeof(float) * C);
-    attn_transpose(m->packed[which], m->weight[which], C, C);
+    attn_pack_strips(m->packed[which], m->weight[which], C, C);
     return ATTN_OK;
 }
 
@@ -126,7 +126,7 @@ int attn_mha_set(attn_mha *m, int which, const float *weight, const float *bias)
 /* y (N, C) = x (N, C) @ W^T + b: one matmul over the full width. */
 static void project(float *y, const float *x, const attn_mha *m, int which, int N) {
     const int C = m->C;
-    attn_gemm(y, C, x, C, m->packed[which], C, N, C, C, 1.0f);
+    attn_gemm_packed(y, C, x, C, m->packed[which], N, C, C, 1.0f);
     if (m->bias[which])
         for (int n = 0; n < N; n++)
             for (int c = 0; c < C; c++) y[(long)n * C + c] += m->bias[which][c];
