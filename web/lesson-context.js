@@ -13,22 +13,6 @@ import {
   AttentionError, causalMask, paddingMask,
   blockedFromAllowed, allowedFromBlocked, additiveFromAllowed,
 } from './attention.js';
-import { basicSections } from './lesson-basics.js';
-import { shapes, selfCross, multiHead } from './lesson-heads.js';
-import { masks, observability, conventions } from './lesson-masks.js';
-
-/** The lesson's live sections, in page order (the quiz and "Break it" are not among them). */
-export const LESSON_SECTIONS = Object.freeze([...basicSections, shapes, masks, selfCross, multiHead, observability, conventions]);
-
-/**
- * A copy of a section object with its own per-instance fields (status
- * lines, cached multi-head modules...). Sections keep such things on
- * `this`, so a copy that inherits the methods is enough. Mount copies, never
- * the exported objects themselves: a copy would inherit what was set on them.
- */
-export function instantiateSection(section) {
-  return Object.create(section);
-}
 
 /**
  * Create a context.

@@ -1,0 +1,71 @@
+// Labels, example tensors and helpers that several sections use.
+
+import { heatmap, h, HEAD_COLOURS, headInkClass } from '../lesson-ui.js';
+
+export const keyLabel = (j) => `key ${j + 1}`;
+export const queryLabel = (i) => `query ${i + 1}`;
+export const dimLabel = (j) => `d${j + 1}`;
+
+/** q = k = v = 0 of shape (...lead, T, 1): every score is equal, so weights spread evenly over allowed keys. */
+export function zeros(lead, T) {
+  const shape = [...lead, T, 1];
+  return { data: new Float32Array(shape.reduce((a, b) => a * b, 1)), shape };
+}
+
+/** Rows of a T × T 0/1 mask (nested booleans) that allow no key at all. */
+export function emptyRows(mask) {
+  return new Set(mask.map((row, i) => (row.some(Boolean) ? -1 : i)).filter((i) => i >= 0));
+}
+
+/** A T × T causal mask as nested booleans: query i sees keys 1…i. */
+export const causalBits = (T) => Array.from({ length: T }, (_, i) => Array.from({ length: T }, (_, j) => j <= i));
+
+/** Copy m into a rows × cols matrix, filling new cells with fill(i, j). */
+export function resized(m, rows, cols, fill) {
+  return Array.from({ length: rows }, (_, i) => Array.from({ length: cols }, (_, j) =>
+    (m && i < m.length && j < m[i].length ? m[i][j] : fill(i, j))));
+}
+
+/**
+ * Keep one multi-head module per configuration; free the previous one.
+ * cache.free() releases the last one (a widget leaving the page).
+ */
+export function mhaCache() {
+  let key = null, mha = null;
+  const cache = (lab, config) => {
+    const k = JSON.stringify(config);
+    if (k !== key) {
+      const next = lab.createMultiHeadAttention(config); // may throw: keep the old one then
+      if (mha) mha.free();
+      mha = next;
+      key = k;
+    }
+    return mha;
+  };
+  cache.free = () => {
+    if (mha) mha.free();
+    mha = null;
+    key = null;
+  };
+  return cache;
+}
+
+/** One heatmap per head of weights (1, H, Tq, Tk) for batch 0. */
+export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabel, keyLabel: colLabel }) {
+  const [, H, Tq, Tk] = weights.shape;
+  const figures = [];
+  for (let head = 0; head < H; head++) {
+    const fig = h('figure', { class: 'head-map', 'data-head': head });
+    const mapHost = h('div');
+    heatmap(mapHost, {
+      name: `${name}-h${head}`, values: weights.data.subarray(head * Tq * Tk, (head + 1) * Tq * Tk),
+      rows: Tq, cols: Tk, blocked, digits: 2,
+      rowLabel, colLabel, caption: `Head ${head + 1} attention weights (rows: queries, columns: keys)`,
+    });
+    const swatch = h('span', { class: `head-swatch ${headInkClass(head)}`, text: String(head + 1) });
+    swatch.style.backgroundColor = HEAD_COLOURS[head % HEAD_COLOURS.length];
+    fig.append(h('figcaption', {}, swatch, ` Head ${head + 1}`), mapHost);
+    figures.push(fig);
+  }
+  host.replaceChildren(...figures);
+}
