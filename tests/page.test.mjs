@@ -576,6 +576,32 @@ test('the URL hash holds the whole state and reproduces the view', async () => {
   await context.close();
 });
 
+test('open disclosures are kept by name; a link saved when they were kept by position still opens the same ones', async () => {
+  // Saved from the page before disclosures had names: warm-up, the multi-head
+  // output and quiz answer 2 open, and section 1's "only the first key" ticked.
+  const saved = '#view=one-query&one.first=1&ui.open=1101000000';
+  const { context, page, problems } = await open(saved);
+  const openNow = () => page.$$eval('main details[data-disclosure]', (ns) => ns.filter((d) => d.open).map((d) => d.dataset.disclosure));
+  assert.deepEqual(await openNow(), ['warm-up', 'mha-output', 'quiz-answer-2'], 'the old link opens the same disclosures');
+  assert.equal(await page.locator('input[data-field="one-first"]').isChecked(), true);
+  assert.match(page.url(), /ui\.open=warm-up,mha-output,quiz-answer-2(&|$)/, `rewritten by name: ${page.url()}`);
+  // By name: an answer opened now is written by its name, whatever comes before it.
+  await page.locator('details[data-disclosure="quiz-answer-7"] summary').click();
+  await page.waitForFunction(() => location.hash.includes('quiz-answer-7'));
+  const href = page.url();
+  const second = await open(href.slice(href.indexOf('#')));
+  assert.deepEqual(await second.page.$$eval('main details[data-disclosure]', (ns) => ns.filter((d) => d.open).map((d) => d.dataset.disclosure)),
+    ['warm-up', 'mha-output', 'quiz-answer-2', 'quiz-answer-7']);
+  // A name the page does not have (a disclosure removed since) is skipped, not an error.
+  await second.page.evaluate(() => { location.hash = '#ui.open=quiz-answer-1,gone-since'; });
+  await second.page.waitForFunction(() => document.querySelector('details[data-disclosure="quiz-answer-1"]').open);
+  assert.equal(await second.page.locator('#notice').isVisible(), false, 'no notice for an unknown name');
+  assertClean(problems, 'old link');
+  assertClean(second.problems, 'by name');
+  await second.context.close();
+  await context.close();
+});
+
 test('a malformed, oversized or hostile hash is ignored with a notice and runs nothing', async () => {
   const hostile = [
     '#ex.q=<img src=x onerror="window.__pwned=1">',

@@ -52,6 +52,7 @@ import { loadAttention, BUGS } from './attention.js';
 import { h } from './lesson-ui.js';
 import { decodeHash, encodeHash, defaultSectionState, HashError } from './lesson-state.js';
 import { createLessonContext, markScrollBoxes } from './lesson-context.js';
+import { disclosureSection } from './lesson-disclosures.js';
 import {
   SECTIONS, LESSON_SECTIONS, VIEW_IDS, PRESETS, PRESET_ALIASES as ALIASES, instantiateSection,
 } from './sections/registry.js';
@@ -80,17 +81,8 @@ function resolvePreset(name) {
 // State: the same text as the lesson page's URL hash
 // ---------------------------------------------------------------------------
 
-/** The page's disclosures ("ui.open"): accepted and kept, never shown in a widget. */
-const DISCLOSURE_STATE = {
-  id: 'lesson', prefix: 'ui', title: 'the open answers',
-  fields: [['open', {
-    encode: (text) => text ?? '',
-    decode(text) {
-      if (!/^[01]{0,64}$/.test(text)) throw new HashError('a list of 0 and 1 was expected');
-      return text;
-    },
-  }, () => null]],
-};
+/** The page's open disclosures ("ui.open"): accepted and kept, never shown in a widget. */
+const DISCLOSURE_STATE = disclosureSection();
 const STATE_SECTIONS = [...LESSON_SECTIONS, instantiateSection(SECTIONS.find((s) => s.create)), DISCLOSURE_STATE];
 
 function defaultStates() {

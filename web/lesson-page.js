@@ -2,7 +2,7 @@
 // registry, the state in the URL hash, and the section in view.
 // lesson.js puts these together.
 
-import { decodeHash, encodeHash, defaultSectionState, HashError, codec } from './lesson-state.js';
+import { decodeHash, encodeHash, defaultSectionState, HashError } from './lesson-state.js';
 import { markScrollBoxes } from './lesson-context.js';
 import { SECTIONS, VIEW_IDS, sectionNumber } from './sections/registry.js';
 import { sectionElement, tocItem } from './sections/markup.js';
@@ -11,34 +11,6 @@ import { sectionElement, tocItem } from './sections/markup.js';
 export function renderLesson(doc) {
   doc.querySelector('main').replaceChildren(...SECTIONS.map((def) => sectionElement(def, sectionNumber(def.id))));
   doc.querySelector('nav.toc ol').replaceChildren(...SECTIONS.map(tocItem));
-}
-
-/**
- * Open disclosures (the quiz answers, the warm-up, the long output table) are
- * part of the state too: one 0/1 per <details> in the lesson, in page order.
- */
-export function disclosureSection(doc) {
-  const all = [...doc.querySelectorAll('main details')];
-  return {
-    id: 'lesson',
-    prefix: 'ui',
-    title: 'the open answers',
-    fields: [['open', codec.bits(() => 1, () => all.length), () => [new Array(all.length).fill(false)]]],
-    mount(ctx, st) {
-      all.forEach((details, i) => {
-        details.open = Boolean(st.open[0][i]);
-        if (details.dataset.bound) return;
-        details.dataset.bound = '1';
-        details.addEventListener('toggle', () => {
-          const current = ctx.states.ui.open[0];
-          if (current[i] === details.open) return;
-          current[i] = details.open;
-          ctx.commit('ui');
-        });
-      });
-    },
-    update() {},
-  };
 }
 
 /**

@@ -5,7 +5,8 @@
 import { loadAttention } from './attention.js';
 import { createLessonContext, markScrollBoxes } from './lesson-context.js';
 import { SECTIONS, instantiateSection } from './sections/registry.js';
-import { renderLesson, disclosureSection, hashState, viewTracking } from './lesson-page.js';
+import { renderLesson, hashState, viewTracking } from './lesson-page.js';
+import { disclosureSection } from './lesson-disclosures.js';
 
 const bootStatus = document.getElementById('boot-status');
 const notice = document.getElementById('notice');

@@ -27,7 +27,7 @@ export const multiHead = {
 <div data-slot="status"></div>
 <div data-slot="summary"></div>
 <div class="result heads" data-slot="weights"></div>
-<details class="more">
+<details class="more" data-disclosure="mha-output">
   <summary>Show the output (T × d<sub>model</sub>)</summary>
   <div data-slot="output"></div>
 </details>

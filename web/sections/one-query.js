@@ -21,7 +21,7 @@ export const oneQuery = {
   <div><dt>Key</dt><dd>belongs to each position that could answer: how should it be found?</dd></div>
   <div><dt>Value</dt><dd>also belongs to each answering position: what does it hand over once chosen?</dd></div>
 </dl>
-<details class="warmup">
+<details class="warmup" data-disclosure="warm-up">
   <summary>Warm-up: predict a blend before any attention</summary>
   <p>Suppose the shares are already known, 0.2 and 0.8, and the two values are the plain numbers 10 and 5. The blend is 0.2 × 10 + 0.8 × 5 = 2 + 4 = <strong>6</strong>. The larger share pulls the result towards 5. Attention only adds a way to compute those shares.</p>
 </details>
