@@ -53,6 +53,7 @@ import { h } from './lesson-ui.js';
 import { decodeHash, encodeHash, defaultSectionState, HashError } from './lesson-state.js';
 import { createLessonContext, markScrollBoxes } from './lesson-context.js';
 import { disclosureSection } from './lesson-disclosures.js';
+import { paletteSheet } from './palette.js';
 import {
   SECTIONS, LESSON_SECTIONS, VIEW_IDS, PRESETS, PRESET_ALIASES as ALIASES, instantiateSection,
 } from './sections/registry.js';
@@ -223,7 +224,7 @@ export class AttentionLabElement extends ElementBase {
     if (!this.#booted) {
       this.#booted = Promise.all([loadAttention(), loadSheets()]).then(([lab, sheets]) => {
         this.#lab = lab;
-        this.#shadow.adoptedStyleSheets = sheets;
+        this.#shadow.adoptedStyleSheets = [paletteSheet(), ...sheets];
       });
       this.#booted.catch((err) => {
         this.#status.textContent = `attention-lab could not start: ${err.message}.`;

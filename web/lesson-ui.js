@@ -7,6 +7,8 @@
 // No attention maths lives here: numbers arrive from the wasm core and are
 // only formatted and coloured.
 
+import { paintRamp, rampLegend } from './palette.js';
+
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
 /** Create an element. attrs: class, text, on<Event> handlers, anything else as an attribute. */
@@ -253,44 +255,6 @@ export function radios({ legend, value, options, onValue, name }) {
 }
 
 // ---------------------------------------------------------------------------
-// Colour: a viridis-like sequential ramp (perceptually ordered, readable with
-// the common colour-vision deficiencies) and text ink chosen for contrast.
-// ---------------------------------------------------------------------------
-
-const VIRIDIS = [
-  [68, 1, 84], [72, 36, 117], [65, 68, 135], [53, 95, 141], [42, 120, 142], [33, 145, 140],
-  [34, 168, 132], [68, 191, 112], [122, 209, 81], [189, 223, 38], [253, 231, 37],
-];
-
-function rampRgb(t) {
-  const x = Math.min(1, Math.max(0, Number.isFinite(t) ? t : 0)) * (VIRIDIS.length - 1);
-  const i = Math.min(VIRIDIS.length - 2, Math.floor(x));
-  const f = x - i;
-  return VIRIDIS[i].map((a, k) => Math.round(a + (VIRIDIS[i + 1][k] - a) * f));
-}
-
-function luminance([r, g, b]) {
-  const lin = (c) => { const v = c / 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
-  return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
-}
-
-/** Paint a cell for value t in [0, 1]: background from the ramp, ink by contrast. */
-export function paintRamp(node, t) {
-  const rgb = rampRgb(t);
-  node.style.backgroundColor = `rgb(${rgb.join(' ')})`;
-  const L = luminance(rgb);
-  const dark = (L + 0.05) / 0.05 >= 1.05 / (L + 0.05);
-  node.classList.toggle('ink-dark', dark);
-  node.classList.toggle('ink-light', !dark);
-}
-
-/** Okabe–Ito categorical colours for heads (each also carries a text label). */
-export const HEAD_COLOURS = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#0072B2', '#D55E00', '#CC79A7', '#BBBBBB'];
-export function headInkClass(index) {
-  return HEAD_COLOURS[index % HEAD_COLOURS.length] === '#0072B2' ? 'ink-light' : 'ink-dark';
-}
-
-// ---------------------------------------------------------------------------
 // Heatmap: a visual grid (hidden from assistive tech) plus a real table for
 // screen readers. Blocked cells carry a hatch pattern and a corner mark.
 // ---------------------------------------------------------------------------
@@ -304,8 +268,10 @@ export function headInkClass(index) {
  *   extra: { label, values } an extra numeric column (e.g. row sums), not coloured
  *   name: data-heatmap attribute for tests
  *   domain: [lo, hi] for the colour ramp (default [0, 1])
+ *   legend: draw the colour legend under the map (default true; off when
+ *           several maps share one, see legend())
  */
-export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel, caption, digits = 3, extra, name, domain = [0, 1] }) {
+export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel, caption, digits = 3, extra, name, domain = [0, 1], legend = true }) {
   const visual = h('div', { class: 'heatmap', 'aria-hidden': 'true', 'data-heatmap': name });
   visual.style.setProperty('--cols', String(cols + (extra ? 1 : 0)));
   visual.append(h('div', { class: 'hm-corner' }));
@@ -345,7 +311,12 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
     }
     tbody.append(tr);
   }
-  host.replaceChildren(h('div', { class: 'heatmap-wrap' }, visual), srOnly(table));
+  host.replaceChildren(h('div', { class: 'heatmap-wrap' }, visual), srOnly(table), ...(legend ? [rampLegend(document, { lo, hi })] : []));
+}
+
+/** The colour legend on its own, for a group of maps that share it. */
+export function legend(opts) {
+  return rampLegend(document, opts);
 }
 
 /**

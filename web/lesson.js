@@ -3,6 +3,7 @@
 // and keeps the whole state in the URL hash (lesson-page.js).
 
 import { loadAttention } from './attention.js';
+import { paletteSheet } from './palette.js';
 import { createLessonContext, markScrollBoxes } from './lesson-context.js';
 import { SECTIONS, instantiateSection } from './sections/registry.js';
 import { renderLesson, hashState, viewTracking } from './lesson-page.js';
@@ -18,6 +19,7 @@ function showNotice(text) {
 notice.querySelector('button').addEventListener('click', () => { notice.hidden = true; });
 
 async function main() {
+  document.adoptedStyleSheets = [...document.adoptedStyleSheets, paletteSheet()];
   renderLesson(document);
   let lab;
   try {

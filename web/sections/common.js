@@ -1,6 +1,7 @@
 // Labels, example tensors and helpers that several sections use.
 
-import { heatmap, h, HEAD_COLOURS, headInkClass } from '../lesson-ui.js';
+import { heatmap, h, legend } from '../lesson-ui.js';
+import { headColour } from '../palette.js';
 
 export const keyLabel = (j) => `key ${j + 1}`;
 export const queryLabel = (i) => `query ${i + 1}`;
@@ -59,13 +60,14 @@ export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabe
     const mapHost = h('div');
     heatmap(mapHost, {
       name: `${name}-h${head}`, values: weights.data.subarray(head * Tq * Tk, (head + 1) * Tq * Tk),
-      rows: Tq, cols: Tk, blocked, digits: 2,
+      rows: Tq, cols: Tk, blocked, digits: 2, legend: false,
       rowLabel, colLabel, caption: `Head ${head + 1} attention weights (rows: queries, columns: keys)`,
     });
-    const swatch = h('span', { class: `head-swatch ${headInkClass(head)}`, text: String(head + 1) });
-    swatch.style.backgroundColor = HEAD_COLOURS[head % HEAD_COLOURS.length];
+    const { colour, ink } = headColour(head, H);
+    const swatch = h('span', { class: `head-swatch ${ink}`, text: String(head + 1) });
+    swatch.style.backgroundColor = colour;
     fig.append(h('figcaption', {}, swatch, ` Head ${head + 1}`), mapHost);
     figures.push(fig);
   }
-  host.replaceChildren(...figures);
+  host.replaceChildren(...figures, legend());
 }

@@ -35,7 +35,7 @@ export const masks = {
   title: 'Masks',
   body: `
 <p>A mask says which keys each query may read, without changing any tensor’s size. On this page a mask is an <em>allowed</em> mask: 1 means the query may attend to that key. A blocked key’s score is replaced by −∞ <em>before</em> the softmax, so its weight comes out exactly 0 and the other weights still add up to 1. Masking after the softmax would be too late: the forbidden key would already have shaped the denominator.</p>
-<p>In the pictures, a <span class="legend-blocked">hatched cell marked ×</span> is blocked. Every example in this section uses equal scores (all queries and keys zero), so each row simply spreads its weight evenly over the keys it is allowed to see.</p>
+<p>In the pictures, a <span class="legend-blocked blocked">hatched cell marked ×</span> is blocked. Every example in this section uses equal scores (all queries and keys zero), so each row simply spreads its weight evenly over the keys it is allowed to see.</p>
 
 <h3>Causal: no peeking ahead</h3>
 <p>A decoder generating text must not look at positions it has not produced yet, so query <em>i</em> may see keys 0…<em>i</em> only: a lower triangle. Deleting the future keys instead would give every row a different length and ruin the rectangular tensors that make the computation fast.</p>
@@ -167,7 +167,7 @@ export const masks = {
     ctx.publish(`${this.prefix}.padding`, out);
     const maps = [0, 1].map((b) => {
       const mapHost = h('div');
-      heatmap(mapHost, { name: `mask-combined-${b}`, values: out.weights.data.subarray(b * 25, (b + 1) * 25), rows: 5, cols: 5, digits: 3,
+      heatmap(mapHost, { name: `mask-combined-${b}`, values: out.weights.data.subarray(b * 25, (b + 1) * 25), rows: 5, cols: 5, digits: 3, legend: b === 1,
         blocked: (i, j) => j > i || !real(b, j), rowLabel: queryLabel, colLabel: keyLabel,
         caption: `Sequence ${b + 1}: weights under causal AND padding` });
       return h('figure', {}, h('figcaption', { text: `sequence ${b + 1}: causal AND padding` }), mapHost);

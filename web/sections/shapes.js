@@ -1,7 +1,8 @@
 // Batches, heads and shapes: the shape table of multi-head attention and the split/merge picture.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, checkbox, statusLine, fmtShape, HEAD_COLOURS, headInkClass } from '../lesson-ui.js';
+import { h, numberField, checkbox, statusLine, fmtShape } from '../lesson-ui.js';
+import { headColour } from '../palette.js';
 import { codec } from '../lesson-state.js';
 import { mhaCache } from './common.js';
 import { slot } from './markup.js';
@@ -116,8 +117,9 @@ export const shapes = {
       return [Math.floor(flat / C), flat % C];
     };
     const cell = (t, c) => {
-      const node = h('div', { class: `pic-cell ${headInkClass(head(c))}`, text: `${t}${'abcdefgh'[head(c)]}` });
-      node.style.backgroundColor = HEAD_COLOURS[head(c) % HEAD_COLOURS.length];
+      const { colour, ink } = headColour(head(c), H);
+      const node = h('div', { class: `pic-cell ${ink}`, text: `${t}${'abcdefgh'[head(c)]}` });
+      node.style.backgroundColor = colour;
       return node;
     };
     const grid = (rows, cols, at) => {
