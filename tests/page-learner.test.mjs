@@ -1,34 +1,13 @@
 // The lesson page as a new learner meets it: number formats, narrow screens,
 // numbering, labels in the learner's words, the colour scale, the widget's
 // attributes. Each test here pins down a confusion a learner ran into.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchBrowser, openPage, startServer, assertClean } from './helpers/browser.mjs';
+import { browserSuite, assertClean, typeInto } from './helpers/browser.mjs';
 import { rampColour, SERIES } from '../web/palette.js';
 
-let server, browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-async function open(hash = '', viewport = { width: 1280, height: 900 }) {
-  const session = await openPage(browser, server.url, { viewport });
-  await session.page.goto(`${server.url}${hash}`);
-  await session.page.waitForSelector('html[data-ready="true"]', { timeout: 15000 });
-  return session;
-}
-
-/** Replace an input's text by typing, as a keyboard user would. */
-async function typeInto(page, locator, text) {
-  await locator.focus();
-  await page.keyboard.press('Control+A');
-  await page.keyboard.type(text);
-}
+const suite = browserSuite();
+const open = (hash = '', viewport = { width: 1280, height: 900 }) => suite.open(hash, { viewport });
 
 // ---------------------------------------------------------------------------
 // One palette with a legend

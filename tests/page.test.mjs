@@ -6,41 +6,27 @@
 // text and for the core's errors, the URL-hash state (round trip and hostile
 // hashes), axe-core, console errors, foreign requests, and screenshots of
 // every section at 1280 px and 390 px (tests/screenshots/, git-ignored).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { launchBrowser, openPage, startServer, assertClean } from './helpers/browser.mjs';
+import { browserSuite, assertClean, typeInto, runAxe, waitForLesson } from './helpers/browser.mjs';
 import {
   loadAttention, paddingMask, blockedFromAllowed, additiveFromAllowed,
 } from '../web/attention.js';
 
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-const AXE = fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.meta.url));
 const SECTION_IDS = ['one-query', 'three-by-three', 'why-scale', 'shapes', 'masks', 'self-cross',
   'multi-head', 'observability', 'conventions', 'quiz'];
 
-let server, browser, lab;
-before(async () => {
-  lab = await loadAttention();
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+let lab;
+const suite = browserSuite({ setup: async () => { lab = await loadAttention(); } });
 
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
 
-async function open(hash = '', viewport = { width: 1280, height: 900 }) {
-  const { context, page, problems } = await openPage(browser, server.url, { viewport });
-  await page.goto(`${server.url}${hash}`);
-  await page.waitForSelector('html[data-ready="true"]', { timeout: 15000 });
-  return { context, page, problems };
-}
+const open = (hash = '', viewport = { width: 1280, height: 900 }) => suite.open(hash, { viewport });
 
 /** Parse numbers as the page prints them ("−∞", "[0.670, 0.330]"). */
 function parseShown(text) {
@@ -93,14 +79,6 @@ async function readPressed(page, name) {
   const m = [];
   for (const [i, j, v] of cells) (m[i] ??= [])[j] = v;
   return m;
-}
-
-/** Replace an input's text by typing, as a keyboard user would. */
-async function typeInto(page, locator, text) {
-  await locator.focus();
-  await page.keyboard.press('Control+A');
-  if (text === '') await page.keyboard.press('Backspace');
-  else await page.keyboard.type(text);
 }
 
 const T = (m, lead = []) => ({ data: m.flat(), shape: [...lead, m.length, m[0].length] });
@@ -630,8 +608,8 @@ test('a malformed, oversized or hostile hash is ignored with a notice and runs n
   // Opened as a link: the page starts from its defaults and clears the bad hash.
   for (const hash of hostile.slice(0, 4)) {
     await page.goto('about:blank');
-    await page.goto(`${server.url}${hash}`);
-    await page.waitForSelector('html[data-ready="true"]');
+    await page.goto(`${suite.server.url}${hash}`);
+    await waitForLesson(page);
     await checkRejected(hash);
     assert.deepEqual(await heat(page, 'ex-weights'), defaults, `${hash.slice(0, 60)}: the defaults are shown`);
     assert.equal(await page.evaluate(() => location.hash), '', `${hash.slice(0, 60)}: the bad hash is cleared`);
@@ -651,17 +629,6 @@ test('a malformed, oversized or hostile hash is ignored with a notice and runs n
   assertClean(problems, 'hostile hashes');
   await context.close();
 });
-
-async function runAxe(page, where) {
-  await page.addScriptTag({ path: AXE });
-  const result = await page.evaluate(async () => {
-    const r = await window.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
-  });
-  const serious = result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert.deepEqual(serious, [], `${where}: axe-core serious/critical violations:\n${JSON.stringify(serious, null, 1)}`);
-  return result;
-}
 
 test('every section at 1280 px and 390 px: screenshots, no sideways scroll, and axe-core', async () => {
   await mkdir(SHOTS, { recursive: true });
@@ -683,7 +650,7 @@ test('every section at 1280 px and 390 px: screenshots, no sideways scroll, and 
     await page.locator('#quiz details.answer summary').first().click();
     await page.locator('details.more summary').click();
     await page.locator('#masks').screenshot({ path: `${SHOTS}page-${viewport.width}-masks-error.png` });
-    await runAxe(page, `${viewport.width} px`);
+    await runAxe(page, `${viewport.width} px`, { impacts: ['serious', 'critical'] });
     assertClean(problems, `${viewport.width} px`);
     await context.close();
   }
