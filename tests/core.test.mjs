@@ -1,4 +1,4 @@
-// Core correctness: the seeds' worked examples, random shapes against a
+// Core correctness: the lesson's worked examples, random shapes against a
 // float64 reference, and the invariants, for both wasm builds.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';

@@ -158,7 +158,7 @@ for (const simd of [true, false]) {
         seen.add(maskForm);
 
         // Positions: the key offset, and a query offset given or inferred as
-        // the seed does (self-attention: the key offset; cross: 0).
+        // mha.forward does (self-attention: the key offset; cross: 0).
         const kOffset = rng() < 0.3 ? rng.int(6) : 0;
         const qGiven = rng() < 0.3 ? kOffset + rng.int(4) : undefined;
         const qOffset = qGiven ?? (cross ? 0 : kOffset);
