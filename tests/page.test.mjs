@@ -14,6 +14,7 @@ import { browserSuite, assertClean, typeInto, runAxe, waitForLesson } from './he
 import {
   loadAttention, paddingMask, blockedFromAllowed, additiveFromAllowed,
 } from '../web/attention.js';
+import { oneBased } from '../web/lesson-ui.js';
 
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const SECTION_IDS = ['one-query', 'three-by-three', 'why-scale', 'shapes', 'masks', 'self-cross',
@@ -274,8 +275,9 @@ test('defaults show the seeds\' numbers, computed by the core', async () => {
 
   await expectSection8(page);
   await expectSection9(page);
-  assert.match(await page.locator('#conventions [data-slot="misuse-status"]').textContent(), /^ALL_MASKED_ROW: /,
-    'a causal mask read as blocked leaves the last query with no key');
+  assert.equal(await page.locator('#conventions [data-slot="misuse-status"]').textContent(), '', 'the migration example shows no error box');
+  assert.deepEqual(await page.$$eval('[data-heatmap="conv-misuse"] .hm-cell.refused', (ns) => [...new Set(ns.map((n) => n.dataset.row))]), ['3'],
+    'a causal mask read as blocked leaves the last query with no key: its row is marked');
 
   // The exercise: only the first key allowed, by keyboard.
   await page.locator('input[data-field="one-first"]').focus();
@@ -457,7 +459,7 @@ test('the core\'s errors are shown inline and the last valid result stays', asyn
   const custom = (await readPressed(page, 'mask-custom')).flat();
   const expected = refusal(() => lab.sdpa(q, k, v, { mask: { data: custom, shape: [3, 3] } }));
   assert.match(expected, /^ALL_MASKED_ROW: .*query 1\b/, 'the core refuses query row 1 (the second row)');
-  assert.ok((await status.textContent()).startsWith(expected), `section 5 shows "${await status.textContent()}", the core says "${expected}"`);
+  assert.ok((await status.textContent()).startsWith(oneBased(expected)), `section 5 shows "${await status.textContent()}", the core says "${expected}" (counting from 0)`);
   assert.deepEqual(await heat(page, 'mask-custom-weights'), mid, 'the last valid weights stay');
   assert.equal(await page.locator('#masks [data-slot="custom-weights"]').evaluate((n) => n.classList.contains('stale')), true);
   assert.match(await page.locator('#masks .hm-rowhead.bad-row').first().textContent(), /query 2/, 'the empty row is flagged');
@@ -469,12 +471,12 @@ test('the core\'s errors are shown inline and the last valid result stays', asyn
   const tokens = await readGrid(page, 'mask-tokens');
   const padRefusal = refusal(() => lab.sdpa(z, z, z, { mask: paddingMask(tokens, 0), causal: true }));
   assert.match(padRefusal, /^ALL_MASKED_ROW: .*batch 0.*query 0\b/);
-  assert.ok((await page.locator('#masks [data-slot="padding-status"]').textContent()).startsWith(padRefusal), 'section 5 padding shows the core\'s refusal');
+  assert.ok((await page.locator('#masks [data-slot="padding-status"]').textContent()).startsWith(oneBased(padRefusal)), 'section 5 padding shows the core\'s refusal');
   // Multi-head: heads that do not divide d_model.
   await typeInto(page, field(page, 'mha-heads'), '5');
   const headRefusal = refusal(() => lab.createMultiHeadAttention({ dModel: 32, numHeads: 5 }));
   assert.match(headRefusal, /^HEADS_DO_NOT_DIVIDE: /);
-  assert.ok((await page.locator('#multi-head [data-slot="status"]').textContent()).startsWith(headRefusal), 'section 7 shows the core\'s refusal');
+  assert.match(await page.locator('#multi-head [data-slot="status"]').textContent(), /^d_model = 32 cannot be split .* H = 5 heads/, 'section 7 says why, in the words of its fields');
   assert.equal(await out(page, 'mha-wshape'), '(1, 4, 5, 5)', 'the last valid heads stay');
   // Recover.
   await page.locator('[data-mask="mask-custom"] button[data-row="1"][data-col="2"]').press('Space');

@@ -225,8 +225,12 @@ test('changing an attribute updates the widget; state, events and read-only mode
 
   await w.evaluate((el) => el.setAttribute('heads', '8'));
   assert.equal(await mapCount(), 8);
-  await w.evaluate((el) => el.setAttribute('heads', '5')); // 32 does not split into 5 heads: the core says so
-  assert.match(await w.locator('[data-slot="status"]').textContent(), /HEADS_DO_NOT_DIVIDE/);
+  await w.evaluate((el) => el.setAttribute('heads', '5')); // 32 does not split into 5 heads: d_model follows
+  assert.equal(await mapCount(), 5);
+  assert.equal(await w.locator('input[data-field="mha-dmodel"]').inputValue(), '30');
+  await w.evaluate((el) => el.setAttribute('d-model', '32')); // asked for: the section says why it cannot be
+  assert.match(await w.locator('[data-slot="status"]').textContent(), /d_model = 32 cannot be split evenly over H = 5 heads/);
+  await w.evaluate((el) => el.removeAttribute('d-model'));
   await w.evaluate((el) => el.setAttribute('heads', '99')); // out of the field's range: ignored, and said
   assert.match(await w.locator('.al-status').textContent(), /heads="99" was ignored/);
 

@@ -18,13 +18,16 @@
  *             observability, conventions, break-it, or break-it:<bug> for
  *             one exercise card (a name from BUGS in attention.js)
  *   editable  "false" makes every control read-only (default: editable)
- *   heads     number of heads (multi-head, shapes)
+ *   heads     number of heads (multi-head, shapes); without d-model, a
+ *             multi-head widget picks a d_model the heads split evenly
+ *   d-model   the model width d_model (multi-head)
  *   seq-len   sequence length (multi-head, shapes, causal, masks,
  *             conventions; cross: the target length)
  *   show      the panels to show, from scores, weights, output, checks
  *             (space- or comma-separated; default all). Inputs always show.
+ *             An unknown name is named in the widget's status line.
  *   state     a state string: the same text as the lesson page's URL hash
- *             (without "#"). heads and seq-len, when given, win over it.
+ *             (without "#"). heads, d-model and seq-len, when given, win over it.
  *   theme     light (default), dark, or auto (follows prefers-color-scheme)
  *   label     the accessible name of the widget (default from the preset)
  *
@@ -185,7 +188,7 @@ const LOCKED = 'data-al-locked';
 const ElementBase = globalThis.HTMLElement ?? class {};
 
 export class AttentionLabElement extends ElementBase {
-  static observedAttributes = ['preset', 'editable', 'heads', 'seq-len', 'show', 'state', 'theme', 'label'];
+  static observedAttributes = ['preset', 'editable', 'heads', 'd-model', 'seq-len', 'show', 'state', 'theme', 'label'];
 
   #shadow;
   #container;   // .al-root: theme, show and lock classes live here
@@ -193,7 +196,7 @@ export class AttentionLabElement extends ElementBase {
   #body;        // the preset's blocks
   #states = defaultStates();
   #overridesDue = true;  // heads / seq-len still to apply to #states
-  #messages = { state: '', overrides: '', preset: '' }; // what the status line says, by source
+  #messages = { state: '', overrides: '', preset: '', show: '' }; // what the status line says, by source
   #preset = null;
   #section = null;
   #ctx = null;
@@ -260,6 +263,7 @@ export class AttentionLabElement extends ElementBase {
         if (this.#rendered) this.#remount();
         break;
       case 'heads':
+      case 'd-model':
       case 'seq-len':
         this.#overridesDue = true;
         if (this.#rendered) this.#remount();
@@ -330,12 +334,16 @@ export class AttentionLabElement extends ElementBase {
     this.#status.classList.toggle('core-error', all !== '');
   }
 
-  /** heads and seq-len, where the preset has such a field. */
+  /**
+   * d-model, heads and seq-len, where the preset has such a field. heads
+   * without d-model keeps d_model when the heads split it, and otherwise takes
+   * the nearest d_model that they do split (a widget never opens on an error).
+   */
   #applyOverrides() {
     if (!this.#overridesDue || !this.#preset) return;
     this.#overridesDue = false;
     const problems = [];
-    for (const [attr, key] of [['heads', 'heads'], ['seq-len', 'seqLen']]) {
+    for (const [attr, key] of [['d-model', 'dModel'], ['heads', 'heads'], ['seq-len', 'seqLen']]) {
       const text = this.getAttribute(attr);
       const field = this.#preset[key];
       if (text === null || !field) continue;
@@ -345,6 +353,11 @@ export class AttentionLabElement extends ElementBase {
         if (!(err instanceof HashError)) throw err;
         problems.push(`${attr}="${text}" was ignored: ${err.message}.`);
       }
+    }
+    const { dModel, heads } = this.#preset;
+    if (dModel && heads && this.getAttribute('d-model') === null) {
+      const C = this.#states[dModel[0]][dModel[1]], H = this.#states[heads[0]][heads[1]];
+      if (C % H !== 0) setField(this.#states, dModel, String(H * Math.max(1, Math.round(C / H))));
     }
     this.#notice('overrides', problems.join(' '));
   }
@@ -424,7 +437,11 @@ export class AttentionLabElement extends ElementBase {
 
   #applyShow() {
     const text = this.getAttribute('show');
-    const asked = new Set((text || '').split(/[\s,]+/).filter((p) => PANELS.includes(p)));
+    const words = (text || '').split(/[\s,]+/).filter(Boolean);
+    const unknown = words.filter((p) => !PANELS.includes(p));
+    this.#notice('show', unknown.length === 0 ? ''
+      : `show="${text}": ${unknown.map((p) => `"${p}"`).join(', ')} ${unknown.length > 1 ? 'are not panels' : 'is not a panel'} (use ${PANELS.join(', ')}), so ${unknown.length > 1 ? 'they were' : 'it was'} ignored.`);
+    const asked = new Set(words.filter((p) => PANELS.includes(p)));
     for (const panel of PANELS) this.#container.classList.toggle(`al-hide-${panel}`, asked.size > 0 && !asked.has(panel));
   }
 

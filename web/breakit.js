@@ -27,7 +27,7 @@
  */
 import { CHECKS, runChecks, intendedRule } from './checks.js';
 import { EXERCISES } from './exercises.js';
-import { h, fmt as fmtNumber } from './lesson-ui.js';
+import { h, fmt as fmtNumber, oneBased } from './lesson-ui.js';
 import { paintRamp, rampLegend } from './palette.js';
 
 const STORAGE_KEY = 'attention-lab.break-it.v1';
@@ -287,7 +287,7 @@ class Card {
     this.owner.ran(exercise.bug, run);
     const worst = failed.find((r) => r.name === this.selected)?.worst || null;
     this.maps.replaceChildren(run.refused
-      ? el('p', { cls: 'bk-refused', text: `The core refused the call: ${run.refused.code}, ${run.refused.message}.` })
+      ? el('p', { cls: 'bk-refused', text: `The core refused the call: ${run.refused.code}, ${oneBased(run.refused.message)}.` })
       : resultTables(exercise, run, worst));
     return failed.map((r) => r.name);
   }

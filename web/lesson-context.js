@@ -13,6 +13,7 @@ import {
   AttentionError, causalMask, paddingMask,
   blockedFromAllowed, allowedFromBlocked, additiveFromAllowed,
 } from './attention.js';
+import { oneBased } from './lesson-ui.js';
 
 /**
  * Create a context.
@@ -49,9 +50,11 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
     /**
      * Run a call to the core. An AttentionError is shown in `status` (the
      * last valid drawing stays, marked stale) and null is returned; any other
-     * error is a bug in this page and is rethrown.
+     * error is a bug in this page and is rethrown. The message is shown
+     * counting from 1, or in the section's own words: explain(err) may
+     * return a text for the errors it knows (null for the others).
      */
-    core(status, fn, staleHosts = [], { keepNote = true } = {}) {
+    core(status, fn, staleHosts = [], { keepNote = true, explain = null } = {}) {
       try {
         const result = fn();
         status.clear();
@@ -59,7 +62,8 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
         return result;
       } catch (err) {
         if (!(err instanceof AttentionError)) throw err;
-        status.show(`${err.code}: ${err.message}${keepNote ? '. The results shown are still those of the last valid input.' : ''}`);
+        const text = (explain && explain(err)) || `${err.code}: ${oneBased(err.message)}`;
+        status.show(`${text}${keepNote ? '. The results shown are still those of the last valid input, marked “Last valid result”.' : ''}`);
         for (const node of staleHosts) node.classList.add('stale');
         return null;
       }

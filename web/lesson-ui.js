@@ -75,19 +75,32 @@ export function parseNumberText(text, { integer = false, min = -VALUE_LIMIT, max
   return { ok: true, value: Object.is(value, -0) ? 0 : value };
 }
 
-/** A number with `digits` decimals, with no "-0.000". */
+// Digits are never grouped ("12,345" would read as two numbers and could not
+// be typed back). Magnitudes of a million and more, and non-zero ones too
+// small for the decimals shown, are written in scientific notation, "1.0e12".
+export const SCI_ABOVE = 1e6;
+
+/** x.toExponential(d) without the "+" of a positive exponent: "1.0e12", "2.5e-7". */
+function expo(x, d) {
+  return x.toExponential(d).replace('e+', 'e');
+}
+
+/** A number with `digits` decimals, with no "-0.000"; scientific for large or tiny magnitudes. */
 export function fmt(x, digits = 3) {
   if (Number.isNaN(x)) return 'NaN';
   if (x === Infinity) return '∞';
   if (x === -Infinity) return '−∞';
+  const a = Math.abs(x);
+  if (a >= SCI_ABOVE || (a > 0 && a < 0.5 * 10 ** -digits)) return expo(x, Math.max(1, digits - 2));
   const text = Number(x).toFixed(digits);
   return /^-0(\.0*)?$/.test(text) ? text.slice(1) : text;
 }
 
-/** A short plain form of a value the learner typed or a limit (no trailing zeros). */
+/** A short plain form of a value the learner typed or a limit (no trailing zeros), exact: it can be typed back. */
 export function fmtPlain(x) {
   if (!Number.isFinite(x)) return fmt(x);
-  if (Math.abs(x) >= 1e4 && Number.isInteger(x)) return x.toLocaleString('en-US');
+  const a = Math.abs(x);
+  if (a >= SCI_ABOVE || (a > 0 && a < 1e-4)) return expo(x);
   return String(Math.round(x * 1e6) / 1e6);
 }
 
@@ -95,7 +108,7 @@ export function fmtPlain(x) {
 export function fmtSci(x, digits = 2) {
   if (!Number.isFinite(x)) return fmt(x);
   if (x === 0) return '0';
-  return Math.abs(x) >= 0.01 && Math.abs(x) < 1e4 ? fmt(x, 4) : x.toExponential(digits);
+  return Math.abs(x) >= 0.01 && Math.abs(x) < 1e4 ? fmt(x, 4) : expo(x, digits);
 }
 
 /** "[6.698, 6.605]" */
@@ -270,8 +283,10 @@ export function radios({ legend, value, options, onValue, name }) {
  *   domain: [lo, hi] for the colour ramp (default [0, 1])
  *   legend: draw the colour legend under the map (default true; off when
  *           several maps share one, see legend())
+ *   refusedRows: Set of rows the core refused to compute (no weights): their
+ *           cells show "—" and their heading is flagged
  */
-export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel, caption, digits = 3, extra, name, domain = [0, 1], legend = true }) {
+export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel, caption, digits = 3, extra, name, domain = [0, 1], legend = true, refusedRows = null }) {
   const visual = h('div', { class: 'heatmap', 'aria-hidden': 'true', 'data-heatmap': name });
   visual.style.setProperty('--cols', String(cols + (extra ? 1 : 0)));
   visual.append(h('div', { class: 'hm-corner' }));
@@ -288,9 +303,14 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
 
   const [lo, hi] = domain;
   for (let i = 0; i < rows; i++) {
-    visual.append(h('div', { class: 'hm-head hm-rowhead', text: rowLabel(i) }));
+    const refused = Boolean(refusedRows && refusedRows.has(i));
+    visual.append(h('div', { class: `hm-head hm-rowhead${refused ? ' bad-row' : ''}`, text: refused ? `${rowLabel(i)} ⚠` : rowLabel(i) }));
     const tr = h('tr', {}, h('th', { scope: 'row', text: rowLabel(i) }));
-    for (let j = 0; j < cols; j++) {
+    for (let j = 0; j < cols && refused; j++) {
+      visual.append(h('div', { class: `hm-cell refused${blocked && blocked(i, j) ? ' blocked' : ''}`, 'data-row': i, 'data-col': j, text: '—' }));
+      tr.append(h('td', { text: 'refused: no key allowed' }));
+    }
+    for (let j = 0; j < cols && !refused; j++) {
       const v = values[i * cols + j];
       const isBlocked = blocked ? blocked(i, j) : false;
       // A blocked key's weight is exactly 0, and shows as "0"; anything else leaked past the mask.
@@ -411,6 +431,17 @@ export function refocusMaskCell(host, i, j) {
 // Section status line: the core's error message, shown inline
 // ---------------------------------------------------------------------------
 
+const INDEXED = /\b(batch|head|query|key|row|column|token|feature|position|dim|value) (\d+)\b/g;
+
+/**
+ * A message of the core or the JS API as the page shows it: the API counts
+ * from 0 (as documented), the page from 1, so "query 1" there is "query 2"
+ * here, like the grid row the learner sees. Only the page's display changes.
+ */
+export function oneBased(message) {
+  return String(message).replace(INDEXED, (_, noun, i) => `${noun} ${Number(i) + 1}`);
+}
+
 export function statusLine() {
   const node = h('p', { class: 'core-error', role: 'status', 'aria-live': 'polite', hidden: true });
   return {
@@ -437,23 +468,32 @@ export function binCounts(values, lo, hi, bins) {
   return counts;
 }
 
-/** A histogram as an SVG image with a text title; returns the <svg>. */
-export function histogramSvg({ counts, lo, hi, title, cls }) {
-  const W = 320, H = 150, pad = 24;
-  const max = Math.max(1, ...counts);
-  const bw = (W - 2 * pad) / counts.length;
+/**
+ * A histogram as an SVG image with a text title; returns the <svg>.
+ * The axes are the caller's: x from lo to hi, y from 0 to yMax, so that
+ * histograms drawn with the same ranges can be compared by eye. Counts above
+ * yMax are cut at the top. xLabel and yLabel name the axes.
+ */
+export function histogramSvg({ counts, lo, hi, yMax, xLabel, yLabel, title, cls }) {
+  const W = 320, H = 170, padL = 40, padR = 10, padT = 10, padB = 38;
+  const bw = (W - padL - padR) / counts.length;
+  const x = (v) => padL + ((v - lo) / (hi - lo)) * (W - padL - padR);
+  const y = (c) => H - padB - ((H - padT - padB) * Math.min(c, yMax)) / yMax;
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, class: `chart ${cls || ''}`, role: 'img', 'aria-label': title });
   svg.append(s('title', { text: title }));
+  for (const c of [yMax / 2, yMax]) svg.append(s('line', { x1: padL, x2: W - padR, y1: y(c), y2: y(c), class: 'gridline' }));
   counts.forEach((c, k) => {
-    const hgt = ((H - 2 * pad) * c) / max;
-    svg.append(s('rect', { x: pad + k * bw, y: H - pad - hgt, width: Math.max(0.5, bw - 1), height: hgt, class: 'bar' }));
+    svg.append(s('rect', { x: padL + k * bw, y: y(c), width: Math.max(0.5, bw - 0.5), height: H - padB - y(c), class: 'bar' }));
   });
-  svg.append(s('line', { x1: pad, x2: W - pad, y1: H - pad, y2: H - pad, class: 'axis' }));
-  const zeroX = pad + ((0 - lo) / (hi - lo)) * (W - 2 * pad);
-  svg.append(s('line', { x1: zeroX, x2: zeroX, y1: pad / 2, y2: H - pad, class: 'axis zero' }));
-  svg.append(s('text', { x: pad, y: H - 6, class: 'tick', text: fmtPlain(Math.round(lo * 10) / 10) }));
-  svg.append(s('text', { x: zeroX, y: H - 6, class: 'tick mid', text: '0' }));
-  svg.append(s('text', { x: W - pad, y: H - 6, class: 'tick end', text: fmtPlain(Math.round(hi * 10) / 10) }));
+  svg.append(s('line', { x1: padL, x2: W - padR, y1: H - padB, y2: H - padB, class: 'axis' }));
+  svg.append(s('line', { x1: padL, x2: padL, y1: padT, y2: H - padB, class: 'axis' }));
+  svg.append(s('line', { x1: x(0), x2: x(0), y1: padT, y2: H - padB, class: 'axis zero' }));
+  for (const v of [lo, lo / 2, 0, hi / 2, hi]) {
+    svg.append(s('text', { x: x(v), y: H - padB + 13, class: 'tick mid', text: fmtPlain(v) }));
+  }
+  for (const c of [0, yMax / 2, yMax]) svg.append(s('text', { x: padL - 4, y: y(c) + 4, class: 'tick end', text: fmtPlain(c) }));
+  svg.append(s('text', { x: (padL + W - padR) / 2, y: H - 4, class: 'axis-label mid', text: xLabel }));
+  svg.append(s('text', { x: 10, y: (padT + H - padB) / 2, class: 'axis-label mid', transform: `rotate(-90 10 ${(padT + H - padB) / 2})`, text: yLabel }));
   return svg;
 }
 

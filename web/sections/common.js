@@ -51,6 +51,18 @@ export function mhaCache() {
   return cache;
 }
 
+/**
+ * The multi-head module's refusals in the words of the lesson's fields
+ * (d_model, H); null for the others (the page then shows the core's message).
+ */
+export function explainHeads(err, dModel, heads) {
+  if (err.code !== 'HEADS_DO_NOT_DIVIDE') return null;
+  const fits = [];
+  for (let H = 1; H <= Math.min(dModel, 16); H++) if (dModel % H === 0) fits.push(H);
+  return `d_model = ${dModel} cannot be split evenly over H = ${heads} heads: each head gets d_model / H channels, `
+    + `and ${dModel} / ${heads} is not a whole number. With d_model = ${dModel}, try H = ${fits.join(', ')}`;
+}
+
 /** One heatmap per head of weights (1, H, Tq, Tk) for batch 0. */
 export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabel, keyLabel: colLabel }) {
   const [, H, Tq, Tk] = weights.shape;

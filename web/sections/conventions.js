@@ -99,19 +99,40 @@ export const conventions = {
       diagonalOk ? '✓ Every query may attend to itself: the diagonal is allowed in the allowed mask and 0 in the blocked mask.'
         : '⚠ Some query may not attend to itself: for a causal self-attention mask that usually means the convention was flipped.'));
 
-    // What happens if the allowed mask is handed, unchanged, to an API that reads 1 as "blocked".
-    const misuseHost = ctx.slot(this.id, 'misuse');
-    const misuse = ctx.core(this.status, () => ctx.lab.sdpa(zeros([], T), zeros([], T), zeros([], T), { mask: blocked }), [], { keepNote: false });
-    if (misuse) {
-      ctx.publish(`${this.prefix}.misuse`, misuse);
-      const mapHost = h('div');
-      heatmap(mapHost, { name: 'conv-misuse', values: misuse.weights.data, rows: T, cols: T, digits: 3,
-        blocked: (i, j) => !at(blocked, i, j), rowLabel: queryLabel, colLabel: keyLabel,
-        caption: 'Weights when the mask meaning is flipped' });
-      misuseHost.replaceChildren(h('figure', {}, h('figcaption', { text: 'equal scores, mask read the wrong way round' }), mapHost));
-    } else {
-      misuseHost.replaceChildren(h('p', { class: 'readout', text: 'Read the wrong way round, this mask leaves a query with no key at all, and the core refuses the call:' }));
-    }
+    // What happens if the allowed mask is handed, unchanged, to an API that
+    // reads 1 as "blocked". The core runs each query on its own, so that a
+    // row it refuses (a query left with no key) does not hide the others.
+    const res = ctx.core(this.status, () => {
+      const rows = [];
+      for (let i = 0; i < T; i++) {
+        try {
+          rows.push(ctx.lab.sdpa(zeros([], 1), zeros([], T), zeros([], T), { mask: { data: blocked.data.subarray(i * T, (i + 1) * T), shape: [1, T] } }));
+        } catch (err) {
+          if (err.code !== 'ALL_MASKED_ROW') throw err;
+          rows.push(null);
+        }
+      }
+      return rows;
+    }, [], { keepNote: false });
+    if (!res) return;
+    const refused = new Set(res.flatMap((r, i) => (r ? [] : [i])));
+    const values = new Float32Array(T * T).fill(NaN);
+    res.forEach((r, i) => { if (r) values.set(r.weights.data, i * T); });
+    if (refused.size === 0) ctx.publish(`${this.prefix}.misuse`, { weights: { data: values, shape: [T, T] }, output: null, scores: null });
+    const mapHost = h('div');
+    heatmap(mapHost, { name: 'conv-misuse', values, rows: T, cols: T, digits: 3, refusedRows: refused,
+      blocked: (i, j) => !at(blocked, i, j), rowLabel: queryLabel, colLabel: keyLabel,
+      caption: 'Weights when the mask meaning is flipped' });
+    const names = [...refused].map((i) => queryLabel(i));
+    ctx.slot(this.id, 'misuse').replaceChildren(
+      h('figure', {}, h('figcaption', { text: 'equal scores, mask read the wrong way round' }), mapHost),
+      refused.size === 0 ? h('p', { class: 'readout', 'data-out': 'conv-refused', text: 'Read this way, every query still has a key, so nothing warns you: the weights are simply wrong.' })
+        : h('p', { class: 'readout', 'data-out': 'conv-refused' },
+          h('strong', { text: `${names.join(', ')} ${refused.size > 1 ? 'are' : 'is'} marked ⚠: ` }),
+          `read the wrong way round, the mask leaves ${refused.size > 1 ? 'these queries' : 'this query'} with no key at all. `
+          + 'A softmax over nothing has no answer, so the core refuses such a row (ALL_MASKED_ROW) instead of returning NaN. '
+          + 'The other rows are computed, and they read only the keys they should not.'),
+    );
   },
 };
 

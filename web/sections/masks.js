@@ -13,7 +13,8 @@ export const TOKEN_DEFAULTS = [[12, 91, 33, 0, 0], [44, 17, 29, 81, 5]];
 // The widget's presets show the three parts of this section separately.
 const MASK_PARTS = {
   causal: ['causal-controls', 'causal-status', 'causal'],
-  padding: ['padding-controls', 'padding', 'padding-status', 'combined'],
+  padding: ['padding-controls', 'padding', 'padding-weights', 'padding-status'],
+  combined: ['combined'],
   custom: ['custom', 'custom-weights', 'custom-status'],
 };
 const maskUnused = (keep) => unused(...Object.entries(MASK_PARTS).filter(([k]) => k !== keep).flatMap(([, names]) => names));
@@ -22,7 +23,11 @@ const causalBlocks = [
   slot('causal', 'weights', { cls: 'result two-col' }),
 ];
 const paddingBlocks = [
-  slot('padding-controls', 'inputs', { cls: 'controls' }), slot('padding'), slot('padding-status'),
+  slot('padding-controls', 'inputs', { cls: 'controls' }), slot('padding'),
+  slot('padding-weights', 'weights', { cls: 'result two-col', label: 'Weights of both sequences under the padding mask' }),
+  slot('padding-status'),
+];
+const combinedBlocks = [
   slot('combined', 'weights', { cls: 'result two-col', label: 'Weights of both sequences under causal AND padding' }),
 ];
 const customBlocks = [
@@ -38,7 +43,7 @@ export const masks = {
 <p>In the pictures, a <span class="legend-blocked blocked">hatched cell marked ×</span> is blocked. Every example in this section uses equal scores (all queries and keys zero), so each row simply spreads its weight evenly over the keys it is allowed to see.</p>
 
 <h3>Causal: no peeking ahead</h3>
-<p>A decoder generating text must not look at positions it has not produced yet, so query <em>i</em> may see keys 0…<em>i</em> only: a lower triangle. Deleting the future keys instead would give every row a different length and ruin the rectangular tensors that make the computation fast.</p>
+<p>A decoder generating text must not look at positions it has not produced yet, so query <em>i</em> may see keys 1…<em>i</em> only: a lower triangle. Deleting the future keys instead would give every row a different length and ruin the rectangular tensors that make the computation fast.</p>
 <div class="controls" data-slot="causal-controls"></div>
 <div data-slot="causal-status"></div>
 <div class="result two-col" data-slot="causal"></div>
@@ -47,6 +52,8 @@ export const masks = {
 <p>Sequences in a batch have different lengths, so shorter ones are filled up with a padding id. Padding describes <em>keys</em> that must not be read, so the mask has shape (B, 1, 1, T): one row of keys per sequence, repeated over heads and queries. It blocks columns, not rows.</p>
 <div class="controls" data-slot="padding-controls"></div>
 <div data-slot="padding"></div>
+<p>On its own, padding hides the same keys from every query: each row of a sequence spreads its weight over that sequence’s real tokens.</p>
+<div class="result two-col" data-slot="padding-weights"></div>
 
 <h3>Both rules at once: AND</h3>
 <p>A key is visible only if every rule allows it, so the masks are combined with a logical AND. Try making a sequence start with the padding id: its first query is then left with no key at all. A softmax over nothing but −∞ has no answer, so the core refuses with an error instead of quietly returning NaN.</p>
@@ -66,7 +73,7 @@ export const masks = {
   presets: {
     masks: {
       title: 'Masks', result: 'mask.custom', seqLen: ['mask', 'ct'],
-      blocks: [...causalBlocks, ...paddingBlocks, ...customBlocks],
+      blocks: [...causalBlocks, ...paddingBlocks, ...combinedBlocks, ...customBlocks],
     },
     causal: {
       title: 'The causal mask', result: 'mask.causal', seqLen: ['mask', 'ct'],
@@ -157,22 +164,28 @@ export const masks = {
       h('code', { 'data-out': 'mask-pshape', text: fmtShape(pm.shape) }),
       ': one row of keys per sequence, repeated for every head and every query.'), padGrid);
     const z = zeros([2, 1], 5);
-    const out = ctx.core(this.paddingStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm, causal: true }), [combinedHost]);
+    const twoMaps = (host, name, what, weights, blocked) => host.replaceChildren(...[0, 1].map((b) => {
+      const mapHost = h('div');
+      heatmap(mapHost, { name: `${name}-${b}`, values: weights.data.subarray(b * 25, (b + 1) * 25), rows: 5, cols: 5, digits: 3, legend: b === 1,
+        blocked: (i, j) => blocked(b, i, j), rowLabel: queryLabel, colLabel: keyLabel,
+        caption: `Sequence ${b + 1}: weights under ${what}` });
+      return h('figure', {}, h('figcaption', { text: `sequence ${b + 1}: ${what}` }), mapHost);
+    }));
+    const padWeightsHost = ctx.slot(this.id, 'padding-weights');
+    const alone = ctx.core(this.paddingStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm }), [padWeightsHost, combinedHost]);
+    if (alone) {
+      ctx.publish(`${this.prefix}.padding`, alone);
+      twoMaps(padWeightsHost, 'mask-padding-weights', 'padding', alone.weights, (b, i, j) => !real(b, j));
+    }
+    const out = alone && ctx.core(this.paddingStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm, causal: true }), [combinedHost]);
     if (!out) {
       // The core refused (a sequence that starts with padding leaves its first query with no key):
       // its message is shown and the last valid pictures stay. The custom mask below is independent.
       this.drawCustomResult(ctx, st);
       return;
     }
-    ctx.publish(`${this.prefix}.padding`, out);
-    const maps = [0, 1].map((b) => {
-      const mapHost = h('div');
-      heatmap(mapHost, { name: `mask-combined-${b}`, values: out.weights.data.subarray(b * 25, (b + 1) * 25), rows: 5, cols: 5, digits: 3, legend: b === 1,
-        blocked: (i, j) => j > i || !real(b, j), rowLabel: queryLabel, colLabel: keyLabel,
-        caption: `Sequence ${b + 1}: weights under causal AND padding` });
-      return h('figure', {}, h('figcaption', { text: `sequence ${b + 1}: causal AND padding` }), mapHost);
-    });
-    combinedHost.replaceChildren(...maps);
+    ctx.publish(`${this.prefix}.combined`, out);
+    twoMaps(combinedHost, 'mask-combined', 'causal AND padding', out.weights, (b, i, j) => j > i || !real(b, j));
     this.drawCustomResult(ctx, st);
   },
 

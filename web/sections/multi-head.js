@@ -3,7 +3,7 @@
 
 import { h, numberGrid, numberField, checkbox, valueTable, statusLine, fmtShape } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
-import { resized, mhaCache, headHeatmaps } from './common.js';
+import { resized, mhaCache, headHeatmaps, explainHeads } from './common.js';
 import { slot, more } from './markup.js';
 
 const TOKEN_FILL = [3, 1, 4, 1, 5, 9, 2, 6];
@@ -35,7 +35,7 @@ export const multiHead = {
 `,
   presets: {
     'multi-head': {
-      title: 'Multi-head attention', result: 'mha.main', heads: ['mha', 'heads'], seqLen: ['mha', 't'],
+      title: 'Multi-head attention', result: 'mha.main', heads: ['mha', 'heads'], dModel: ['mha', 'dmodel'], seqLen: ['mha', 't'],
       blocks: [
         slot('controls', 'inputs', { cls: 'controls' }), slot('tokens', 'inputs', { cls: 'inputs' }), slot('status'),
         slot('summary'), slot('weights', 'weights', { cls: 'result heads' }),
@@ -101,7 +101,8 @@ export const multiHead = {
     const res = ctx.core(this.status, () => {
       const mha = this.mha(ctx.lab, { dModel: st.dmodel, numHeads: st.heads, seed: st.seed });
       return mha.forward(oneHot(st.tokens[0], st.dmodel, st.size), undefined, { causal: st.causal });
-    });
+    }, ['summary', 'weights', 'output'].map((name) => ctx.slot(this.id, name)),
+    { explain: (err) => explainHeads(err, st.dmodel, st.heads) });
     if (!res) return;
     ctx.publish(`${this.prefix}.main`, res);
     const [, H, T] = res.weights.shape;

@@ -62,9 +62,9 @@ export const selfCross = {
         options: [['self', 'Self-attention: the same sequence'], ['cross', 'Cross-attention: a second (source) sequence']],
         onValue: (v) => { st.mode = v; this.drawInputs(ctx, st); commit(); } }),
       h('div', { class: 'controls-row' },
-        numberField({ label: 'T_q (target positions)', name: 'cross-tq', value: st.tq, integer: true, min: 1, max: 8, size: 'sm',
+        this.tqField = numberField({ label: 'T_q (target positions)', name: 'cross-tq', value: st.tq, integer: true, min: 1, max: 8, size: 'sm',
           onValue: (v) => { st.tq = v; st.tgt = resized(st.tgt, v, CROSS_D, tgtFill); this.drawInputs(ctx, st); commit(); } }),
-        numberField({ label: 'T_k (source positions)', name: 'cross-tk', value: st.tk, integer: true, min: 1, max: 10, size: 'sm',
+        this.tkField = numberField({ label: 'T_k (source positions)', name: 'cross-tk', value: st.tk, integer: true, min: 1, max: 10, size: 'sm',
           onValue: (v) => {
             st.tk = v;
             st.src = resized(st.src, v, CROSS_D, srcFill);
@@ -81,6 +81,9 @@ export const selfCross = {
   drawInputs(ctx, st) {
     const commit = () => ctx.commit(this.prefix);
     const cross = st.mode === 'cross';
+    // Self-attention has one sequence, so one length: T_k is T_q.
+    this.tkField.hidden = !cross;
+    this.tqField.querySelector('label').textContent = cross ? 'T_q (target positions)' : 'T (positions; T_q = T_k)';
     const parts = [numberGrid({ label: `Target states t (${st.tq} × d_model = ${CROSS_D})`, name: 'cross-tgt', matrix: st.tgt,
       rowLabel: (i) => `t${i + 1}`, colLabel: dimLabel, onChange: commit })];
     if (cross) {
@@ -116,7 +119,7 @@ export const selfCross = {
       if (!cross) return mha.forward(query);
       const source = { data: st.src.flat(), shape: [1, st.tk, CROSS_D] };
       return mha.forward(query, source, { keyPaddingMask: { data: st.pad[0].map(Number), shape: [1, st.tk] } });
-    });
+    }, ['shapes', 'weights', 'output'].map((name) => ctx.slot(this.id, name)));
     if (!res) return;
     ctx.publish(`${this.prefix}.main`, res);
     const Tk = res.weights.shape[3];
@@ -128,10 +131,10 @@ export const selfCross = {
     });
     ctx.slot(this.id, 'shapes').replaceChildren(h('p', { class: 'readout' },
       'Queries ', h('code', { text: fmtShape([1, st.tq, CROSS_D]) }),
-      cross ? ' read keys and values ' : ' read keys and values from themselves ',
+      cross ? ' read keys and values from the source ' : ' read keys and values from themselves',
       cross ? h('code', { text: fmtShape([1, st.tk, CROSS_D]) }) : null,
       ': the weights are ', h('code', { 'data-out': 'cross-wshape', text: fmtShape(res.weights.shape) }),
-      ` (batch, heads, T_q, T_k = ${Tk}) and the output is `, h('code', { 'data-out': 'cross-oshape', text: fmtShape(res.output.shape) }),
+      ` (batch, heads, T_q = ${res.weights.shape[2]}, T_k = ${Tk}) and the output is `, h('code', { 'data-out': 'cross-oshape', text: fmtShape(res.output.shape) }),
       '. The output always has one row per query.'));
     valueTable(ctx.slot(this.id, 'output'), {
       name: 'cross-output', values: res.output.data, rows: st.tq, cols: CROSS_D, digits: 3,

@@ -1,7 +1,7 @@
 // Batches, heads and shapes: the shape table of multi-head attention and the split/merge picture.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, checkbox, statusLine, fmtShape } from '../lesson-ui.js';
+import { h, numberField, checkbox, statusLine, fmtShape, fmtPlain } from '../lesson-ui.js';
 import { headColour } from '../palette.js';
 import { codec } from '../lesson-state.js';
 import { mhaCache } from './common.js';
@@ -100,7 +100,7 @@ export const shapes = {
     ctx.slot(this.id, 'table').replaceChildren(
       h('div', { class: 'grid-wrap' }, table),
       h('p', { class: 'readout' }, 'The weights hold ',
-        h('strong', { 'data-out': 'shape-count', text: res.weights.data.length.toLocaleString('en-US') }),
+        h('strong', { 'data-out': 'shape-count', text: fmtPlain(res.weights.data.length) }),
         ` numbers (B × H × T × T). Double T and this grows four times; D does not appear in it at all.`),
     );
     this.drawPicture(ctx, Math.min(T, PIC_MAX), Math.min(H, PIC_MAX), Math.min(D, PIC_MAX), st.wrong);
@@ -118,7 +118,7 @@ export const shapes = {
     };
     const cell = (t, c) => {
       const { colour, ink } = headColour(head(c), H);
-      const node = h('div', { class: `pic-cell ${ink}`, text: `${t}${'abcdefgh'[head(c)]}` });
+      const node = h('div', { class: `pic-cell ${ink}`, text: `${t + 1}${'abcdefgh'[head(c)]}` });
       node.style.backgroundColor = colour;
       return node;
     };
@@ -137,7 +137,7 @@ export const shapes = {
       const positions = new Set(), heads = new Set();
       for (let t = 0; t < T; t++) for (let d = 0; d < D; d++) {
         const [st, sc] = source(hh, t, d);
-        positions.add(st);
+        positions.add(st + 1);
         heads.add(head(sc) + 1);
       }
       const mixed = heads.size > 1 || positions.size < T;

@@ -10,6 +10,9 @@ import { slot } from './markup.js';
 const PEAK_DKS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 const SAMPLE_COUNT = 4096; // as in the second seed
 const PEAK_COUNT = 256; // random queries averaged per point of the peakedness view
+const HIST_X = 48; // the histograms' x axis: ±3 spreads of the unscaled dot product at d_k = 256 (spread 16)
+const HIST_BINS = 97; // bins about 1 wide
+const HIST_Y = 1800; // above the tallest bar of a unit-variance histogram (about 4096 × 0.99 × 0.4)
 
 export const whyScale = {
   id: 'why-scale',
@@ -68,18 +71,24 @@ export const whyScale = {
   update(ctx, st) {
     const sample = ctx.core(this.status, () => ctx.lab.sampleDotProducts({ dk: st.dk, count: SAMPLE_COUNT, seed: st.seed }));
     if (!sample) return;
-    let R = 4;
-    for (const x of sample.unscaled) R = Math.max(R, Math.abs(x));
-    R = Math.ceil(R);
-    const bins = 81;
+    // Fixed axes for every d_k, so that the two charts and every position of
+    // the slider can be compared: x covers ±3 spreads of the widest unscaled
+    // case (d_k = 256), y the tallest bar of a unit-variance histogram.
+    const bins = HIST_BINS;
     const title = (what, variance) => `Histogram of ${SAMPLE_COUNT} ${what} dot products for d_k = ${st.dk}; variance ${fmt(variance, 2)}`;
+    const chart = (values, cls, xLabel, what, variance) => {
+      const counts = binCounts(values, -HIST_X, HIST_X, bins);
+      const beyond = values.length - counts.reduce((a, b) => a + b, 0);
+      return { svg: histogramSvg({ counts, lo: -HIST_X, hi: HIST_X, yMax: HIST_Y, xLabel, yLabel: 'count per bin', cls, title: title(what, variance) }), beyond };
+    };
+    const un = chart(sample.unscaled, 'unscaled', 'q·k', 'unscaled', sample.varianceUnscaled);
+    const sc = chart(sample.scaled, 'scaled', 'q·k / √d_k', 'scaled', sample.varianceScaled);
+    const beyondNote = (n) => (n > 0 ? ` (${n} of ${SAMPLE_COUNT} fall beyond ±${HIST_X}, off the chart)` : '');
     ctx.slot(this.id, 'hist').replaceChildren(
-      h('figure', { class: 'hist' },
-        histogramSvg({ counts: binCounts(sample.unscaled, -R, R, bins), lo: -R, hi: R, cls: 'unscaled', title: title('unscaled', sample.varianceUnscaled) }),
-        h('figcaption', {}, 'Unscaled q·k: variance ', h('strong', { 'data-out': 'var-unscaled', text: fmt(sample.varianceUnscaled, 2) }))),
-      h('figure', { class: 'hist' },
-        histogramSvg({ counts: binCounts(sample.scaled, -R, R, bins), lo: -R, hi: R, cls: 'scaled', title: title('scaled', sample.varianceScaled) }),
-        h('figcaption', {}, 'Scaled q·k / √d_k: variance ', h('strong', { 'data-out': 'var-scaled', text: fmt(sample.varianceScaled, 2) }))),
+      h('figure', { class: 'hist' }, un.svg,
+        h('figcaption', {}, 'Unscaled q·k: variance ', h('strong', { 'data-out': 'var-unscaled', text: fmt(sample.varianceUnscaled, 2) }), beyondNote(un.beyond))),
+      h('figure', { class: 'hist' }, sc.svg,
+        h('figcaption', {}, 'Scaled q·k / √d_k: variance ', h('strong', { 'data-out': 'var-scaled', text: fmt(sample.varianceScaled, 2) }), beyondNote(sc.beyond))),
     );
 
     // The peakedness curve depends only on the number of keys and the seed.
