@@ -67,8 +67,7 @@ test('one card end to end: predict, break, see the red check and the mark, repai
   assert.equal(await card.locator('[data-check="blockedWeightsZero"] button.bk-show').getAttribute('aria-pressed'), 'true');
 
   // The state is in the hash and in localStorage.
-  const hash = await page.evaluate(() => location.hash);
-  assert.match(hash, /brk\.s=(-0){3}c3(-0){8}/);
+  await page.waitForFunction(() => /brk\.s=(-0){3}c3(-0){8}/.test(location.hash));
   assert.equal(await page.evaluate(() => localStorage.getItem('attention-lab.break-it.v1')), '-0-0-0c3-0-0-0-0-0-0-0-0');
 
   // Repair: all green again.

@@ -152,7 +152,7 @@ test('the default page shows no error; the migration bug shows its heatmap with 
   const refused = await misuse.locator('.hm-cell.refused').evaluateAll((ns) => ns.map((n) => Number(n.dataset.row)));
   assert.deepEqual(refused, [3, 3, 3, 3], 'the row of query 4 is marked as refused');
   assert.match(await misuse.locator('.hm-rowhead.bad-row').textContent(), /query 4/);
-  assert.match(await misuse.textContent(), /query 4 .*no key/i, 'the page says why that row is refused');
+  assert.match(await page.locator('#conventions [data-slot="misuse-note"]').textContent(), /query 4 .*no key/i, 'the page says why that row is refused');
   const row1 = await misuse.locator('.hm-cell[data-row="0"]').allTextContents();
   assert.deepEqual(row1, ['0', '0.333', '0.333', '0.333'], 'query 1 now reads only the future keys 2–4');
   assert.ok(await page.locator('#conventions .ramp-legend').count() >= 1, 'with the colour legend');

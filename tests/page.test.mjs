@@ -403,6 +403,7 @@ test('editing by keyboard in every section redraws numbers equal to the core\'s'
 test('invalid text shows an inline message on that cell and keeps the last valid state', async () => {
   const { context, page, problems } = await open();
   await typeInto(page, gridInput(page, 'ex-q', 0, 0), '3');
+  await page.waitForFunction(() => /ex\.q=3,0,1,0;/.test(location.hash)); // written once the edits pause
   const before = { weights: await heat(page, 'ex-weights'), output: await table(page, 'ex-output'), hash: await page.evaluate(() => location.hash) };
   assert.match(before.hash, /ex\.q=3,0,1,0;/);
   const cell = gridInput(page, 'ex-q', 0, 0);

@@ -17,14 +17,28 @@ export function renderLesson(doc) {
  * Keep the state in the URL hash: read it at start and when the address bar
  * changes, write it after every change. A hash that cannot be used is
  * reported through showNotice and the defaults (or the current state) stay.
+ *
+ * Writing the address bar is slow (several ms) and rate-limited by browsers,
+ * so changes are written once they pause (HASH_DELAY ms), after the edit's
+ * frame is on screen, and at once when the page is left.
  */
+const HASH_DELAY = 120;
+
 export function hashState({ ctx, sections, showNotice, onApplied }) {
   const lessonMain = document.querySelector('main');
-  const write = () => {
+  let timer = null;
+  const writeNow = () => {
+    clearTimeout(timer);
+    timer = null;
     const text = encodeHash(ctx.view, sections, ctx.states);
     const url = `${location.pathname}${location.search}${text ? `#${text}` : ''}`;
     if (`${location.pathname}${location.search}${location.hash}` !== url) history.replaceState(null, '', url);
   };
+  const write = () => {
+    clearTimeout(timer);
+    timer = setTimeout(writeNow, HASH_DELAY);
+  };
+  window.addEventListener('pagehide', () => { if (timer !== null) writeNow(); });
   const read = () => {
     try {
       return decodeHash(location.hash.replace(/^#/, ''), sections, VIEW_IDS);
@@ -44,10 +58,11 @@ export function hashState({ ctx, sections, showNotice, onApplied }) {
     onApplied();
   };
   apply(read());
-  write();
+  writeNow();
 
   // Someone edits the address bar or goes back: take the new state if it is valid.
   window.addEventListener('hashchange', () => {
+    clearTimeout(timer); // a change typed into the address bar wins over one not yet written
     const next = read();
     if (next && next.anchorOnly) {
       // A plain in-page link such as "#masks": move there, keep everything else.
@@ -57,7 +72,7 @@ export function hashState({ ctx, sections, showNotice, onApplied }) {
       apply(next);
       onApplied({ scroll: true });
     }
-    write();
+    writeNow();
   });
   return { write };
 }

@@ -287,51 +287,117 @@ export function radios({ legend, value, options, onValue, name }) {
  *           cells show "—" and their heading is flagged
  */
 export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel, caption, digits = 3, extra, name, domain = [0, 1], legend = true, refusedRows = null }) {
+  const refused = (i) => Boolean(refusedRows && refusedRows.has(i));
+  const rowNames = Array.from({ length: rows }, (_, i) => rowLabel(i));
+  const colNames = Array.from({ length: cols }, (_, j) => colLabel(j));
+  // The same layout as last time (a new value, not a new shape): only the cells change.
+  const key = JSON.stringify([name, rowNames, colNames, extra ? extra.label : null, caption, legend, domain,
+    rowNames.map((_, i) => refused(i))]);
+  let built = host.heatmapParts;
+  if (!built || built.key !== key || !host.contains(built.visual)) built = buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain });
+  const [lo, hi] = domain;
+  for (let i = 0; i < rows; i++) {
+    for (let j = 0; j < cols; j++) {
+      const { cell, td } = built.cells[i * cols + j];
+      const isBlocked = blocked ? Boolean(blocked(i, j)) : false;
+      if (refused(i)) {
+        setClass(cell, `hm-cell refused${isBlocked ? ' blocked' : ''}`);
+        continue;
+      }
+      const v = values[i * cols + j];
+      // A blocked key's weight is exactly 0, and shows as "0"; anything else leaked past the mask.
+      const shown = isBlocked && v === 0 ? '0' : fmt(v, digits);
+      setText(cell, shown);
+      setText(td, isBlocked ? `${shown} (blocked)` : shown);
+      if (isBlocked) {
+        setClass(cell, `hm-cell blocked ink-dark${v !== 0 ? ' leak' : ''}`);
+        if (cell.style.backgroundColor) cell.style.backgroundColor = '';
+      } else {
+        if (cell.classList.contains('blocked') || cell.classList.contains('leak')) cell.className = 'hm-cell';
+        paintRamp(cell, (v - lo) / (hi - lo || 1));
+      }
+    }
+    if (extra) {
+      const { cell, td } = built.extras[i];
+      setText(cell, fmt(extra.values[i], digits));
+      setText(td, fmt(extra.values[i], digits));
+    }
+  }
+}
+
+/** Set text only when it differs (an equal write still costs a redraw). */
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+function setClass(node, cls) {
+  if (node.className !== cls) node.className = cls;
+}
+
+/** The heatmap's elements (a visual grid, a table for screen readers, a legend), with empty cells. */
+function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain }) {
   const visual = h('div', { class: 'heatmap', 'aria-hidden': 'true', 'data-heatmap': name });
   visual.style.setProperty('--cols', String(cols + (extra ? 1 : 0)));
   visual.append(h('div', { class: 'hm-corner' }));
-  for (let j = 0; j < cols; j++) visual.append(h('div', { class: 'hm-head', text: colLabel(j) }));
+  for (const label of colNames) visual.append(h('div', { class: 'hm-head', text: label }));
   if (extra) visual.append(h('div', { class: 'hm-head hm-extra', text: extra.label }));
 
   const table = h('table', {}, h('caption', { text: caption }));
   const headRow = h('tr', {}, h('td'));
-  for (let j = 0; j < cols; j++) headRow.append(h('th', { scope: 'col', text: colLabel(j) }));
+  for (const label of colNames) headRow.append(h('th', { scope: 'col', text: label }));
   if (extra) headRow.append(h('th', { scope: 'col', text: extra.label }));
   table.append(h('thead', {}, headRow));
   const tbody = h('tbody');
   table.append(tbody);
 
-  const [lo, hi] = domain;
+  const cells = [], extras = [];
   for (let i = 0; i < rows; i++) {
-    const refused = Boolean(refusedRows && refusedRows.has(i));
-    visual.append(h('div', { class: `hm-head hm-rowhead${refused ? ' bad-row' : ''}`, text: refused ? `${rowLabel(i)} ⚠` : rowLabel(i) }));
-    const tr = h('tr', {}, h('th', { scope: 'row', text: rowLabel(i) }));
-    for (let j = 0; j < cols && refused; j++) {
-      visual.append(h('div', { class: `hm-cell refused${blocked && blocked(i, j) ? ' blocked' : ''}`, 'data-row': i, 'data-col': j, text: '—' }));
-      tr.append(h('td', { text: 'refused: no key allowed' }));
-    }
-    for (let j = 0; j < cols && !refused; j++) {
-      const v = values[i * cols + j];
-      const isBlocked = blocked ? blocked(i, j) : false;
-      // A blocked key's weight is exactly 0, and shows as "0"; anything else leaked past the mask.
-      const shown = isBlocked && v === 0 ? '0' : fmt(v, digits);
-      const cell = h('div', { class: 'hm-cell', 'data-row': i, 'data-col': j, text: shown });
-      if (isBlocked) {
-        cell.classList.add('blocked', 'ink-dark');
-        if (v !== 0) cell.classList.add('leak');
-      } else {
-        paintRamp(cell, (v - lo) / (hi - lo || 1));
-      }
+    visual.append(h('div', { class: `hm-head hm-rowhead${refused(i) ? ' bad-row' : ''}`, text: refused(i) ? `${rowNames[i]} ⚠` : rowNames[i] }));
+    const tr = h('tr', {}, h('th', { scope: 'row', text: rowNames[i] }));
+    for (let j = 0; j < cols; j++) {
+      const cell = h('div', { class: 'hm-cell', 'data-row': i, 'data-col': j, text: refused(i) ? '—' : '' });
+      const td = h('td', { text: refused(i) ? 'refused: no key allowed' : '' });
       visual.append(cell);
-      tr.append(h('td', { text: isBlocked ? `${shown} (blocked)` : shown }));
+      tr.append(td);
+      cells.push({ cell, td });
     }
     if (extra) {
-      visual.append(h('div', { class: 'hm-cell hm-extra', 'data-row': i, 'data-extra': '1', text: fmt(extra.values[i], digits) }));
-      tr.append(h('td', { text: fmt(extra.values[i], digits) }));
+      const cell = h('div', { class: 'hm-cell hm-extra', 'data-row': i, 'data-extra': '1' });
+      const td = h('td');
+      visual.append(cell);
+      tr.append(td);
+      extras.push({ cell, td });
     }
     tbody.append(tr);
   }
+  const [lo, hi] = domain;
   host.replaceChildren(h('div', { class: 'heatmap-wrap' }, visual), srOnly(table), ...(legend ? [rampLegend(document, { lo, hi })] : []));
+  host.heatmapParts = { key, visual, cells, extras };
+  return host.heatmapParts;
+}
+
+/**
+ * Figures in `parent`, one per spec { key, caption, cls }, kept from one
+ * redraw to the next (so the maps inside them are updated in place, not
+ * rebuilt). caption: a string, or a function returning nodes, called when
+ * the figure is made. Returns each figure's host element for its content.
+ * Other children of `parent` (a shared legend) stay after the figures.
+ */
+export function figures(parent, specs) {
+  const figs = [...parent.children].filter((n) => n.dataset.fig);
+  const old = new Map(figs.map((n) => [n.dataset.fig, n]));
+  const nodes = specs.map(({ key, caption, cls }) => {
+    let fig = old.get(key);
+    if (!fig) {
+      fig = h('figure', { class: cls || null, 'data-fig': key }, h('figcaption', {}, typeof caption === 'function' ? caption() : caption), h('div'));
+    } else if (typeof caption === 'string') {
+      setText(fig.firstChild, caption);
+    }
+    return fig;
+  });
+  const same = nodes.length === figs.length && nodes.every((n, i) => figs[i] === n);
+  if (!same) parent.replaceChildren(...nodes, ...[...parent.children].filter((n) => !n.dataset.fig));
+  return nodes.map((fig) => fig.lastChild);
 }
 
 /** The colour legend on its own, for a group of maps that share it. */
@@ -349,22 +415,33 @@ export function srOnly(table) {
 
 /** A read-only numeric table (outputs), real <table> with the numbers as text. */
 export function valueTable(host, { values, rows, cols, rowLabel, colLabel, caption, digits = 3, name, scrollable = false }) {
-  const table = h('table', { class: 'values', 'data-values': name }, h('caption', { text: caption }));
-  const headRow = h('tr', {}, h('td', { class: 'corner' }));
-  for (let j = 0; j < cols; j++) headRow.append(h('th', { scope: 'col', text: colLabel(j) }));
-  table.append(h('thead', {}, headRow));
-  const tbody = h('tbody');
-  for (let i = 0; i < rows; i++) {
-    const tr = h('tr', {}, h('th', { scope: 'row', text: rowLabel(i) }));
-    for (let j = 0; j < cols; j++) {
-      tr.append(h('td', { 'data-row': i, 'data-col': j, text: fmt(values[i * cols + j], digits) }));
+  const rowNames = Array.from({ length: rows }, (_, i) => rowLabel(i));
+  const colNames = Array.from({ length: cols }, (_, j) => colLabel(j));
+  const key = JSON.stringify([name, rowNames, colNames, caption, scrollable]);
+  let built = host.valueTableParts;
+  if (!built || built.key !== key || !host.contains(built.table)) {
+    const table = h('table', { class: 'values', 'data-values': name }, h('caption', { text: caption }));
+    const headRow = h('tr', {}, h('td', { class: 'corner' }));
+    for (const label of colNames) headRow.append(h('th', { scope: 'col', text: label }));
+    table.append(h('thead', {}, headRow));
+    const tbody = h('tbody');
+    const tds = [];
+    for (let i = 0; i < rows; i++) {
+      const tr = h('tr', {}, h('th', { scope: 'row', text: rowNames[i] }));
+      for (let j = 0; j < cols; j++) {
+        const td = h('td', { 'data-row': i, 'data-col': j });
+        tds.push(td);
+        tr.append(td);
+      }
+      tbody.append(tr);
     }
-    tbody.append(tr);
+    table.append(tbody);
+    // A wide table scrolls sideways; make its scroll box reachable by keyboard.
+    const wrap = scrollable ? h('div', { class: 'grid-wrap', tabindex: 0, role: 'region', 'aria-label': caption }, table) : h('div', { class: 'grid-wrap' }, table);
+    host.replaceChildren(wrap);
+    built = host.valueTableParts = { key, table, tds };
   }
-  table.append(tbody);
-  // A wide table scrolls sideways; make its scroll box reachable by keyboard.
-  const wrap = scrollable ? h('div', { class: 'grid-wrap', tabindex: 0, role: 'region', 'aria-label': caption }, table) : h('div', { class: 'grid-wrap' }, table);
-  host.replaceChildren(wrap);
+  built.tds.forEach((td, k) => setText(td, fmt(values[k], digits)));
 }
 
 /**

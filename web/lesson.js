@@ -4,7 +4,7 @@
 
 import { loadAttention } from './attention.js';
 import { paletteSheet } from './palette.js';
-import { createLessonContext, markScrollBoxes } from './lesson-context.js';
+import { createLessonContext } from './lesson-context.js';
 import { SECTIONS, instantiateSection } from './sections/registry.js';
 import { renderLesson, hashState, viewTracking } from './lesson-page.js';
 import { disclosureSection } from './lesson-disclosures.js';
@@ -35,13 +35,6 @@ async function main() {
   const hash = hashState({
     ctx, sections, showNotice,
     onApplied: ({ scroll = false } = {}) => { view.mark(); if (scroll) view.scrollToView(); },
-  });
-
-  let resizePending = false;
-  window.addEventListener('resize', () => {
-    if (resizePending) return;
-    resizePending = true;
-    requestAnimationFrame(() => { resizePending = false; markScrollBoxes([document.querySelector('main')]); });
   });
 
   bootStatus.textContent = `Computed live by the attention core (${lab.simd ? 'WebAssembly SIMD' : 'WebAssembly, scalar'} build).`;

@@ -1,6 +1,6 @@
 // Labels, example tensors and helpers that several sections use.
 
-import { heatmap, h, legend } from '../lesson-ui.js';
+import { heatmap, h, legend, figures } from '../lesson-ui.js';
 import { headColour } from '../palette.js';
 
 export const keyLabel = (j) => `key ${j + 1}`;
@@ -66,20 +66,19 @@ export function explainHeads(err, dModel, heads) {
 /** One heatmap per head of weights (1, H, Tq, Tk) for batch 0. */
 export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabel, keyLabel: colLabel }) {
   const [, H, Tq, Tk] = weights.shape;
-  const figures = [];
-  for (let head = 0; head < H; head++) {
-    const fig = h('figure', { class: 'head-map', 'data-head': head });
-    const mapHost = h('div');
-    heatmap(mapHost, {
-      name: `${name}-h${head}`, values: weights.data.subarray(head * Tq * Tk, (head + 1) * Tq * Tk),
-      rows: Tq, cols: Tk, blocked, digits: 2, legend: false,
-      rowLabel, colLabel, caption: `Head ${head + 1} attention weights (rows: queries, columns: keys)`,
-    });
-    const { colour, ink } = headColour(head, H);
-    const swatch = h('span', { class: `head-swatch ${ink}`, text: String(head + 1) });
-    swatch.style.backgroundColor = colour;
-    fig.append(h('figcaption', {}, swatch, ` Head ${head + 1}`), mapHost);
-    figures.push(fig);
-  }
-  host.replaceChildren(...figures, legend());
+  const hosts = figures(host, Array.from({ length: H }, (_, head) => ({
+    key: `h${head}-of-${H}`, cls: 'head-map',
+    caption: () => {
+      const { colour, ink } = headColour(head, H);
+      const swatch = h('span', { class: `head-swatch ${ink}`, text: String(head + 1) });
+      swatch.style.backgroundColor = colour;
+      return [swatch, ` Head ${head + 1}`];
+    },
+  })));
+  hosts.forEach((mapHost, head) => heatmap(mapHost, {
+    name: `${name}-h${head}`, values: weights.data.subarray(head * Tq * Tk, (head + 1) * Tq * Tk),
+    rows: Tq, cols: Tk, blocked, digits: 2, legend: false,
+    rowLabel, colLabel, caption: `Head ${head + 1} attention weights (rows: queries, columns: keys)`,
+  }));
+  if (!host.querySelector(':scope > .ramp-legend')) host.append(legend());
 }

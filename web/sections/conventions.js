@@ -1,7 +1,7 @@
 // Mask conventions: allowed, blocked and additive masks, and the classic migration bug.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, heatmap, maskGrid, refocusMaskCell, statusLine } from '../lesson-ui.js';
+import { h, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, figures } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros, emptyRows, causalBits } from './common.js';
 import { slot } from './markup.js';
@@ -19,6 +19,7 @@ export const conventions = {
 <h3>The classic migration bug</h3>
 <p>Pass a correct causal <em>allowed</em> mask unchanged to an API that expects a <em>blocked</em> one, and the past is hidden while the future is open. This is what the core computes when your allowed mask is read the wrong way round:</p>
 <div data-slot="misuse"></div>
+<div data-slot="misuse-note"></div>
 <div data-slot="misuse-status"></div>
 `,
   presets: {
@@ -26,7 +27,7 @@ export const conventions = {
       title: 'Mask conventions', result: 'conv.misuse', seqLen: ['conv', 't'],
       blocks: [
         slot('controls', 'inputs', { cls: 'controls' }), slot('panels', 'inputs', { cls: 'result conv' }), slot('checks', 'checks'),
-        slot('misuse', 'weights', { label: 'What the core computes when this allowed mask is read as a blocked one' }),
+        slot('misuse', 'weights', { label: 'What the core computes when this allowed mask is read as a blocked one' }), slot('misuse-note', 'weights'),
         slot('misuse-status'),
       ],
     },
@@ -119,13 +120,12 @@ export const conventions = {
     const values = new Float32Array(T * T).fill(NaN);
     res.forEach((r, i) => { if (r) values.set(r.weights.data, i * T); });
     if (refused.size === 0) ctx.publish(`${this.prefix}.misuse`, { weights: { data: values, shape: [T, T] }, output: null, scores: null });
-    const mapHost = h('div');
+    const [mapHost] = figures(ctx.slot(this.id, 'misuse'), [{ key: 'misuse', caption: 'equal scores, mask read the wrong way round' }]);
     heatmap(mapHost, { name: 'conv-misuse', values, rows: T, cols: T, digits: 3, refusedRows: refused,
       blocked: (i, j) => !at(blocked, i, j), rowLabel: queryLabel, colLabel: keyLabel,
       caption: 'Weights when the mask meaning is flipped' });
     const names = [...refused].map((i) => queryLabel(i));
-    ctx.slot(this.id, 'misuse').replaceChildren(
-      h('figure', {}, h('figcaption', { text: 'equal scores, mask read the wrong way round' }), mapHost),
+    ctx.slot(this.id, 'misuse-note').replaceChildren(
       refused.size === 0 ? h('p', { class: 'readout', 'data-out': 'conv-refused', text: 'Read this way, every query still has a key, so nothing warns you: the weights are simply wrong.' })
         : h('p', { class: 'readout', 'data-out': 'conv-refused' },
           h('strong', { text: `${names.join(', ')} ${refused.size > 1 ? 'are' : 'is'} marked ⚠: ` }),

@@ -2,7 +2,7 @@
 // Every number shown comes from the wasm core.
 
 import {
-  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmtShape,
+  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmtShape, figures,
 } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros, emptyRows, causalBits } from './common.js';
@@ -130,31 +130,35 @@ export const masks = {
     if (focus) refocusMaskCell(host, ...focus);
   },
 
+  // Three parts, each redrawn only when its own inputs change (the custom
+  // mask also reads the 3×3 example of another section).
   update(ctx, st) {
-    const { causalMask, paddingMask } = ctx.api;
+    ctx.part(this, 'causal', [st.ct], () => this.drawCausal(ctx, st));
+    ctx.part(this, 'padding', [st.tokens, st.pad], () => this.drawPadding(ctx, st));
+    ctx.part(this, 'custom', [st.custom, ctx.states.ex], () => this.drawCustomResult(ctx, st));
+  },
 
+  drawCausal(ctx, st) {
     // Causal: the helper's lower triangle, and equal scores spread over it.
-    const cm = causalMask(st.ct);
+    const cm = ctx.api.causalMask(st.ct);
     const causal = ctx.core(this.causalStatus, () => ctx.lab.sdpa(zeros([], st.ct), zeros([], st.ct), zeros([], st.ct), { mask: cm }),
       [ctx.slot(this.id, 'causal')]);
-    if (causal) {
-      ctx.publish(`${this.prefix}.causal`, causal);
-      const host = ctx.slot(this.id, 'causal');
-      const maskHost = h('div'), weightHost = h('div');
-      maskGrid(maskHost, { name: 'mask-causal', rows: st.ct, cols: st.ct, get: (i, j) => cm.data[i * st.ct + j],
-        label: `Causal allowed mask, T = ${st.ct}`, rowLabel: queryLabel, colLabel: keyLabel });
-      heatmap(weightHost, { name: 'mask-causal-weights', values: causal.weights.data, rows: st.ct, cols: st.ct, digits: 3,
-        blocked: (i, j) => !cm.data[i * st.ct + j], rowLabel: queryLabel, colLabel: keyLabel,
-        caption: 'Weights with equal scores under the causal mask' });
-      host.replaceChildren(
-        h('figure', {}, h('figcaption', { text: `causalMask(${st.ct}): 1 = allowed` }), maskHost),
-        h('figure', {}, h('figcaption', { text: 'weights when every score is equal' }), weightHost));
-    }
+    if (!causal) return;
+    ctx.publish(`${this.prefix}.causal`, causal);
+    const [maskHost, weightHost] = figures(ctx.slot(this.id, 'causal'), [
+      { key: 'mask', caption: `causalMask(${st.ct}): 1 = allowed` }, { key: 'weights', caption: 'weights when every score is equal' }]);
+    maskGrid(maskHost, { name: 'mask-causal', rows: st.ct, cols: st.ct, get: (i, j) => cm.data[i * st.ct + j],
+      label: `Causal allowed mask, T = ${st.ct}`, rowLabel: queryLabel, colLabel: keyLabel });
+    heatmap(weightHost, { name: 'mask-causal-weights', values: causal.weights.data, rows: st.ct, cols: st.ct, digits: 3,
+      blocked: (i, j) => !cm.data[i * st.ct + j], rowLabel: queryLabel, colLabel: keyLabel,
+      caption: 'Weights with equal scores under the causal mask' });
+  },
 
-    // Padding (always drawn for the current token ids), then the combined mask, for both sequences.
+  drawPadding(ctx, st) {
+    // Padding (always drawn for the current token ids), alone and with the causal mask, for both sequences.
     const padHost = ctx.slot(this.id, 'padding');
     const combinedHost = ctx.slot(this.id, 'combined');
-    const pm = paddingMask(st.tokens, st.pad);
+    const pm = ctx.api.paddingMask(st.tokens, st.pad);
     const real = (b, j) => pm.data[b * 5 + j] === 1;
     const padGrid = h('div');
     maskGrid(padGrid, { name: 'mask-padding', rows: 2, cols: 5, get: (b, j) => real(b, j),
@@ -164,29 +168,21 @@ export const masks = {
       h('code', { 'data-out': 'mask-pshape', text: fmtShape(pm.shape) }),
       ': one row of keys per sequence, repeated for every head and every query.'), padGrid);
     const z = zeros([2, 1], 5);
-    const twoMaps = (host, name, what, weights, blocked) => host.replaceChildren(...[0, 1].map((b) => {
-      const mapHost = h('div');
-      heatmap(mapHost, { name: `${name}-${b}`, values: weights.data.subarray(b * 25, (b + 1) * 25), rows: 5, cols: 5, digits: 3, legend: b === 1,
+    const twoMaps = (host, name, what, weights, blocked) => figures(host, [0, 1].map((b) => ({ key: `seq${b}`, caption: `sequence ${b + 1}: ${what}` })))
+      .forEach((mapHost, b) => heatmap(mapHost, { name: `${name}-${b}`, values: weights.data.subarray(b * 25, (b + 1) * 25), rows: 5, cols: 5, digits: 3, legend: b === 1,
         blocked: (i, j) => blocked(b, i, j), rowLabel: queryLabel, colLabel: keyLabel,
-        caption: `Sequence ${b + 1}: weights under ${what}` });
-      return h('figure', {}, h('figcaption', { text: `sequence ${b + 1}: ${what}` }), mapHost);
-    }));
+        caption: `Sequence ${b + 1}: weights under ${what}` }));
     const padWeightsHost = ctx.slot(this.id, 'padding-weights');
     const alone = ctx.core(this.paddingStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm }), [padWeightsHost, combinedHost]);
-    if (alone) {
-      ctx.publish(`${this.prefix}.padding`, alone);
-      twoMaps(padWeightsHost, 'mask-padding-weights', 'padding', alone.weights, (b, i, j) => !real(b, j));
-    }
-    const out = alone && ctx.core(this.paddingStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm, causal: true }), [combinedHost]);
-    if (!out) {
-      // The core refused (a sequence that starts with padding leaves its first query with no key):
-      // its message is shown and the last valid pictures stay. The custom mask below is independent.
-      this.drawCustomResult(ctx, st);
-      return;
-    }
+    if (!alone) return;
+    ctx.publish(`${this.prefix}.padding`, alone);
+    twoMaps(padWeightsHost, 'mask-padding-weights', 'padding', alone.weights, (b, i, j) => !real(b, j));
+    // With the causal mask the core may refuse (a sequence that starts with padding leaves its
+    // first query with no key): its message is shown and the last valid pictures stay.
+    const out = ctx.core(this.paddingStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm, causal: true }), [combinedHost]);
+    if (!out) return;
     ctx.publish(`${this.prefix}.combined`, out);
     twoMaps(combinedHost, 'mask-combined', 'causal AND padding', out.weights, (b, i, j) => j > i || !real(b, j));
-    this.drawCustomResult(ctx, st);
   },
 
   drawCustomResult(ctx, st) {
@@ -196,11 +192,11 @@ export const masks = {
       { mask: st.custom }), [host]);
     if (!out) return;
     ctx.publish(`${this.prefix}.custom`, out);
-    const mapHost = h('div');
+    const [mapHost] = figures(host, [{ key: 'weights', caption: 'weights of the 3×3 example under your mask' }]);
     heatmap(mapHost, { name: 'mask-custom-weights', values: out.weights.data, rows: 3, cols: 3, digits: 4,
       blocked: (i, j) => !st.custom[i][j], rowLabel: queryLabel, colLabel: keyLabel,
       caption: 'Weights of the 3×3 example under the custom mask' });
-    host.replaceChildren(h('figure', {}, h('figcaption', { text: 'weights of the 3×3 example under your mask' }), mapHost));
+
   },
 };
 

@@ -1,7 +1,7 @@
 // The four numbers the core measures on every call, on an example of the learner's choice.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, select, heatmap, statusLine, fmt, fmtSci } from '../lesson-ui.js';
+import { h, numberField, select, heatmap, statusLine, fmt, fmtSci, figures } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros } from './common.js';
 import { slot, group } from './markup.js';
@@ -52,7 +52,14 @@ export const observability = {
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
   },
 
+  // Redrawn only when what the chosen example reads has changed.
   update(ctx, st) {
+    const mk = ctx.states.mask;
+    const inputs = [st, ctx.states.ex, st.src === 'custom' ? mk.custom : null, st.src === 'padding' ? [mk.tokens, mk.pad] : null];
+    ctx.part(this, 'example', inputs, () => this.draw(ctx, st));
+  },
+
+  draw(ctx, st) {
     const ex = ctx.states.ex;
     const mk = ctx.states.mask;
     const host = ctx.slot(this.id, 'stats');
@@ -84,7 +91,8 @@ export const observability = {
     ];
     // The weights the numbers describe (the first sequence for the padded example).
     const [Tq, Tk] = res.weights.shape.slice(-2);
-    const mapHost = h('div');
+    const [mapHost] = figures(ctx.slot(this.id, 'weights'), [
+      { key: 'weights', caption: st.src === 'padding' ? 'weights of sequence 1' : 'weights of the chosen example' }]);
     const blockedAt = {
       padding: (i, j) => j > i || !pm.data[j],
       causal: (i, j) => j > i,
@@ -92,8 +100,6 @@ export const observability = {
     }[st.src] ?? null;
     heatmap(mapHost, { name: 'obs-weights', values: res.weights.data.subarray(0, Tq * Tk), rows: Tq, cols: Tk, digits: 3,
       blocked: blockedAt, rowLabel: queryLabel, colLabel: keyLabel, caption: 'Weights of the chosen example' });
-    ctx.slot(this.id, 'weights').replaceChildren(h('figure', {},
-      h('figcaption', { text: st.src === 'padding' ? 'weights of sequence 1' : 'weights of the chosen example' }), mapHost));
     host.replaceChildren(h('dl', { class: 'stats' }, rows.map(([name, value, key, note]) => h('div', { class: 'stat' },
       h('dt', { text: name }), h('dd', {}, h('strong', { 'data-out': key, text: value }), h('span', { class: 'hint', text: note }))))));
   },

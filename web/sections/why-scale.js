@@ -10,6 +10,8 @@ import { slot } from './markup.js';
 const PEAK_DKS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 const SAMPLE_COUNT = 4096; // as in the second seed
 const PEAK_COUNT = 256; // random queries averaged per point of the peakedness view
+const SAMPLE_CACHE = 32; // d_k values whose samples are kept
+const cancelIdle = (id) => (globalThis.cancelIdleCallback ?? clearTimeout)(id);
 const HIST_X = 48; // the histograms' x axis: ±3 spreads of the unscaled dot product at d_k = 256 (spread 16)
 const HIST_BINS = 97; // bins about 1 wide
 const HIST_Y = 1800; // above the tallest bar of a unit-variance histogram (about 4096 × 0.99 × 0.4)
@@ -57,6 +59,8 @@ export const whyScale = {
       commit();
     });
     this.peakKey = null;
+    this.samples = new Map(); // `${kind}:${dk}:${keys}:${seed}` -> the core's answer
+    cancelIdle(this.pending);
     ctx.slot(this.id, 'controls').replaceChildren(
       h('div', { class: 'field field-range' }, h('label', { for: sliderId, text: 'd_k, the width of each query and key' }), slider, shown),
       numberField({ label: 'Random seed', name: 'scale-seed', value: st.seed, integer: true, min: 0, max: 99999,
@@ -68,9 +72,45 @@ export const whyScale = {
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
   },
 
+  /**
+   * The core's samples for one d_k, kept: drawing 4096 random pairs is most of
+   * an edit's time, and a slider goes back and forth. While the page is idle,
+   * the neighbours of the current d_k are asked for ahead of the next step.
+   */
+  sampled(ctx, kind, dk, st) {
+    const key = `${kind}:${dk}:${st.keys}:${st.seed}`;
+    if (!this.samples.has(key)) {
+      if (this.samples.size >= SAMPLE_CACHE) this.samples.delete(this.samples.keys().next().value);
+      this.samples.set(key, kind === 'dots'
+        ? ctx.lab.sampleDotProducts({ dk, count: SAMPLE_COUNT, seed: st.seed })
+        : ctx.lab.softmaxPeak({ dk, keys: st.keys, count: PEAK_COUNT, seed: st.seed }));
+    }
+    return this.samples.get(key);
+  },
+
+  prefetch(ctx, st) {
+    const idle = globalThis.requestIdleCallback ?? ((fn) => setTimeout(fn, 50));
+    cancelIdle(this.pending);
+    const todo = [st.dk + 1, st.dk - 1, st.dk + 2, st.dk - 2].filter((dk) => dk >= 1 && dk <= 256);
+    const step = (deadline) => {
+      while (todo.length && (!deadline || deadline.timeRemaining() > 8)) {
+        const dk = todo.shift();
+        try {
+          this.sampled(ctx, 'dots', dk, st);
+          if (!PEAK_DKS.includes(dk)) this.sampled(ctx, 'peak', dk, st);
+        } catch {
+          return; // the core refused: the edit itself will say so
+        }
+      }
+      if (todo.length) this.pending = idle(step);
+    };
+    this.pending = idle(step);
+  },
+
   update(ctx, st) {
-    const sample = ctx.core(this.status, () => ctx.lab.sampleDotProducts({ dk: st.dk, count: SAMPLE_COUNT, seed: st.seed }));
+    const sample = ctx.core(this.status, () => this.sampled(ctx, 'dots', st.dk, st));
     if (!sample) return;
+    this.prefetch(ctx, st);
     // Fixed axes for every d_k, so that the two charts and every position of
     // the slider can be compared: x covers ±3 spreads of the widest unscaled
     // case (d_k = 256), y the tallest bar of a unit-variance histogram.
@@ -102,7 +142,7 @@ export const whyScale = {
     // At a d_k on the curve the core's answer is already in it (same inputs).
     const marker = PEAK_DKS.indexOf(st.dk);
     const now = marker >= 0 ? this.curve[marker]
-      : ctx.core(this.status, () => ctx.lab.softmaxPeak({ dk: st.dk, keys: st.keys, count: PEAK_COUNT, seed: st.seed }));
+      : ctx.core(this.status, () => this.sampled(ctx, 'peak', st.dk, st));
     if (!now) return;
     const table = h('table', {},
       h('caption', { text: `Mean largest softmax weight over ${st.keys} keys` }),
