@@ -36,7 +36,14 @@ typedef enum {
     ATTN_NON_FINITE_INPUT = 3,/* NaN or +-Infinity in an input */
     ATTN_ALL_MASKED_ROW = 4,  /* a query row with no allowed key */
     ATTN_TOO_LARGE = 5,       /* the request does not fit in memory */
-    ATTN_OVERFLOW = 6         /* scores or outputs overflow float32 */
+    ATTN_OVERFLOW = 6,        /* scores or outputs overflow float32 */
+    /* multi-head attention */
+    ATTN_HEADS_DO_NOT_DIVIDE = 7, /* d_model is not a multiple of num_heads */
+    ATTN_ROPE_ODD_HEAD_DIM = 8,   /* RoPE needs an even head width */
+    ATTN_EMPTY_QUERY = 9,         /* a query with no token */
+    ATTN_CACHE_MISMATCH = 10,     /* a KV cache that does not fit the call */
+    ATTN_NEGATIVE_OFFSET = 11,    /* a position offset below 0 */
+    ATTN_MODULE_FREED = 12        /* a call on a freed module */
 } attn_status;
 
 /* Why the last failing call failed ("" after a success), and its status.

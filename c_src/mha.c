@@ -49,11 +49,11 @@ attn_mha *attn_mha_create(int d_model, int num_heads, int bias, int rope, uint32
         return NULL;
     }
     if (d_model % num_heads) {
-        attn_fail(ATTN_BAD_ARGUMENT, "dModel %d is not divisible by numHeads %d", d_model, num_heads);
+        attn_fail(ATTN_HEADS_DO_NOT_DIVIDE, "dModel %d is not divisible by numHeads %d", d_model, num_heads);
         return NULL;
     }
     if (rope && (d_model / num_heads) % 2) {
-        attn_fail(ATTN_BAD_ARGUMENT, "RoPE needs an even head width; dModel/numHeads = %d", d_model / num_heads);
+        attn_fail(ATTN_ROPE_ODD_HEAD_DIM, "RoPE needs an even head width; dModel/numHeads = %d", d_model / num_heads);
         return NULL;
     }
     const int C = d_model;
@@ -106,7 +106,7 @@ const float *attn_mha_bias(const attn_mha *m, int which) {
 /* weight (C, C) (out, in); bias (C) or NULL. */
 int attn_mha_set(attn_mha *m, int which, const float *weight, const float *bias) {
     attn_clear_error();
-    if (!m) return attn_fail(ATTN_BAD_ARGUMENT, "the module has been freed");
+    if (!m) return attn_fail(ATTN_MODULE_FREED, "the module has been freed");
     if (which < 0 || which > 3 || !weight) return attn_fail(ATTN_BAD_ARGUMENT, "bad projection %d", which);
     static const char *names[4] = {"qProj", "kProj", "vProj", "outProj"};
     const int C = m->C;
@@ -135,13 +135,8 @@ static void project(float *y, const float *x, const attn_mha *m, int which, int 
             for (int c = 0; c < C; c++) y[(long)n * C + c] += m->bias[which][c];
 }
 
-/* heads (B, H, T, D) <- x (B, T, C) viewed as (B, T, H, D), transposed.
- * bug: heads-without-transpose reads (B, T, C) straight as (B, H, T, D). */
-static void split_heads(float *heads, const float *x, int B, int T, int H, int D, int bug) {
-    if (bug == ATTN_BUG_HEADS_WITHOUT_TRANSPOSE) {
-        memcpy(heads, x, sizeof(float) * B * T * H * D);
-        return;
-    }
+/* heads (B, H, T, D) <- x (B, T, C) viewed as (B, T, H, D), transposed. */
+static void split_heads(float *heads, const float *x, int B, int T, int H, int D) {
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)
             for (int t = 0; t < T; t++)
@@ -149,18 +144,34 @@ static void split_heads(float *heads, const float *x, int B, int T, int H, int D
                        x + ((long)b * T + t) * H * D + (long)h * D, sizeof(float) * D);
 }
 
-/* x (B, T, C) <- heads (B, H, T, D) transposed to (B, T, H, D).
- * bug: merge-without-transpose reads (B, H, T, D) straight as (B, T, C). */
-static void merge_heads(float *x, const float *heads, int B, int T, int H, int D, int bug) {
-    if (bug == ATTN_BUG_MERGE_WITHOUT_TRANSPOSE) {
-        memcpy(x, heads, sizeof(float) * B * T * H * D);
-        return;
-    }
+/* x (B, T, C) <- heads (B, H, T, D) transposed to (B, T, H, D). */
+static void merge_heads(float *x, const float *heads, int B, int T, int H, int D) {
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)
             for (int t = 0; t < T; t++)
                 memcpy(x + ((long)b * T + t) * H * D + (long)h * D,
                        heads + (((long)b * H + h) * T + t) * D, sizeof(float) * D);
+}
+
+/* bugs heads-without-transpose and merge-without-transpose: dst <- src
+ * (B*T*H*D floats) read straight through, a reshape with no transpose. */
+static void reshape_only(float *dst, const float *src, int B, int T, int H, int D) {
+    memcpy(dst, src, sizeof(float) * B * T * H * D);
+}
+
+/* What a break-it bug changes in the multi-head passes, resolved once. */
+typedef void heads_fn(float *dst, const float *src, int B, int T, int H, int D);
+typedef struct {
+    heads_fn *split, *merge;
+    int nan_expected; /* the output may hold NaN: the bug's point */
+} mha_plan;
+
+static mha_plan make_mha_plan(int bug) {
+    mha_plan p = {split_heads, merge_heads, 0};
+    if (bug == ATTN_BUG_HEADS_WITHOUT_TRANSPOSE) p.split = reshape_only;
+    if (bug == ATTN_BUG_MERGE_WITHOUT_TRANSPOSE) p.merge = reshape_only;
+    if (bug == ATTN_BUG_NO_ALL_MASKED_GUARD) p.nan_expected = 1;
+    return p;
 }
 
 /* x (BH, T, D) <- RoPE at positions first_pos + t, split-halves pairing.
@@ -223,17 +234,18 @@ int attn_mha_forward(float *out, float *probs, attn_mha *m,
     static const attn_mha_visibility see_all = {{NULL, 0, 0, 0, 0}, NULL, NULL, 0, 0, 0};
     const attn_kv_cache *kc = cache ? cache : &no_cache;
     const attn_mha_visibility *mv = vis ? vis : &see_all;
-    if (!m) return attn_fail(ATTN_BAD_ARGUMENT, "the module has been freed");
+    if (!m) return attn_fail(ATTN_MODULE_FREED, "the module has been freed");
     if (!out || !query) return attn_fail(ATTN_BAD_ARGUMENT, "out and query are required");
-    if (B < 1 || Tq < 1) return attn_fail(ATTN_BAD_ARGUMENT, "query needs at least one token (B=%d, Tq=%d)", B, Tq);
+    if (B < 1) return attn_fail(ATTN_BAD_ARGUMENT, "query needs a batch of at least one sequence (B=%d)", B);
+    if (Tq < 1) return attn_fail(ATTN_EMPTY_QUERY, "query needs at least one token (Tq=%d)", Tq);
     if (!kv) Tkn = Tq;
     if (Tkn < 1) return attn_fail(ATTN_BAD_ARGUMENT, "keyValue needs at least one token");
     const int Tp = kc->Tp;
     const uint8_t *past_kpm = kc->past_key_padding_mask, *new_kpm = mv->key_padding_mask;
     if (Tp < 0 || (Tp > 0 && (!kc->past_k || !kc->past_v || !past_kpm)))
-        return attn_fail(ATTN_BAD_ARGUMENT, "cache of length %d is incomplete", Tp);
+        return attn_fail(ATTN_CACHE_MISMATCH, "cache of length %d is incomplete", Tp);
     if (mv->q_offset < 0 || mv->k_offset < 0)
-        return attn_fail(ATTN_BAD_ARGUMENT, "position offsets must be non-negative (got %d, %d)", mv->q_offset, mv->k_offset);
+        return attn_fail(ATTN_NEGATIVE_OFFSET, "position offsets must be non-negative (got %d, %d)", mv->q_offset, mv->k_offset);
     if (bug < 0 || bug >= ATTN_BUG_COUNT) return attn_fail(ATTN_BAD_ARGUMENT, "unknown bug %d", bug);
     const int C = m->C, H = m->H, D = m->D, Tk = Tp + Tkn;
     long at;
@@ -247,6 +259,8 @@ int attn_mha_forward(float *out, float *probs, attn_mha *m,
     if (kv && (at = attn_find_non_finite(kv, (long)B * Tkn * C)) >= 0)
         return attn_fail(ATTN_NON_FINITE_INPUT, "keyValue has a non-finite value at batch %ld, token %ld, feature %ld",
                          at / C / Tkn, at / C % Tkn, at % C);
+
+    const mha_plan plan = make_mha_plan(bug);
 
     /* Scratch, one block: projections, heads, full K/V, attention output,
      * and the key padding of the full K: O(T * C), never O(T^2). */
@@ -273,9 +287,9 @@ int attn_mha_forward(float *out, float *probs, attn_mha *m,
     project(q_proj, query, m, 0, B * Tq);
     project(k_proj, source, m, 1, B * Tkn);
     project(v_proj, source, m, 2, B * Tkn);
-    split_heads(q_heads, q_proj, B, Tq, H, D, bug);
-    split_heads(k_new, k_proj, B, Tkn, H, D, bug);
-    split_heads(v_new, v_proj, B, Tkn, H, D, bug);
+    plan.split(q_heads, q_proj, B, Tq, H, D);
+    plan.split(k_new, k_proj, B, Tkn, H, D);
+    plan.split(v_new, v_proj, B, Tkn, H, D);
 
     /* 3. rope */
     if (m->rope) {
@@ -307,10 +321,9 @@ int attn_mha_forward(float *out, float *probs, attn_mha *m,
     if (status) goto done;
 
     /* 7. merge heads; 8. output projection, padded queries zeroed */
-    merge_heads(merged, attn_out, B, Tq, H, D, bug);
+    plan.merge(merged, attn_out, B, Tq, H, D);
     project(out, merged, m, 3, B * Tq);
-    /* The no-all-masked-guard bug is meant to show its NaN, so let it through. */
-    if (bug != ATTN_BUG_NO_ALL_MASKED_GUARD && (at = attn_find_non_finite(out, (long)B * Tq * C)) >= 0) {
+    if (!plan.nan_expected && (at = attn_find_non_finite(out, (long)B * Tq * C)) >= 0) {
         status = attn_fail(ATTN_OVERFLOW,
                            "the output projection overflows float32 at batch %ld, token %ld, feature %ld: "
                            "the weights are too large", at / C / Tq, at / C % Tq, at % C);

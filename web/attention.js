@@ -32,7 +32,8 @@
 
 /** Status codes of the C core, by number (see c_src/attention.h). */
 const STATUS_CODES = ['OK', 'BAD_ARGUMENT', 'SHAPE_MISMATCH', 'NON_FINITE_INPUT',
-  'ALL_MASKED_ROW', 'TOO_LARGE', 'OVERFLOW'];
+  'ALL_MASKED_ROW', 'TOO_LARGE', 'OVERFLOW', 'HEADS_DO_NOT_DIVIDE', 'ROPE_ODD_HEAD_DIM', 'EMPTY_QUERY',
+  'CACHE_MISMATCH', 'NEGATIVE_OFFSET', 'MODULE_FREED'];
 
 /**
  * The error every refused call throws.
@@ -103,7 +104,7 @@ function nestedShape(x, name) {
  * Normalise an input tensor to `{ data: Float32Array | Uint8Array, shape }`.
  * kind 'float' for q/k/v and friends, 'mask' for allowed masks.
  */
-function toTensor(x, name, kind = 'float', { allowEmpty = false } = {}) {
+function toTensor(x, name, kind = 'float', allowEmpty = false) {
   if (x === undefined || x === null) fail('BAD_ARGUMENT', `${name} is required`);
   let shape;
   let values;
@@ -120,13 +121,15 @@ function toTensor(x, name, kind = 'float', { allowEmpty = false } = {}) {
   } else {
     fail('BAD_ARGUMENT', `${name} must be a tensor { data, shape } or a nested array (got ${x === null ? 'null' : typeof x})`);
   }
-  shape.forEach((d, i) => {
+  let count = 1;
+  for (let i = 0; i < shape.length; i++) {
+    const d = shape[i];
     if (!Number.isInteger(d) || d < 0 || (d === 0 && !allowEmpty)) {
       fail('BAD_ARGUMENT', `${name} dim ${i} must be a positive integer (shape ${describe(shape)})`);
     }
-  });
+    count *= d;
+  }
   if (shape.length === 0) fail('BAD_ARGUMENT', `${name} must have at least one dim`);
-  const count = product(shape);
   if (count * 4 > 2 ** 31) fail('TOO_LARGE', `${name} has ${count} values: more than wasm memory can hold`);
   if (values.length !== count) {
     fail('SHAPE_MISMATCH', `${name} has ${values.length} values but its shape ${describe(shape)} needs ${count}`);
@@ -283,28 +286,32 @@ const align = (bytes) => (bytes + 15) & ~15;
  * TOO_LARGE, before any allocation when the size is out of reach). After
  * commit, `ptr(name)` is a slot's address (0 for a slot never added),
  * `put(name, data)` copies a typed array in with one .set, `get(name, n)`
- * copies n values out, and `words(name, [...])` writes a C struct of int32
+ * copies n values out, and `words(name, ...values)` writes a C struct of int32
  * words (attn_visibility, attn_dims, ...).
  */
 class Layout {
-  constructor(lab) { this.lab = lab; this.offsets = {}; this.total = 0; this.base = 0; }
+  constructor(lab) { this.lab = lab; this.offsets = {}; this.total = 0; this.base = 0; this.heap = null; }
   add(name, bytes) { this.offsets[name] = this.total; this.total += align(bytes); return this; }
   commit() {
     const base = this.lab.exports.attn_workspace(this.total);
     if (!base) this.lab.throwLastError();
     this.base = base;
+    this.heap = this.lab.heap(); // valid until the next call into the core
     return this;
   }
   ptr(name) { const at = this.offsets[name]; return at === undefined ? 0 : this.base + at; }
   put(name, data) {
-    const heap = this.lab.heap();
-    if (data instanceof Float32Array) heap.f32.set(data, this.ptr(name) >>> 2);
-    else heap.u8.set(data, this.ptr(name));
+    if (data instanceof Float32Array) this.heap.f32.set(data, this.ptr(name) >>> 2);
+    else this.heap.u8.set(data, this.ptr(name));
   }
   get(name, length) { const at = this.ptr(name) >>> 2; return this.lab.heap().f32.slice(at, at + length); }
   getU8(name, length) { const at = this.ptr(name); return this.lab.heap().u8.slice(at, at + length); }
   getI32(name, length) { const at = this.ptr(name) >>> 2; return this.lab.heap().i32.subarray(at, at + length); }
-  words(name, values) { this.lab.heap().i32.set(values, this.ptr(name) >>> 2); }
+  words(name, ...values) {
+    const { i32 } = this.heap;
+    const at = this.ptr(name) >>> 2;
+    for (let w = 0; w < values.length; w++) i32[at + w] = values[w];
+  }
 }
 
 /**
@@ -346,7 +353,7 @@ function putVisibility(layout, rule) {
   if (rule.M) layout.put('mask', rule.M.data);
   if (rule.P) layout.put('keyPaddingMask', rule.P.data);
   const [sb, sh, sq, sk] = rule.strides;
-  layout.words('vis', [layout.ptr('mask'), sb, sh, sq, sk, layout.ptr('keyPaddingMask'), rule.causal ? 1 : 0, rule.offset]);
+  layout.words('vis', layout.ptr('mask'), sb, sh, sq, sk, layout.ptr('keyPaddingMask'), rule.causal ? 1 : 0, rule.offset);
 }
 
 /** Words of C structs written by JS (see c_src/attention.h). */
@@ -377,6 +384,13 @@ function scoresShape(shape, name) {
 }
 
 const SDPA_OPTIONS = ['mask', 'causal', 'scale', 'needWeights', 'bug'];
+
+/** q, k and v of sdpa have 2 to 4 dims. */
+function checkRank(t, name) {
+  if (t.shape.length < 2 || t.shape.length > 4) {
+    fail('BAD_ARGUMENT', `${name} must have 2 to 4 dims (batch…, T, d); got shape ${describe(t.shape)}`);
+  }
+}
 const RULE_OPTIONS = ['mask', 'keyPaddingMask', 'causal', 'causalOffset'];
 const OBSERVE_OPTIONS = ['scores', ...RULE_OPTIONS];
 
@@ -439,11 +453,9 @@ class Lab {
     const K = toTensor(k, 'k');
     const V = toTensor(v, 'v');
     const rank = Q.shape.length;
-    for (const [t, name] of [[Q, 'q'], [K, 'k'], [V, 'v']]) {
-      if (t.shape.length < 2 || t.shape.length > 4) {
-        fail('BAD_ARGUMENT', `${name} must have 2 to 4 dims (batch…, T, d); got shape ${describe(t.shape)}`);
-      }
-    }
+    checkRank(Q, 'q');
+    checkRank(K, 'k');
+    checkRank(V, 'v');
     if (rank !== K.shape.length || rank !== V.shape.length) {
       fail('SHAPE_MISMATCH', `q, k and v must have the same number of dims: q ${describe(Q.shape)}, k ${describe(K.shape)}, v ${describe(V.shape)}`);
     }
@@ -480,7 +492,7 @@ class Lab {
     layout.put('k', K.data);
     layout.put('v', V.data);
     putVisibility(layout, rule);
-    layout.words('dims', [B, H, Tq, Tk, dk, dv]);
+    layout.words('dims', B, H, Tq, Tk, dk, dv);
 
     this.check(this.exports.attn_sdpa(layout.ptr('out'), layout.ptr('weights'), layout.ptr('scores'),
       layout.ptr('q'), layout.ptr('k'), layout.ptr('v'), layout.ptr('vis'), layout.ptr('dims'), s, bugId));
@@ -738,7 +750,7 @@ class MultiHeadAttention {
     }
     const opts = checkOptions(options, FORWARD_OPTIONS, 'forward');
     const { dModel: C, numHeads: H, headDim: D } = this;
-    const X = toTensor(query, 'query', 'float', { allowEmpty: true });
+    const X = toTensor(query, 'query', 'float', true);
     if (X.shape.length !== 3 || X.shape[2] !== C) {
       fail('SHAPE_MISMATCH', `query must have shape (B, Tq, dModel=${C}); got ${describe(X.shape)}`);
     }
@@ -850,9 +862,9 @@ class MultiHeadAttention {
     if (queryPad) layout.put('queryPaddingMask', queryPad.data);
     if (M) layout.put('mask', M.data);
     const p = (name) => layout.ptr(name);
-    layout.words('cache', [p('pastK'), p('pastV'), p('pastKeyPaddingMask'), past ? past.key.shape[2] : 0,
-      p('newK'), p('newV'), p('newKeyPaddingMask')]);
-    layout.words('vis', [p('mask'), ...strides, p('keyPaddingMask'), p('queryPaddingMask'), causal ? 1 : 0, qOffset, firstKey]);
+    layout.words('cache', p('pastK'), p('pastV'), p('pastKeyPaddingMask'), past ? past.key.shape[2] : 0,
+      p('newK'), p('newV'), p('newKeyPaddingMask'));
+    layout.words('vis', p('mask'), ...strides, p('keyPaddingMask'), p('queryPaddingMask'), causal ? 1 : 0, qOffset, firstKey);
 
     this.lab.check(this.lab.exports.attn_mha_forward(p('out'), p('probs'), this.ptr, p('query'), p('kv'),
       B, Tq, Tkn, p('cache'), p('vis'), bug));

@@ -221,8 +221,15 @@ static void test_mha(void) {
     for (int bh = 0; bh < 8; bh++)
         for (int i = 0; i < 5; i++)
             for (int j = i + 1; j < 5; j++) CHECK(w[(bh * 5 + i) * 5 + j] == 0.0f, "mha causal upper triangle");
-    CHECK(attn_mha_create(30, 4, 1, 0, 0) == NULL, "30 %% 4 refused");
-    CHECK(attn_mha_create(12, 4, 1, 1, 0) == NULL && strstr(attn_last_error(), "even") != NULL, "odd RoPE refused");
+    CHECK(attn_mha_create(30, 4, 1, 0, 0) == NULL && attn_last_status() == ATTN_HEADS_DO_NOT_DIVIDE, "30 %% 4 refused");
+    CHECK(attn_mha_create(12, 4, 1, 1, 0) == NULL && strstr(attn_last_error(), "even") != NULL &&
+          attn_last_status() == ATTN_ROPE_ODD_HEAD_DIM, "odd RoPE refused");
+    CHECK(attn_mha_forward(out, w, NULL, x, NULL, 2, 5, 5, NULL, NULL, 0) == ATTN_MODULE_FREED, "freed module");
+    CHECK(attn_mha_forward(out, w, m, x, NULL, 2, 0, 5, NULL, NULL, 0) == ATTN_EMPTY_QUERY, "empty query");
+    const attn_mha_visibility negative = {{NULL, 0, 0, 0, 0}, NULL, NULL, 0, -1, 0};
+    CHECK(attn_mha_forward(out, w, m, x, NULL, 2, 5, 5, NULL, &negative, 0) == ATTN_NEGATIVE_OFFSET, "negative offset");
+    const attn_kv_cache holes = {NULL, NULL, NULL, 3, NULL, NULL, NULL};
+    CHECK(attn_mha_forward(out, w, m, x, NULL, 2, 5, 5, &holes, NULL, 0) == ATTN_CACHE_MISMATCH, "incomplete cache");
     attn_mha_free(m);
     attn_mha_free(NULL);
 }
