@@ -12,7 +12,10 @@
 # Outputs (all git-ignored):
 #   web/wasm/attention-simd.wasm     -msimd128, wasm_simd128.h kernels
 #   web/wasm/attention-scalar.wasm   the same sources without SIMD
-#   build/native/test_core           c_src + tests/c under ASan/UBSan
+#   build/native/test_core           c_src + tests/c/test_core.c under ASan/UBSan
+#   build/native/test_kernels        c_src + tests/c/test_kernels.c, the same way
+#   build/wasm-test/kernels-*.wasm   c_src/kernels.c + tests/c/kernel_exports.c,
+#                                    SIMD and scalar, for tests/kernels.test.mjs
 #   build/emcache/                   Emscripten's cache, seeded from Debian's
 set -euo pipefail
 
@@ -66,7 +69,7 @@ stale() { # stale OUTPUT [EXTRA_SOURCES...]: true when OUTPUT is missing or olde
 export ATTENTION_LAB_ROOT="$ROOT"
 export EM_CONFIG="$ROOT/emscripten.cfg"
 export NODE_PATH="/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}"
-mkdir -p build/native web/wasm
+mkdir -p build/native build/wasm-test web/wasm
 if [ ! -d build/emcache ]; then
   # Debian ships the system libraries prebuilt; a copy in the build folder
   # keeps every write inside the repo and saves minutes on a fresh clone.
@@ -87,10 +90,22 @@ if stale web/wasm/attention-scalar.wasm; then
   say "building web/wasm/attention-scalar.wasm"
   emcc "${EMFLAGS[@]}" "${C_FILES[@]}" -o web/wasm/attention-scalar.wasm
 fi
-if stale build/native/test_core tests/c/*.c; then
+if stale build/native/test_core tests/c/*.c tests/c/*.h; then
   say "building build/native/test_core (gcc, ASan + UBSan)"
   gcc -std=c11 -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
     -fno-omit-frame-pointer -Ic_src "${C_FILES[@]}" tests/c/test_core.c -lm -o build/native/test_core
+fi
+
+if stale build/native/test_kernels tests/c/*.c tests/c/*.h; then
+  say "building build/native/test_kernels (gcc, ASan + UBSan)"
+  gcc -std=c11 -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
+    -fno-omit-frame-pointer -Ic_src "${C_FILES[@]}" tests/c/test_kernels.c -lm -o build/native/test_kernels
+fi
+KERNEL_TEST=(c_src/kernels.c tests/c/kernel_exports.c)
+if stale build/wasm-test/kernels-simd.wasm tests/c/kernel_exports.c; then
+  say "building build/wasm-test/kernels-{simd,scalar}.wasm"
+  emcc "${EMFLAGS[@]}" -msimd128 -Ic_src "${KERNEL_TEST[@]}" -o build/wasm-test/kernels-simd.wasm
+  emcc "${EMFLAGS[@]}" -Ic_src "${KERNEL_TEST[@]}" -o build/wasm-test/kernels-scalar.wasm
 fi
 
 # ---------------------------------------------------------------------------

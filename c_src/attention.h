@@ -65,7 +65,7 @@ ATTN_API int attn_error_bytes(void);
 typedef enum {
     ATTN_BUG_NONE = 0,
     ATTN_BUG_SOFTMAX_OVER_QUERIES = 1,  /* normalise over dim -2, not keys */
-    ATTN_BUG_MASK_AFTER_SOFTMAX = 2,    /* softmax first, then zero blocked weights */
+    ATTN_BUG_MASK_AFTER_SOFTMAX = 2,    /* softmax first, then zero blocked probabilities */
     ATTN_BUG_MASK_OUTPUT = 3,           /* leave logits unmasked, mask only the output */
     ATTN_BUG_NO_CAUSAL_MASK = 4,        /* ignore the causal flag */
     ATTN_BUG_CAUSAL_UPPER = 5,          /* triu instead of tril */

@@ -7,19 +7,8 @@
 #include <string.h>
 
 #include "attention.h"
+#include "check.h"
 
-static int failures, checks;
-
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        checks++;                                                \
-        if (!(cond)) {                                           \
-            failures++;                                          \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);          \
-            printf(__VA_ARGS__);                                 \
-            printf("\n");                                        \
-        }                                                        \
-    } while (0)
 
 /* Compare got (n) with want (n) within tol absolute; print the first
  * mismatches and the max difference, as llm.c's check_tensor does. */
