@@ -507,7 +507,7 @@ class Lab {
     return {
       output, weights, scores,
       get stats() {
-        stats ??= lab.observeRule(weights.data, scores.data, [B, H, Tq, Tk], rule);
+        stats ??= lab.#observeRule(weights.data, scores.data, [B, H, Tq, Tk], rule);
         return stats;
       },
     };
@@ -550,11 +550,11 @@ class Lab {
     if (S && (S.shape.length !== W.shape.length || S.shape.some((d, i) => d !== W.shape[i]))) {
       fail('SHAPE_MISMATCH', `scores ${describe(S.shape)} must have the shape of weights ${describe(W.shape)}`);
     }
-    return this.observeRule(W.data, S ? S.data : null, [B, H, Tq, Tk], resolveVisibility(batch, Tq, Tk, opts));
+    return this.#observeRule(W.data, S ? S.data : null, [B, H, Tq, Tk], resolveVisibility(batch, Tq, Tk, opts));
   }
 
   /** attn_observe on (B, H, Tq, Tk) weights and scores (or null), for a resolved rule. */
-  observeRule(weights, scores, [B, H, Tq, Tk], rule) {
+  #observeRule(weights, scores, [B, H, Tq, Tk], rule) {
     const n = weights.length;
     const layout = new Layout(this).add('weights', 4 * n).add('stats', 16).add('where', 28);
     if (scores) layout.add('scores', 4 * n);
@@ -738,11 +738,11 @@ class MultiHeadAttention {
    *   useCache.
    */
   forward(query, keyValue, options) {
-    return this.run(this.checkForward(query, keyValue, options));
+    return this.#run(this.#checkForward(query, keyValue, options));
   }
 
   /** Check forward's arguments; returns the call, every tensor normalised. */
-  checkForward(query, keyValue, options) {
+  #checkForward(query, keyValue, options) {
     this.alive();
     if (options === undefined && keyValue && typeof keyValue === 'object' && !Array.isArray(keyValue) && !('data' in keyValue)) {
       options = keyValue;
@@ -836,7 +836,7 @@ class MultiHeadAttention {
   }
 
   /** Run a checked forward call in the core and copy its results out. */
-  run({ X, KV, B, Tq, Tkn, Tk, past, useCache, needWeights, keyPad, queryPad, M, strides, causal, qOffset, firstKey, bug }) {
+  #run({ X, KV, B, Tq, Tkn, Tk, past, useCache, needWeights, keyPad, queryPad, M, strides, causal, qOffset, firstKey, bug }) {
     const { dModel: C, numHeads: H, headDim: D } = this;
     const nOut = B * Tq * C;
     const nW = B * H * Tq * Tk;
