@@ -1,6 +1,6 @@
 // Labels, example tensors and helpers that several sections use.
 
-import { heatmap, h, legend, figures } from '../lesson-ui.js';
+import { heatmap, h, legend, figures, emptyRowsOf } from '../lesson-ui.js';
 import { headColour } from '../palette.js';
 
 export const keyLabel = (j) => `key ${j + 1}`;
@@ -13,9 +13,9 @@ export function zeros(lead, T) {
   return { data: new Float32Array(shape.reduce((a, b) => a * b, 1)), shape };
 }
 
-/** Rows of a T × T 0/1 mask (nested booleans) that allow no key at all. */
-export function emptyRows(mask) {
-  return new Set(mask.map((row, i) => (row.some(Boolean) ? -1 : i)).filter((i) => i >= 0));
+/** Rows of a T × T allowed mask (nested booleans) that allow no key at all, by the core's rule. */
+export function emptyRows(lab, mask) {
+  return emptyRowsOf(lab.allowedPairs([mask.length, mask.length], { mask }));
 }
 
 /** A T × T causal mask as nested booleans: query i sees keys 1…i. */

@@ -1,7 +1,7 @@
 // Mask conventions: allowed, blocked and additive masks, and the classic migration bug.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, figures } from '../lesson-ui.js';
+import { h, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, figures, blockedFrom } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros, emptyRows, causalBits } from './common.js';
 import { slot } from './markup.js';
@@ -65,7 +65,7 @@ export const conventions = {
     };
     const allowedPanel = panel('Allowed: 1 = may attend', 'F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)', (host) => maskGrid(host, {
       name: 'conv-allowed', rows: T, cols: T, get: (i, j) => at(allowed, i, j), label: 'Allowed mask: pressed means allowed',
-      rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '1' : '0'), badRows: emptyRows(st.allowed),
+      rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '1' : '0'), badRows: emptyRows(ctx.lab, st.allowed),
       onToggle: (i, j) => {
         const data = allowed.data.slice();
         data[i * T + j] = 1 - data[i * T + j];
@@ -122,7 +122,7 @@ export const conventions = {
     if (refused.size === 0) ctx.publish(`${this.prefix}.misuse`, { weights: { data: values, shape: [T, T] }, output: null, scores: null });
     const [mapHost] = figures(ctx.slot(this.id, 'misuse'), [{ key: 'misuse', caption: 'equal scores, mask read the wrong way round' }]);
     heatmap(mapHost, { name: 'conv-misuse', values, rows: T, cols: T, digits: 3, refusedRows: refused,
-      blocked: (i, j) => !at(blocked, i, j), rowLabel: queryLabel, colLabel: keyLabel,
+      blocked: blockedFrom(ctx.lab.allowedPairs([T, T], { mask: blocked })), rowLabel: queryLabel, colLabel: keyLabel,
       caption: 'Weights when the mask meaning is flipped' });
     const names = [...refused].map((i) => queryLabel(i));
     ctx.slot(this.id, 'misuse-note').replaceChildren(

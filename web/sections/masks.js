@@ -2,7 +2,7 @@
 // Every number shown comes from the wasm core.
 
 import {
-  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmtShape, figures,
+  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmtShape, figures, blockedFrom,
 } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros, emptyRows, causalBits } from './common.js';
@@ -120,7 +120,7 @@ export const masks = {
     const host = ctx.slot(this.id, 'custom');
     maskGrid(host, {
       name: 'mask-custom', rows: 3, cols: 3, get: (i, j) => st.custom[i][j], label: 'Custom mask: pressed means the query may attend to the key',
-      rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '✓' : '✕'), badRows: emptyRows(st.custom),
+      rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '✓' : '✕'), badRows: emptyRows(ctx.lab, st.custom),
       onToggle: (i, j) => {
         st.custom[i][j] = !st.custom[i][j];
         this.drawCustom(ctx, st, [i, j]);
@@ -150,7 +150,7 @@ export const masks = {
     maskGrid(maskHost, { name: 'mask-causal', rows: st.ct, cols: st.ct, get: (i, j) => cm.data[i * st.ct + j],
       label: `Causal allowed mask, T = ${st.ct}`, rowLabel: queryLabel, colLabel: keyLabel });
     heatmap(weightHost, { name: 'mask-causal-weights', values: causal.weights.data, rows: st.ct, cols: st.ct, digits: 3,
-      blocked: (i, j) => !cm.data[i * st.ct + j], rowLabel: queryLabel, colLabel: keyLabel,
+      blocked: blockedFrom(ctx.lab.allowedPairs([st.ct, st.ct], { mask: cm })), rowLabel: queryLabel, colLabel: keyLabel,
       caption: 'Weights with equal scores under the causal mask' });
   },
 
@@ -168,21 +168,25 @@ export const masks = {
       h('code', { 'data-out': 'mask-pshape', text: fmtShape(pm.shape) }),
       ': one row of keys per sequence, repeated for every head and every query.'), padGrid);
     const z = zeros([2, 1], 5);
-    const twoMaps = (host, name, what, weights, blocked) => figures(host, [0, 1].map((b) => ({ key: `seq${b}`, caption: `sequence ${b + 1}: ${what}` })))
-      .forEach((mapHost, b) => heatmap(mapHost, { name: `${name}-${b}`, values: weights.data.subarray(b * 25, (b + 1) * 25), rows: 5, cols: 5, digits: 3, legend: b === 1,
-        blocked: (i, j) => blocked(b, i, j), rowLabel: queryLabel, colLabel: keyLabel,
-        caption: `Sequence ${b + 1}: weights under ${what}` }));
+    // Which pairs are blocked comes from the core's own rule for the same options.
+    const twoMaps = (host, name, what, weights, options) => {
+      const pairs = ctx.lab.allowedPairs(weights.shape, options);
+      figures(host, [0, 1].map((b) => ({ key: `seq${b}`, caption: `sequence ${b + 1}: ${what}` })))
+        .forEach((mapHost, b) => heatmap(mapHost, { name: `${name}-${b}`, values: weights.data.subarray(b * 25, (b + 1) * 25), rows: 5, cols: 5, digits: 3, legend: b === 1,
+          blocked: blockedFrom(pairs, b), rowLabel: queryLabel, colLabel: keyLabel,
+          caption: `Sequence ${b + 1}: weights under ${what}` }));
+    };
     const padWeightsHost = ctx.slot(this.id, 'padding-weights');
     const alone = ctx.core(this.paddingStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm }), [padWeightsHost, combinedHost]);
     if (!alone) return;
     ctx.publish(`${this.prefix}.padding`, alone);
-    twoMaps(padWeightsHost, 'mask-padding-weights', 'padding', alone.weights, (b, i, j) => !real(b, j));
+    twoMaps(padWeightsHost, 'mask-padding-weights', 'padding', alone.weights, { mask: pm });
     // With the causal mask the core may refuse (a sequence that starts with padding leaves its
     // first query with no key): its message is shown and the last valid pictures stay.
     const out = ctx.core(this.paddingStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm, causal: true }), [combinedHost]);
     if (!out) return;
     ctx.publish(`${this.prefix}.combined`, out);
-    twoMaps(combinedHost, 'mask-combined', 'causal AND padding', out.weights, (b, i, j) => j > i || !real(b, j));
+    twoMaps(combinedHost, 'mask-combined', 'causal AND padding', out.weights, { mask: pm, causal: true });
   },
 
   drawCustomResult(ctx, st) {

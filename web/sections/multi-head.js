@@ -1,7 +1,7 @@
 // Multi-head attention on a toy one-hot embedding of token ids.
 // Every number shown comes from the wasm core.
 
-import { h, numberGrid, numberField, checkbox, valueTable, statusLine, fmtShape } from '../lesson-ui.js';
+import { h, numberGrid, numberField, checkbox, valueTable, statusLine, fmtShape, blockedFrom } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { resized, mhaCache, headHeatmaps, explainHeads } from './common.js';
 import { slot, more } from './markup.js';
@@ -113,7 +113,7 @@ export const multiHead = {
       ', output ', h('code', { 'data-out': 'mha-oshape', text: fmtShape(res.output.shape) }), '.'));
     headHeatmaps(ctx.slot(this.id, 'weights'), {
       weights: res.weights, name: 'mha-weights',
-      blocked: st.causal ? (i, j) => j > i : null,
+      blocked: st.causal ? blockedFrom(ctx.lab.allowedPairs([T, T], { causal: true })) : null,
       queryLabel: (i) => `t${i + 1}`, keyLabel: (j) => `t${j + 1}`,
     });
     valueTable(ctx.slot(this.id, 'output'), {

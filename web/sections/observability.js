@@ -1,7 +1,7 @@
 // The four numbers the core measures on every call, on an example of the learner's choice.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, select, heatmap, statusLine, fmt, fmtSci, figures } from '../lesson-ui.js';
+import { h, numberField, select, heatmap, statusLine, fmt, fmtSci, figures, blockedFrom } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros } from './common.js';
 import { slot, group } from './markup.js';
@@ -63,15 +63,14 @@ export const observability = {
     const ex = ctx.states.ex;
     const mk = ctx.states.mask;
     const host = ctx.slot(this.id, 'stats');
-    let pm = null; // the padding example's mask, kept for its heatmap
+    let opts = {}; // the example's rule, kept for its heatmap
     const res = ctx.core(this.status, () => {
       if (st.src === 'padding') {
         const z = zeros([2, 1], 5);
-        pm = ctx.api.paddingMask(mk.tokens, mk.pad);
-        return ctx.lab.sdpa(z, z, z, { mask: pm, causal: true });
+        opts = { mask: ctx.api.paddingMask(mk.tokens, mk.pad), causal: true };
+        return ctx.lab.sdpa(z, z, z, opts);
       }
       const q = ex.q.map((row) => row.map((x) => x * st.mult));
-      const opts = {};
       if (st.src === 'causal') opts.causal = true;
       if (st.src === 'custom') opts.mask = mk.custom;
       return ctx.lab.sdpa(q, ex.k, ex.v, opts);
@@ -93,11 +92,7 @@ export const observability = {
     const [Tq, Tk] = res.weights.shape.slice(-2);
     const [mapHost] = figures(ctx.slot(this.id, 'weights'), [
       { key: 'weights', caption: st.src === 'padding' ? 'weights of sequence 1' : 'weights of the chosen example' }]);
-    const blockedAt = {
-      padding: (i, j) => j > i || !pm.data[j],
-      causal: (i, j) => j > i,
-      custom: (i, j) => !mk.custom[i][j],
-    }[st.src] ?? null;
+    const blockedAt = opts.mask || opts.causal ? blockedFrom(ctx.lab.allowedPairs(res.weights.shape, opts)) : null;
     heatmap(mapHost, { name: 'obs-weights', values: res.weights.data.subarray(0, Tq * Tk), rows: Tq, cols: Tk, digits: 3,
       blocked: blockedAt, rowLabel: queryLabel, colLabel: keyLabel, caption: 'Weights of the chosen example' });
     host.replaceChildren(h('dl', { class: 'stats' }, rows.map(([name, value, key, note]) => h('div', { class: 'stat' },

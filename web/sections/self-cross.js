@@ -1,7 +1,7 @@
 // Self- versus cross-attention through the core's multi-head module.
 // Every number shown comes from the wasm core.
 
-import { h, numberGrid, numberField, radios, valueTable, statusLine, fmtShape } from '../lesson-ui.js';
+import { h, numberGrid, numberField, radios, valueTable, statusLine, fmtShape, blockedFrom } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, resized, mhaCache, headHeatmaps } from './common.js';
 import { slot } from './markup.js';
@@ -125,7 +125,7 @@ export const selfCross = {
     const Tk = res.weights.shape[3];
     headHeatmaps(ctx.slot(this.id, 'weights'), {
       weights: res.weights, name: 'cross-weights',
-      blocked: cross ? (i, j) => !st.pad[0][j] : null,
+      blocked: cross ? blockedFrom(ctx.lab.allowedPairs([1, 1, st.tq, st.tk], { keyPaddingMask: { data: st.pad[0].map(Number), shape: [1, st.tk] } })) : null,
       queryLabel: (i) => `t${i + 1}`,
       keyLabel: (j) => (cross ? `s${j + 1}` : `t${j + 1}`),
     });
