@@ -120,7 +120,7 @@ async function expectSection3(page) {
   const s = lab.sampleDotProducts({ dk, count: 4096, seed });
   checkShown(`section 3 variances (dk ${dk})`, [await out(page, 'var-unscaled'), await out(page, 'var-scaled')],
     [s.varianceUnscaled, s.varianceScaled], 2);
-  const p = lab.softmaxPeak({ dk, keys, count: 256, seed }); // PEAK_COUNT in web/lesson-basics.js
+  const p = lab.softmaxPeak({ dk, keys, count: 256, seed }); // PEAK_COUNT in web/sections/why-scale.js
   checkShown(`section 3 peak (dk ${dk})`, [await out(page, 'peak-unscaled'), await out(page, 'peak-scaled')],
     [p.meanMaxWeightUnscaled, p.meanMaxWeightScaled], 3);
   return { dk, s };

@@ -1,4 +1,4 @@
-// Every way to embed attention-lab (issue 6), in Debian's Chromium:
+// Every way to embed attention-lab, in Debian's Chromium:
 // the <attention-lab> element on hostile, plain, strict-CSP and
 // cross-origin pages; the iframe (embed.html) talking to a parent on another
 // origin; dist/attention-lab.html from file:// with the network blocked; the
