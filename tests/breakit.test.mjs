@@ -51,6 +51,13 @@ for (const simd of [true, false]) {
             assert.ok(bugged.output.data.some(Number.isNaN), 'the bug turns the empty row into NaN');
             return;
           }
+          if (exercise.backward) {
+            // A backward bug leaves the forward alone and changes the gradients.
+            assert.equal(largestDifference(bugged.output, correct.output).diff, 0);
+            const d = largestDifference(bugged.gradients.dk, correct.gradients.dk);
+            assert.ok(d.diff > 1e-3, `dk agree to ${d.diff} (largest at ${d.at}: ${d.got} vs ${d.want})`);
+            return;
+          }
           const d = largestDifference(bugged.output, correct.output);
           assert.ok(d.diff > 1e-3, `outputs agree to ${d.diff} (largest at ${d.at}: ${d.got} vs ${d.want})`);
         });

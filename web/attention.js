@@ -59,7 +59,8 @@ const fail = (code, message) => { throw new AttentionError(code, message); };
 /** Names of the deliberate bugs the core can switch on, in enum order. */
 export const BUGS = Object.freeze([null, 'softmax-over-queries', 'mask-after-softmax', 'mask-output',
   'no-causal-mask', 'causal-upper', 'inverted-mask', 'padding-on-queries', 'no-scale',
-  'scale-by-dk', 'heads-without-transpose', 'merge-without-transpose', 'no-all-masked-guard']);
+  'scale-by-dk', 'heads-without-transpose', 'merge-without-transpose', 'no-all-masked-guard',
+  'softmax-backward-no-rowsum', 'grad-through-blocked']);
 const MHA_ONLY_BUGS = new Set(['heads-without-transpose', 'merge-without-transpose']);
 
 function bugIndex(bug, { mha }) {
@@ -200,6 +201,54 @@ function checkInteger(value, name, fallback, { min = 0, max = 2 ** 31 - 1, code 
   return value;
 }
 
+/**
+ * The checked arguments of sdpa and sdpaBackward: tensors, dims, the mask's
+ * broadcast strides as (B, H, Tq, Tk), the scale, the causal flag and the bug.
+ */
+function sdpaArguments(q, k, v, options, known, where) {
+  const opts = checkOptions(options, known, where);
+  const { mask, causal, scale, bug } = opts;
+  const Q = toTensor(q, 'q');
+  const K = toTensor(k, 'k');
+  const V = toTensor(v, 'v');
+  for (const [t, name] of [[Q, 'q'], [K, 'k'], [V, 'v']]) {
+    if (t.shape.length < 2 || t.shape.length > 4) {
+      fail('BAD_ARGUMENT', `${name} must have 2 to 4 dims (batch…, T, d); got shape ${describe(t.shape)}`);
+    }
+  }
+  if (Q.shape.length !== K.shape.length || Q.shape.length !== V.shape.length) {
+    fail('SHAPE_MISMATCH', `q, k and v must have the same number of dims: q ${describe(Q.shape)}, k ${describe(K.shape)}, v ${describe(V.shape)}`);
+  }
+  const nb = Q.shape.length - 2;
+  const batch = Q.shape.slice(0, nb);
+  for (const [t, name] of [[K, 'k'], [V, 'v']]) {
+    t.shape.slice(0, nb).forEach((d, i) => {
+      if (d !== batch[i]) fail('SHAPE_MISMATCH', `batch dim ${i} differs: q has ${batch[i]}, ${name} has ${d}`);
+    });
+  }
+  const [Tq, dk] = Q.shape.slice(nb);
+  const [Tk, dkK] = K.shape.slice(nb);
+  const [TkV, dv] = V.shape.slice(nb);
+  if (dk !== dkK) fail('SHAPE_MISMATCH', `q and k must share the last dim dk: q has ${dk}, k has ${dkK}`);
+  if (Tk !== TkV) fail('SHAPE_MISMATCH', `k and v must have the same number of keys Tk: k has ${Tk}, v has ${TkV}`);
+  const isCausal = checkBoolean(causal, 'causal', false);
+  if (scale !== undefined && typeof scale !== 'number') fail('BAD_ARGUMENT', `scale must be a number (got ${typeof scale})`);
+  const s = scale === undefined ? 1 / Math.sqrt(dk) : scale;
+  if (!Number.isFinite(Math.fround(s))) fail('NON_FINITE_INPUT', `scale must be finite in float32 (got ${s})`);
+  const bugId = bugIndex(bug, { mha: false });
+
+  // Batch dims become (B, H) inside the core: none -> (1, 1), one -> (B, 1).
+  const B = nb >= 1 ? batch[0] : 1;
+  const H = nb === 2 ? batch[1] : 1;
+  const M = mask === undefined || mask === null ? null : toTensor(mask, 'mask', 'mask');
+  let strides = [0, 0, 0, 0];
+  if (M) {
+    const st = broadcastStrides(M.shape, [...batch, Tq, Tk], 'mask');
+    strides = [nb >= 1 ? st[0] : 0, nb === 2 ? st[1] : 0, st[nb], st[nb + 1]];
+  }
+  return { Q, K, V, M, strides, batch, B, H, Tq, Tk, dk, dv, s, isCausal, bugId, opts };
+}
+
 // ---------------------------------------------------------------------------
 // Loading the wasm core
 // ---------------------------------------------------------------------------
@@ -336,47 +385,9 @@ class Lab {
    *   maskedFraction, maxRowSumError, maxForbiddenWeight }.
    */
   sdpa(q, k, v, options) {
-    const { mask, causal, scale, needWeights, bug } = checkOptions(options,
-      ['mask', 'causal', 'scale', 'needWeights', 'bug'], 'sdpa');
-    const Q = toTensor(q, 'q');
-    const K = toTensor(k, 'k');
-    const V = toTensor(v, 'v');
-    for (const [t, name] of [[Q, 'q'], [K, 'k'], [V, 'v']]) {
-      if (t.shape.length < 2 || t.shape.length > 4) {
-        fail('BAD_ARGUMENT', `${name} must have 2 to 4 dims (batch…, T, d); got shape ${describe(t.shape)}`);
-      }
-    }
-    if (Q.shape.length !== K.shape.length || Q.shape.length !== V.shape.length) {
-      fail('SHAPE_MISMATCH', `q, k and v must have the same number of dims: q ${describe(Q.shape)}, k ${describe(K.shape)}, v ${describe(V.shape)}`);
-    }
-    const nb = Q.shape.length - 2;
-    const batch = Q.shape.slice(0, nb);
-    for (const [t, name] of [[K, 'k'], [V, 'v']]) {
-      t.shape.slice(0, nb).forEach((d, i) => {
-        if (d !== batch[i]) fail('SHAPE_MISMATCH', `batch dim ${i} differs: q has ${batch[i]}, ${name} has ${d}`);
-      });
-    }
-    const [Tq, dk] = Q.shape.slice(nb);
-    const [Tk, dkK] = K.shape.slice(nb);
-    const [TkV, dv] = V.shape.slice(nb);
-    if (dk !== dkK) fail('SHAPE_MISMATCH', `q and k must share the last dim dk: q has ${dk}, k has ${dkK}`);
-    if (Tk !== TkV) fail('SHAPE_MISMATCH', `k and v must have the same number of keys Tk: k has ${Tk}, v has ${TkV}`);
-    const isCausal = checkBoolean(causal, 'causal', false);
-    const keep = checkBoolean(needWeights, 'needWeights', true);
-    if (scale !== undefined && typeof scale !== 'number') fail('BAD_ARGUMENT', `scale must be a number (got ${typeof scale})`);
-    const s = scale === undefined ? 1 / Math.sqrt(dk) : scale;
-    if (!Number.isFinite(Math.fround(s))) fail('NON_FINITE_INPUT', `scale must be finite in float32 (got ${s})`);
-    const bugId = bugIndex(bug, { mha: false });
-
-    // Batch dims become (B, H) inside the core: none -> (1, 1), one -> (B, 1).
-    const B = nb >= 1 ? batch[0] : 1;
-    const H = nb === 2 ? batch[1] : 1;
-    const M = mask === undefined || mask === null ? null : toTensor(mask, 'mask', 'mask');
-    let strides = [0, 0, 0, 0];
-    if (M) {
-      const st = broadcastStrides(M.shape, [...batch, Tq, Tk], 'mask');
-      strides = [nb >= 1 ? st[0] : 0, nb === 2 ? st[1] : 0, st[nb], st[nb + 1]];
-    }
+    const { Q, K, V, M, strides, batch, B, H, Tq, Tk, dk, dv, s, isCausal, bugId, opts } =
+      sdpaArguments(q, k, v, options, ['mask', 'causal', 'scale', 'needWeights', 'bug'], 'sdpa');
+    const keep = checkBoolean(opts.needWeights, 'needWeights', true);
 
     const outShape = [...batch, Tq, dv];
     const wShape = [...batch, Tq, Tk];
@@ -409,6 +420,51 @@ class Lab {
         stats ??= lab.observe(scores, weights, M, strides, [B, H, Tq, Tk], isCausal);
         return stats;
       },
+    };
+  }
+
+  /**
+   * The backward of sdpa: gradients of a loss L given dOutput = dL/doutput.
+   * @param q, k, v as for sdpa
+   * @param dOutput (batch…, Tq, dv), the shape of sdpa's output
+   * @param [options] mask, causal, scale as for sdpa; bug: a forward bug
+   *   (the gradient of that bugged forward) or a backward bug
+   *   ('softmax-backward-no-rowsum', 'grad-through-blocked').
+   * @returns {{ dq, dk, dv, dScores, dProbs }} with the shapes of q, k, v and
+   *   (batch…, Tq, Tk): dScores is dL/dscores (sdpa's scaled logits), dProbs
+   *   is dL/dweights. Blocked pairs are exactly 0 in both; a key no query may
+   *   see gets exactly 0 in dk and dv.
+   */
+  sdpaBackward(q, k, v, dOutput, options) {
+    const { Q, K, V, M, strides, batch, B, H, Tq, Tk, dk, dv, s, isCausal, bugId } =
+      sdpaArguments(q, k, v, options, ['mask', 'causal', 'scale', 'bug'], 'sdpaBackward');
+    const G = toTensor(dOutput, 'dOutput');
+    const outShape = [...batch, Tq, dv];
+    if (G.shape.length !== outShape.length || G.shape.some((d, i) => d !== outShape[i])) {
+      fail('SHAPE_MISMATCH', `dOutput must have the shape of the output ${describe(outShape)}; got ${describe(G.shape)}`);
+    }
+    const wShape = [...batch, Tq, Tk];
+    const nW = product(wShape);
+    const layout = new Layout(this)
+      .add('q', 4 * Q.data.length).add('k', 4 * K.data.length).add('v', 4 * V.data.length)
+      .add('dout', 4 * G.data.length)
+      .add('dq', 4 * Q.data.length).add('dk', 4 * K.data.length).add('dv', 4 * V.data.length)
+      .add('dscores', 4 * nW).add('dprobs', 4 * nW);
+    if (M) layout.add('mask', M.data.length);
+    layout.commit();
+    layout.f32('q', Q.data.length).set(Q.data);
+    layout.f32('k', K.data.length).set(K.data);
+    layout.f32('v', V.data.length).set(V.data);
+    layout.f32('dout', G.data.length).set(G.data);
+    if (M) layout.u8('mask', M.data.length).set(M.data);
+    const p = (name) => layout.ptr(name);
+    this.check(this.exports.attn_sdpa_backward_js(p('dq'), p('dk'), p('dv'), p('dscores'), p('dprobs'),
+      p('dout'), p('q'), p('k'), p('v'), p('mask'), ...strides,
+      B, H, Tq, Tk, dk, dv, s, isCausal ? 1 : 0, bugId));
+    const out = (name, n, shape) => ({ data: layout.f32(name, n).slice(), shape: shape.slice() });
+    return {
+      dq: out('dq', Q.data.length, Q.shape), dk: out('dk', K.data.length, K.shape), dv: out('dv', V.data.length, V.shape),
+      dScores: out('dscores', nW, wShape), dProbs: out('dprobs', nW, wShape),
     };
   }
 
