@@ -6,13 +6,20 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs';
 import { loadAttention, AttentionError } from '../web/attention.js';
-import { rng, randomTensor, maskAt, sdpaReference, compare } from './helpers/reference.mjs';
+import { rng, randomTensor, maskAt, sdpaReference } from './helpers/reference.mjs';
+import { compare } from './helpers/compare.mjs';
 import { sdpaBackwardReference, centralDifferences, dot, tfSdpaGrads } from './helpers/reference-backward.mjs';
 
 await tf.setBackend('cpu');
 const labs = { simd: await loadAttention({ simd: true }), scalar: await loadAttention({ simd: false }) };
 const DIMS = [1, 3, 5, 8];
 const GRADS = ['dq', 'dk', 'dv'];
+
+/** Relative error within tol: |got - want| <= tol * max(1, |want|) for every entry. */
+function close(got, want, shape, label, tol) {
+  const e = compare(got, want, { shape, label, atol: tol, rtol: tol });
+  return { ...e, rel: e.max * tol };
+}
 
 /** A random small case: batch dims, sizes from DIMS, and one kind of mask. */
 function makeCase(seed, kind) {
@@ -82,18 +89,18 @@ for (const [build, lab] of Object.entries(labs)) {
         for (const [name, which] of [['dq', 'q'], ['dk', 'k'], ['dv', 'v']]) {
           const fd = centralDifferences(referenceLoss(c, which), c[which]);
           // The reference backward is itself checked against the differences.
-          const ref = compare(want[name], fd, c[which].shape, `reference ${name} vs differences`);
-          assert.ok(ref.max <= 1e-6, `${c.label}: ${ref.report}`);
+          const ref = close(want[name], fd, c[which].shape, `reference ${name} vs differences`, 1e-6);
+          assert.ok(ref.ok, `${c.label}: ${ref.report}`);
           for (const [yardstick, label] of [[want[name], 'reference'], [fd, 'differences']]) {
-            const e = compare(got[name].data, yardstick, c[which].shape, `${name} vs ${label}`);
-            assert.ok(e.max <= 1e-3, `${c.label}: ${e.report}`);
-            if (e.max >= worst.max) worst = { max: e.max, report: `${c.label}: ${e.report}` };
+            const e = close(got[name].data, yardstick, c[which].shape, `${name} vs ${label}`, 1e-3);
+            assert.ok(e.ok, `${c.label}: ${e.report}`);
+            if (e.rel >= worst.max) worst = { max: e.rel, report: `${c.label}: ${e.report}` };
           }
           assert.deepEqual(got[name].shape, c[which].shape);
         }
         for (const name of ['dScores', 'dProbs']) {
-          const e = compare(got[name].data, want[name], [...c.batch, c.Tq, c.Tk], name);
-          assert.ok(e.max <= 1e-3, `${c.label}: ${e.report}`);
+          const e = close(got[name].data, want[name], [...c.batch, c.Tq, c.Tk], name, 1e-3);
+          assert.ok(e.ok, `${c.label}: ${e.report}`);
           assert.deepEqual(got[name].shape, [...c.batch, c.Tq, c.Tk]);
         }
       }
@@ -139,9 +146,9 @@ test('TensorFlow.js autograd agrees on unmasked cases (rel err <= 2e-5)', (t) =>
     const got = labs.simd.sdpaBackward(c.q, c.k, c.v, c.dOutput, c.options);
     const want = tfSdpaGrads(tf, c.q, c.k, c.v, c.dOutput);
     for (const name of GRADS) {
-      const e = compare(got[name].data, want[name], got[name].shape, `${name} vs tf.grads`);
-      assert.ok(e.max <= 2e-5, `${c.label}: ${e.report}`);
-      worst = Math.max(worst, e.max);
+      const e = close(got[name].data, want[name], got[name].shape, `${name} vs tf.grads`, 2e-5);
+      assert.ok(e.ok, `${c.label}: ${e.report}`);
+      worst = Math.max(worst, e.rel);
     }
     n++;
   }
@@ -156,8 +163,8 @@ test('TensorFlow.js autograd agrees with a causal mask added as -1e9 (rel err <=
     const got = labs.simd.sdpaBackward(c.q, c.k, c.v, c.dOutput, c.options);
     const want = tfSdpaGrads(tf, c.q, c.k, c.v, c.dOutput, { additiveMask: { data, shape: [c.Tq, c.Tk] } });
     for (const name of GRADS) {
-      const e = compare(got[name].data, want[name], got[name].shape, `${name} vs tf.grads`);
-      assert.ok(e.max <= 2e-5, `${c.label}: ${e.report}`);
+      const e = close(got[name].data, want[name], got[name].shape, `${name} vs tf.grads`, 2e-5);
+      assert.ok(e.ok, `${c.label}: ${e.report}`);
     }
   }
 });
@@ -167,8 +174,8 @@ test('the SIMD and scalar builds agree within float32 rounding', () => {
     const a = labs.simd.sdpaBackward(c.q, c.k, c.v, c.dOutput, c.options);
     const b = labs.scalar.sdpaBackward(c.q, c.k, c.v, c.dOutput, c.options);
     for (const name of [...GRADS, 'dScores', 'dProbs']) {
-      const e = compare(a[name].data, b[name].data, a[name].shape, `${name} simd vs scalar`);
-      assert.ok(e.max <= 1e-5, `${c.label}: ${e.report}`);
+      const e = close(a[name].data, b[name].data, a[name].shape, `${name} simd vs scalar`, 1e-5);
+      assert.ok(e.ok, `${c.label}: ${e.report}`);
     }
   }
 });
@@ -184,8 +191,8 @@ test('a larger case exercises the SIMD tiles and tails (T = 37, d = 19)', () => 
   for (const lab of Object.values(labs)) {
     const got = lab.sdpaBackward(q, k, v, g, options);
     for (const name of GRADS) {
-      const e = compare(got[name].data, want[name], got[name].shape, name);
-      assert.ok(e.max <= 1e-4, `${lab.simd ? 'simd' : 'scalar'}: ${e.report}`);
+      const e = close(got[name].data, want[name], got[name].shape, name, 1e-4);
+      assert.ok(e.ok, `${lab.simd ? 'simd' : 'scalar'}: ${e.report}`);
     }
   }
 });

@@ -5,24 +5,25 @@ import { sdpaReference, maskAt } from './reference.mjs';
 
 const product = (shape) => shape.reduce((a, b) => a * b, 1);
 
-/** Whether key j is allowed for query i of batch index bidx (mask AND causal). */
-function allowedAt(mask, causal, target, bidx, i, j) {
-  return (!causal || j <= i) && (!mask || maskAt(mask, target, [...bidx, i, j]));
+/** Whether key j is allowed for query i of batch index bidx, as sdpaReference decides. */
+function allowedAt({ mask, causal = false, qOffset = 0, kOffset = 0 }, target, bidx, i, j) {
+  const masks = mask ? [mask].flat() : [];
+  return (!causal || kOffset + j <= qOffset + i) && masks.every((m) => maskAt(m, target, [...bidx, i, j]));
 }
 
 /**
  * Gradients of L = sum(output * dOutput) for the float64 reference sdpa.
- * q, k, v, dOutput: { data, shape } as sdpaReference takes them.
+ * q, k, v, dOutput: { data, shape }; options as sdpaReference takes them.
  * Returns { dq, dk, dv, dScores, dProbs } as flat Float64Arrays.
  */
-export function sdpaBackwardReference(q, k, v, dOutput, { mask, causal = false, scale } = {}) {
+export function sdpaBackwardReference(q, k, v, dOutput, options = {}) {
   const nb = q.shape.length - 2;
   const batch = q.shape.slice(0, nb);
   const [Tq, dk] = q.shape.slice(nb);
   const Tk = k.shape[nb];
   const dv = v.shape[nb + 1];
-  const s = scale ?? 1 / Math.sqrt(dk);
-  const { weights: P } = sdpaReference(q, k, v, { mask, causal, scale });
+  const s = options.scale ?? 1 / Math.sqrt(dk);
+  const { weights: P } = sdpaReference(q, k, v, options);
   const nBatch = product(batch);
   const g = dOutput.data;
   const dq = new Float64Array(nBatch * Tq * dk);
@@ -38,7 +39,7 @@ export function sdpaBackwardReference(q, k, v, dOutput, { mask, causal = false, 
       // mix: dP = dOut v^T (blocked weights are constants: 0), dV += P^T dOut
       let dot = 0;
       for (let j = 0; j < Tk; j++) {
-        if (!allowedAt(mask, causal, [...batch, Tq, Tk], bidx, i, j)) continue;
+        if (!allowedAt(options, [...batch, Tq, Tk], bidx, i, j)) continue;
         let acc = 0;
         for (let c = 0; c < dv; c++) {
           acc += g[(n * Tq + i) * dv + c] * v.data[(n * Tk + j) * dv + c];
