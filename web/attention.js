@@ -40,7 +40,8 @@ const STATUS_CODES = ['OK', 'BAD_ARGUMENT', 'SHAPE_MISMATCH', 'NON_FINITE_INPUT'
  * NON_FINITE_INPUT, ALL_MASKED_ROW, TOO_LARGE, OVERFLOW, UNSUPPORTED, and for
  * multi-head attention HEADS_DO_NOT_DIVIDE, ROPE_ODD_HEAD_DIM, EMPTY_QUERY,
  * CACHE_WITHOUT_USE_CACHE, CACHE_CROSS_ATTENTION, CACHE_POSITION,
- * CACHE_MISMATCH, NEGATIVE_OFFSET, MODULE_FREED.
+ * CACHE_MISMATCH, NEGATIVE_OFFSET, MODULE_FREED, and for mha.backward
+ * NO_SAVED_FORWARD, BACKWARD_THROUGH_CACHE.
  */
 export class AttentionError extends Error {
   constructor(code, message) {
@@ -639,7 +640,8 @@ class MultiHeadAttention {
    *   queries (padded ones get zero output); causal: compares positions;
    *   cache + useCache: incremental decoding (self-attention only);
    *   queryPositionOffset, keyPositionOffset: positions of the first query
-   *   and key; needWeights (default true); bug: a head bug from BUGS.
+   *   and key; needWeights (default true); bug: a head bug from BUGS;
+   *   saveForBackward: keep what backward() needs (see backward).
    * @returns {{ output, weights?, cache? }} output (B, Tq, dModel), weights
    *   (B, H, Tq, Tk), cache { key, value, keyPaddingMask, length } with
    *   useCache.
@@ -651,7 +653,8 @@ class MultiHeadAttention {
       keyValue = undefined;
     }
     const opts = checkOptions(options, ['attentionMask', 'keyPaddingMask', 'queryPaddingMask', 'causal',
-      'cache', 'useCache', 'queryPositionOffset', 'keyPositionOffset', 'needWeights', 'bug'], 'forward');
+      'cache', 'useCache', 'queryPositionOffset', 'keyPositionOffset', 'needWeights', 'bug', 'saveForBackward'], 'forward');
+    const save = checkBoolean(opts.saveForBackward, 'saveForBackward', false);
     const { dModel: C, numHeads: H, headDim: D } = this;
     const X = toTensor(query, 'query', 'float', { allowEmpty: true });
     if (X.shape.length !== 3 || X.shape[2] !== C) {
@@ -760,9 +763,11 @@ class MultiHeadAttention {
     if (M) layout.u8('mask', M.data.length).set(M.data);
 
     const p = (name) => layout.ptr(name);
+    this.lab.exports.attn_mha_save_next(this.ptr, save ? 1 : 0);
     this.lab.check(this.lab.exports.attn_mha_forward(this.ptr, p('out'), p('weights'), p('query'), p('kv'),
       B, Tq, Tkn, p('pastK'), p('pastV'), p('pastValid'), Tp, p('newK'), p('newV'), p('newValid'),
       p('keyPad'), p('queryPad'), p('mask'), ...strides, causal ? 1 : 0, qOffset, firstKey, bugId));
+    if (save) this.saved = { B, Tq, Tk: Tkn, cross: Boolean(KV), usedCache: useCache };
 
     const result = { output: { data: layout.f32('out', nOut).slice(), shape: [B, Tq, C] } };
     if (needWeights) result.weights = { data: layout.f32('weights', nW).slice(), shape: [B, H, Tq, Tk] };
@@ -774,6 +779,52 @@ class MultiHeadAttention {
         length: Tk,
       };
     }
+    return result;
+  }
+
+  /**
+   * Gradients of a loss L for dOutput = dL/doutput (B, Tq, dModel), through
+   * the last forward called with saveForBackward: true (the module keeps what
+   * it needs until the next forward that asks).
+   * @returns {{ dQuery, dKeyValue, qProj, kProj, vProj, outProj }} dQuery
+   *   (B, Tq, dModel); dKeyValue (B, Tk, dModel) for cross-attention, null
+   *   for self-attention; each projection { weight (dModel, dModel) as
+   *   (out, in), bias (dModel) or null }. Padded queries pass no gradient.
+   */
+  backward(dOutput) {
+    this.alive();
+    const saved = this.saved;
+    if (!saved) fail('NO_SAVED_FORWARD', 'backward needs a forward called with saveForBackward: true first');
+    if (saved.usedCache) {
+      fail('BACKWARD_THROUGH_CACHE', 'the saved forward used the KV cache; backward does not go through the cache (run forward without useCache)');
+    }
+    const { B, Tq, Tk, cross } = saved;
+    const C = this.dModel;
+    const G = toTensor(dOutput, 'dOutput');
+    if (G.shape.length !== 3 || G.shape[0] !== B || G.shape[1] !== Tq || G.shape[2] !== C) {
+      fail('SHAPE_MISMATCH', `dOutput must have the output's shape (B=${B}, Tq=${Tq}, dModel=${C}); got ${describe(G.shape)}`);
+    }
+    const nQ = B * Tq * C;
+    const nKV = B * Tk * C;
+    const layout = new Layout(this.lab).add('dout', 4 * nQ).add('dquery', 4 * nQ).add('dw', 16 * C * C);
+    if (cross) layout.add('dkv', 4 * nKV);
+    if (this.bias) layout.add('db', 16 * C);
+    layout.commit();
+    layout.f32('dout', nQ).set(G.data);
+    const p = (name) => layout.ptr(name);
+    this.lab.check(this.lab.exports.attn_mha_backward(this.ptr, p('dquery'), p('dkv'), p('dw'), p('db'), p('dout')));
+    const dw = layout.f32('dw', 4 * C * C).slice();
+    const db = this.bias ? layout.f32('db', 4 * C).slice() : null;
+    const result = {
+      dQuery: { data: layout.f32('dquery', nQ).slice(), shape: [B, Tq, C] },
+      dKeyValue: cross ? { data: layout.f32('dkv', nKV).slice(), shape: [B, Tk, C] } : null,
+    };
+    PROJECTIONS.forEach((name, i) => {
+      result[name] = {
+        weight: { data: dw.slice(i * C * C, (i + 1) * C * C), shape: [C, C] },
+        bias: db ? { data: db.slice(i * C, (i + 1) * C), shape: [C] } : null,
+      };
+    });
     return result;
   }
 }
