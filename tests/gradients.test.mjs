@@ -180,6 +180,15 @@ test('the SIMD and scalar builds agree within float32 rounding', () => {
   }
 });
 
+test('needWeights: false gives the same dq, dk, dv and no (Tq, Tk) matrices', () => {
+  for (const c of CASES.slice(0, 10)) {
+    const full = labs.simd.sdpaBackward(c.q, c.k, c.v, c.dOutput, c.options);
+    const lean = labs.simd.sdpaBackward(c.q, c.k, c.v, c.dOutput, { ...c.options, needWeights: false });
+    assert.deepEqual(Object.keys(lean), GRADS);
+    for (const name of GRADS) assert.deepEqual(lean[name], full[name], c.label);
+  }
+});
+
 test('a larger case exercises the SIMD tiles and tails (T = 37, d = 19)', () => {
   const random = rng(99);
   const q = randomTensor([2, 37, 19], random);
@@ -210,7 +219,8 @@ describe('refusals', () => {
     ['dOutput with NaN', () => lab.sdpaBackward(q, k, v, [[1, 0, 0], [0, NaN, 0], [0, 0, 1]]), 'NON_FINITE_INPUT', /dOutput.*NaN.*row 1, column 1/],
     ['dOutput with Infinity', () => lab.sdpaBackward(q, k, v, [[1, 0, 0], [0, 0, 0], [0, 0, -Infinity]]), 'NON_FINITE_INPUT', /dOutput.*-Infinity/],
     ['no dOutput', () => lab.sdpaBackward(q, k, v), 'BAD_ARGUMENT', /dOutput is required/],
-    ['an unknown option', () => lab.sdpaBackward(q, k, v, g, { needWeights: false }), 'BAD_ARGUMENT', /needWeights/],
+    ['an unknown option', () => lab.sdpaBackward(q, k, v, g, { weights: true }), 'BAD_ARGUMENT', /unknown option "weights"/],
+    ['needWeights not a boolean', () => lab.sdpaBackward(q, k, v, g, { needWeights: 0 }), 'BAD_ARGUMENT', /needWeights must be true or false/],
     ['an unknown bug', () => lab.sdpaBackward(q, k, v, g, { bug: 'forgot-everything' }), 'BAD_ARGUMENT', /forgot-everything/],
     ['a head bug', () => lab.sdpaBackward(q, k, v, g, { bug: 'heads-without-transpose' }), 'BAD_ARGUMENT', /mha\.forward/],
     ['a query with no key', () => lab.sdpaBackward(q, k, v, g, { mask: [[1, 1], [0, 0], [1, 0]] }), 'ALL_MASKED_ROW', /query 1/],

@@ -51,6 +51,8 @@ export interface SdpaBackwardOptions {
   mask?: MaskLike | null;
   causal?: boolean;
   scale?: number;
+  /** false: return only dq, dk, dv, without building (Tq, Tk) matrices. */
+  needWeights?: boolean;
   /** A forward bug (the gradient of that bugged forward) or a backward bug. */
   bug?: BugName | null;
 }
@@ -173,6 +175,8 @@ export interface Lab {
   sdpa(q: TensorLike, k: TensorLike, v: TensorLike, options: SdpaOptions & { needWeights: false }): { output: Tensor };
   sdpa(q: TensorLike, k: TensorLike, v: TensorLike, options?: SdpaOptions): SdpaResult;
   /** The backward of sdpa for dOutput = dL/doutput (batch…, Tq, dv). */
+  sdpaBackward(q: TensorLike, k: TensorLike, v: TensorLike, dOutput: TensorLike,
+    options: SdpaBackwardOptions & { needWeights: false }): { dq: Tensor; dk: Tensor; dv: Tensor };
   sdpaBackward(q: TensorLike, k: TensorLike, v: TensorLike, dOutput: TensorLike, options?: SdpaBackwardOptions): SdpaGradients;
   createMultiHeadAttention(options: MultiHeadOptions): MultiHeadAttention;
   sampleDotProducts(options: { dk: number; count?: number; seed?: number }): {

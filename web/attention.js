@@ -430,15 +430,17 @@ class Lab {
    * @param dOutput (batch…, Tq, dv), the shape of sdpa's output
    * @param [options] mask, causal, scale as for sdpa; bug: a forward bug
    *   (the gradient of that bugged forward) or a backward bug
-   *   ('softmax-backward-no-rowsum', 'grad-through-blocked').
-   * @returns {{ dq, dk, dv, dScores, dProbs }} with the shapes of q, k, v and
-   *   (batch…, Tq, Tk): dScores is dL/dscores (sdpa's scaled logits), dProbs
-   *   is dL/dweights. Blocked pairs are exactly 0 in both; a key no query may
-   *   see gets exactly 0 in dk and dv.
+   *   ('softmax-backward-no-rowsum', 'grad-through-blocked'); needWeights:
+   *   false returns only { dq, dk, dv }.
+   * @returns {{ dq, dk, dv, dScores?, dProbs? }} with the shapes of q, k, v
+   *   and (batch…, Tq, Tk): dScores is dL/dscores (sdpa's scaled logits),
+   *   dProbs is dL/dweights. Blocked pairs are exactly 0 in both; a key no
+   *   query may see gets exactly 0 in dk and dv.
    */
   sdpaBackward(q, k, v, dOutput, options) {
-    const { Q, K, V, M, strides, batch, B, H, Tq, Tk, dk, dv, s, isCausal, bugId } =
-      sdpaArguments(q, k, v, options, ['mask', 'causal', 'scale', 'bug'], 'sdpaBackward');
+    const { Q, K, V, M, strides, batch, B, H, Tq, Tk, dk, dv, s, isCausal, bugId, opts } =
+      sdpaArguments(q, k, v, options, ['mask', 'causal', 'scale', 'needWeights', 'bug'], 'sdpaBackward');
+    const keep = checkBoolean(opts.needWeights, 'needWeights', true);
     const G = toTensor(dOutput, 'dOutput');
     const outShape = [...batch, Tq, dv];
     if (G.shape.length !== outShape.length || G.shape.some((d, i) => d !== outShape[i])) {
@@ -449,8 +451,8 @@ class Lab {
     const layout = new Layout(this)
       .add('q', 4 * Q.data.length).add('k', 4 * K.data.length).add('v', 4 * V.data.length)
       .add('dout', 4 * G.data.length)
-      .add('dq', 4 * Q.data.length).add('dk', 4 * K.data.length).add('dv', 4 * V.data.length)
-      .add('dscores', 4 * nW).add('dprobs', 4 * nW);
+      .add('dq', 4 * Q.data.length).add('dk', 4 * K.data.length).add('dv', 4 * V.data.length);
+    if (keep) layout.add('dscores', 4 * nW).add('dprobs', 4 * nW);
     if (M) layout.add('mask', M.data.length);
     layout.commit();
     layout.f32('q', Q.data.length).set(Q.data);
@@ -463,10 +465,9 @@ class Lab {
       p('dout'), p('q'), p('k'), p('v'), p('mask'), ...strides,
       B, H, Tq, Tk, dk, dv, s, isCausal ? 1 : 0, bugId));
     const out = (name, n, shape) => ({ data: layout.f32(name, n).slice(), shape: shape.slice() });
-    return {
-      dq: out('dq', Q.data.length, Q.shape), dk: out('dk', K.data.length, K.shape), dv: out('dv', V.data.length, V.shape),
-      dScores: out('dscores', nW, wShape), dProbs: out('dprobs', nW, wShape),
-    };
+    const grads = { dq: out('dq', Q.data.length, Q.shape), dk: out('dk', K.data.length, K.shape), dv: out('dv', V.data.length, V.shape) };
+    if (keep) Object.assign(grads, { dScores: out('dscores', nW, wShape), dProbs: out('dprobs', nW, wShape) });
+    return grads;
   }
 
   /** Observability numbers for one sdpa result, computed by the core. */
