@@ -18,9 +18,11 @@
  * <attention-lab> element uses it too, for one card or all of them, without
  * localStorage (each widget keeps its own state).
  *
- * An exercise's outcome: when a learner turns a bug on with a prediction
- * made (or changes the prediction while it is on), onResult({ exercise,
- * passed }) is called; passed is whether the predicted check failed.
+ * An exercise's outcome is decided the first time a learner turns its bug
+ * on: onResult({ exercise, passed }) is called then, and only then; passed
+ * is whether the predicted check failed (false without a prediction). From
+ * that moment the prediction is locked, so that it cannot be changed after
+ * the checks have been seen.
  *
  * The DOM is built with createElement and textContent only; styles are
  * classes from breakit.css; every number shown comes from the core.
@@ -200,7 +202,7 @@ function resultTables(exercise, result, worst) {
 // ---------------------------------------------------------------------------
 
 class Card {
-  constructor(exercise, index, owner) {
+  constructor(exercise, index, owner, alone) {
     this.exercise = exercise;
     this.index = index;
     this.owner = owner;
@@ -211,7 +213,8 @@ class Card {
 
     this.badges = el('span', { cls: 'bk-badges' });
     const summary = el('summary', {},
-      el('span', { cls: 'bk-num', text: String(index + 1) }),
+      // Alone (one card in a widget), the number says where it sits in the lesson.
+      el('span', { cls: 'bk-num', text: alone ? `Exercise ${index + 1} of ${EXERCISES.length}` : String(index + 1) }),
       el('h3', { cls: 'bk-title', text: exercise.title }),
       this.badges);
 
@@ -226,8 +229,11 @@ class Card {
       el('legend', { text: `Predict: ${exercise.prompt}` }),
       el('div', { cls: 'bk-option-list' }, ...this.options.map((o) => o.label)));
 
-    // A toggle keeps one label; aria-pressed (and ○ / ● from the CSS) says whether it is on.
-    this.toggle = el('button', { cls: 'bk-switch', text: 'Break it: bug on', attrs: { type: 'button', 'aria-pressed': 'false' } });
+    // A toggle keeps one accessible name; aria-pressed says whether it is on.
+    // The visible state ("bug off" / "bug on", and ○ / ● from the CSS) is
+    // hidden from assistive technology, which reads aria-pressed instead.
+    this.switchState = el('span', { cls: 'bk-switch-state', attrs: { 'aria-hidden': 'true' } });
+    this.toggle = el('button', { cls: 'bk-switch', attrs: { type: 'button', 'aria-pressed': 'false' } }, 'Break it', this.switchState);
     this.toggle.addEventListener('click', () => {
       const on = this.toggle.getAttribute('aria-pressed') !== 'true';
       owner.change(index, on ? { on: true, broken: true } : { on: false });
@@ -257,8 +263,12 @@ class Card {
   /** Redraw from the card's state; runs the exercise through the core. Returns the names of the failed checks. */
   render(state) {
     const { exercise } = this;
-    for (const o of this.options) o.input.checked = o.input.value === state.prediction;
+    for (const o of this.options) {
+      o.input.checked = o.input.value === state.prediction;
+      o.input.disabled = state.broken;
+    }
     this.toggle.setAttribute('aria-pressed', String(state.on));
+    this.switchState.textContent = state.on ? ': bug on' : ': bug off';
     this.badges.textContent = [
       state.prediction ? 'predicted' : '', state.broken ? 'broken' : '', state.repaired ? 'repaired' : '',
     ].filter(Boolean).join(' · ');
@@ -282,7 +292,7 @@ class Card {
     this.status.textContent = state.on
       ? `Bug “${exercise.bug}” is on: ${failed.length} of ${results.length} checks fail.`
       : `Bug off: ${failed.length === 0 ? 'every check passes' : `${failed.length} checks fail`}${state.repaired ? ' (repaired)' : ''}.`;
-    this.verdict.textContent = this.verdictText(state, failed);
+    this.verdict.textContent = this.verdictText(state);
 
     this.checkList.replaceChildren(...results.map((r) => this.checkItem(r)));
     const run = results.run;
@@ -294,13 +304,28 @@ class Card {
     return failed.map((r) => r.name);
   }
 
-  verdictText(state, failed) {
+  /** The names of the checks that fail with this card's bug on (the core runs it once). */
+  caughtBy() {
+    if (!this.caught) {
+      this.caught = this.resultsOn === true ? this.results : runChecks(this.owner.lab, this.exercise);
+      this.caught = this.caught.filter((r) => !r.passed).map((r) => r.name);
+    }
+    return this.caught;
+  }
+
+  /** Whether the (locked) prediction names a check that the bug makes fail. */
+  predictedRight(state) {
+    return Boolean(state.prediction) && this.caughtBy().includes(state.prediction);
+  }
+
+  verdictText(state) {
     if (!state.broken) return state.prediction ? 'Prediction saved. Now turn the bug on.' : 'Choose a check, then turn the bug on.';
-    if (!state.on || !state.prediction) return '';
+    if (!state.prediction) return 'The bug was turned on before a prediction was made, so this card scores no point.';
     const check = CHECKS.find((c) => c.name === state.prediction);
-    if (failed.some((r) => r.name === state.prediction)) return `Your prediction was right: “${check.title}” fails.`;
-    const names = failed.map((r) => `“${CHECKS.find((c) => c.name === r.name).title}”`).join(', ');
-    return `“${check.title}” still passes. This bug is caught by ${names}.`;
+    const locked = ' Your prediction is locked: it was made before the checks were seen.';
+    if (this.predictedRight(state)) return `Your prediction was right: “${check.title}” fails.${locked}`;
+    const names = this.caughtBy().map((name) => `“${CHECKS.find((c) => c.name === name).title}”`).join(', ');
+    return `“${check.title}” still passes. This bug is caught by ${names}.${locked}`;
   }
 
   checkItem(result) {
@@ -353,7 +378,8 @@ class BreakIt {
       this.changed();
     });
     // Cards by exercise index; null for an exercise not shown here.
-    this.cards = EXERCISES.map((exercise, i) => (!only || only.includes(exercise.bug) ? new Card(exercise, i, this) : null));
+    const alone = Boolean(only) && only.length === 1;
+    this.cards = EXERCISES.map((exercise, i) => (!only || only.includes(exercise.bug) ? new Card(exercise, i, this, alone) : null));
     const shown = this.cards.filter(Boolean);
 
     // Draw the cards before they join the page, so that their status lines
@@ -393,12 +419,18 @@ class BreakIt {
 
   /** A learner changed card i. */
   change(i, patch) {
-    this.state[i] = { ...this.state[i], ...patch };
-    const failed = this.redraw(i);
+    const before = this.state[i];
+    // Once the bug has been on, the prediction is final.
+    if (before.broken && patch.prediction !== undefined) {
+      this.redraw(i);
+      return;
+    }
+    this.state[i] = { ...before, ...patch };
+    this.redraw(i);
     this.changed();
     const s = this.state[i];
-    if (s.on && s.prediction && (patch.on === true || patch.prediction !== undefined) && this.onResult) {
-      this.onResult({ exercise: EXERCISES[i].bug, passed: failed.includes(s.prediction) });
+    if (s.broken && !before.broken && this.onResult) {
+      this.onResult({ exercise: EXERCISES[i].bug, passed: this.cards[i].predictedRight(s) });
     }
   }
 
