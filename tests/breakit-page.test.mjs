@@ -89,7 +89,9 @@ test('one card end to end: predict, break, see the red check and the mark, repai
   // The state is in the hash and in localStorage.
   const hash = await page.evaluate(() => location.hash);
   assert.match(hash, /brk\.s=(-0){3}c3(-0){8}/);
-  assert.equal(await page.evaluate(() => localStorage.getItem('attention-lab.break-it.v1')), '-0-0-0c3-0-0-0-0-0-0-0-0');
+  const saved = JSON.parse(await page.evaluate(() => localStorage.getItem('attention-lab.progress.v1')));
+  assert.equal(saved.b, '-0-0-0c3-0-0-0-0-0-0-0-0');
+  assert.deepEqual(saved.o, { 'no-causal-mask': 1 }, 'the outcome: the prediction was right');
 
   // Repair: all green again.
   await card.locator('button.bk-repair-button').click();

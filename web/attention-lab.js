@@ -37,8 +37,10 @@
  *                     weights, output, scores }, tensors { data:
  *                     Float32Array, shape }, or null where the preset has
  *                     none or while the core refuses the input
- *   attention-result  an exercise's outcome (break-it presets): detail
- *                     { exercise, passed }
+ *   attention-result  an exercise's outcome (break-it presets), decided the
+ *                     first time its bug is turned on, from the widget's
+ *                     progress record (progress.js): detail { exercise,
+ *                     passed, score: { raw, max, mastery } }
  *
  * Styling: only through the CSS custom properties --attention-lab-* and the
  * parts listed in attention-lab.css (::part(container), ::part(weights)...).
@@ -53,6 +55,7 @@ import { h } from './lesson-ui.js';
 import { decodeHash, encodeHash, defaultSectionState, HashError } from './lesson-state.js';
 import { LESSON_SECTIONS, createLessonContext, instantiateSection, markScrollBoxes } from './lesson-context.js';
 import { makeSection } from './breakit.js';
+import { Progress } from './progress.js';
 
 // ---------------------------------------------------------------------------
 // Presets: which section, which of its slots, and how they are laid out
@@ -323,6 +326,20 @@ export class AttentionLabElement extends ElementBase {
   #onDarkChange = () => this.#applyTheme();
   #resolveReady;
   #rejectReady;
+  #record = null; // this widget's progress record (progress.js); its outcomes become attention-result events
+
+  /** The widget's progress record, made on first use; each exercise outcome in it is dispatched as attention-result. */
+  #progress() {
+    if (!this.#record) {
+      this.#record = new Progress();
+      this.#record.subscribe((event, progress) => {
+        if (event.type !== 'exercise') return;
+        const detail = { exercise: event.exercise, passed: event.passed, score: progress.score() };
+        this.dispatchEvent(new CustomEvent('attention-result', { detail, bubbles: true, composed: true }));
+      });
+    }
+    return this.#record;
+  }
 
   constructor() {
     super();
@@ -485,8 +502,7 @@ export class AttentionLabElement extends ElementBase {
     this.#applyLabel();
     const section = preset.section === 'break-it'
       ? makeSection({
-        HashError, persist: false, compact: true, only: preset.bug ? [preset.bug] : null,
-        onResult: (detail) => this.dispatchEvent(new CustomEvent('attention-result', { detail, bubbles: true, composed: true })),
+        HashError, persist: false, compact: true, only: preset.bug ? [preset.bug] : null, progress: this.#progress(),
       })
       : instantiateSection(LESSON_SECTIONS.find((s) => s.id === preset.section));
     this.#section = section;

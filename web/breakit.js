@@ -1,5 +1,5 @@
 /**
- * breakit.js: the "Break it" section of the lesson (issue 5).
+ * breakit.js: the "Break it" section of the lesson.
  *
  *   import { mountBreakIt, getState, setState } from './breakit.js';
  *   mountBreakIt(document.getElementById('break-it'), lab, { onChange });
@@ -11,12 +11,12 @@
  * returned, with the offending entry marked, and the repair.
  *
  * State: per card the predicted check, whether the bug is on, and whether it
- * was ever broken and repaired. It is saved in localStorage (when there is
- * one) and is available as a short string for the URL hash: getState() /
- * setState(text); onChange(text) is called after every change a learner
- * makes. makeSection() adapts all this to lesson.js's section interface; the
- * <attention-lab> element uses it too, for one card or all of them, without
- * localStorage (each widget keeps its own state).
+ * was ever broken and repaired. It lives in a progress record (progress.js):
+ * the page's own, kept in localStorage, or one the caller passes (the
+ * <attention-lab> element gives each widget its own). It is also available
+ * as a short string for the URL hash: getState() / setState(text);
+ * onChange(text) is called after every change a learner makes.
+ * makeSection() adapts all this to lesson.js's section interface.
  *
  * An exercise's outcome is decided the first time a learner turns its bug
  * on: onResult({ exercise, passed }) is called then, and only then; passed
@@ -30,8 +30,8 @@
 import { CHECKS, runChecks, intendedRule } from './checks.js';
 import { EXERCISES } from './exercises.js';
 import { h, fmt as fmtNumber } from './lesson-ui.js';
+import { Progress, lessonProgress, BREAKIT_DEFAULT, isBreakItState } from './progress.js';
 
-const STORAGE_KEY = 'attention-lab.break-it.v1';
 const ON = 1;
 const BROKEN = 2;
 const REPAIRED = 4;
@@ -42,15 +42,11 @@ const REPAIRED = 4;
 //   2nd: flags, a digit 0-7: 1 = bug on now, 2 = broken once, 4 = repaired
 // ---------------------------------------------------------------------------
 
-const STATE_PATTERN = new RegExp(`^(?:[a-${String.fromCharCode(96 + CHECKS.length)}-][0-7]){${EXERCISES.length}}$`);
-
 /** The state of a page nobody has touched. */
-export const DEFAULT_STATE = '-0'.repeat(EXERCISES.length);
+export const DEFAULT_STATE = BREAKIT_DEFAULT;
 
 /** Whether `text` is a valid state string. */
-export function isValidState(text) {
-  return typeof text === 'string' && STATE_PATTERN.test(text);
-}
+export const isValidState = isBreakItState;
 
 function decodeState(text) {
   return EXERCISES.map((_, i) => {
@@ -70,35 +66,6 @@ function encodeState(cards) {
     const p = c.prediction ? String.fromCharCode(97 + CHECKS.findIndex((k) => k.name === c.prediction)) : '-';
     return p + String((c.on ? ON : 0) | (c.broken ? BROKEN : 0) | (c.repaired ? REPAIRED : 0));
   }).join('');
-}
-
-/** localStorage, or null where it is missing or refused (private modes, sandboxes). */
-function storage() {
-  try {
-    const s = globalThis.localStorage;
-    if (!s) return null;
-    s.getItem(STORAGE_KEY);
-    return s;
-  } catch {
-    return null;
-  }
-}
-
-function loadSaved() {
-  try {
-    const text = storage()?.getItem(STORAGE_KEY);
-    return isValidState(text) ? text : DEFAULT_STATE;
-  } catch {
-    return DEFAULT_STATE;
-  }
-}
-
-function save(text) {
-  try {
-    storage()?.setItem(STORAGE_KEY, text);
-  } catch {
-    // Full or refused: progress simply is not kept.
-  }
 }
 
 // ---------------------------------------------------------------------------
@@ -360,27 +327,34 @@ class BreakIt {
   /**
    * options: onChange(text), onResult({ exercise, passed }), onRun(bug, run)
    * (each core result drawn), only (bug names of the cards to show; all by
-   * default), persist (keep progress in localStorage; default true),
-   * compact (no heading and introduction; default false).
+   * default), progress (the record to keep the cards in; default: the
+   * page's, lessonProgress(), or a fresh one when persist is false),
+   * persist (default true), compact (no heading and introduction; default
+   * false).
    */
-  constructor(container, lab, { onChange, onResult, onRun, only = null, persist = true, compact = false } = {}) {
+  constructor(container, lab, { onChange, onResult, onRun, only = null, persist = true, progress = null, compact = false } = {}) {
     this.lab = lab;
     this.onChange = onChange;
     this.onResult = onResult;
     this.onRun = onRun;
     this.runs = new Map(); // bug -> the core's last result drawn on its card (null if refused), last drawn last
-    this.persist = persist;
-    this.state = decodeState(persist ? loadSaved() : DEFAULT_STATE);
+    this.record = progress || (persist ? lessonProgress() : new Progress());
+    this.state = decodeState(this.record.record.breakIt);
     this.progress = el('p', { cls: 'bk-progress' });
-    const reset = el('button', { cls: 'bk-reset', text: 'Reset progress', attrs: { type: 'button' } });
-    reset.addEventListener('click', () => {
-      this.setState(DEFAULT_STATE);
-      this.changed();
-    });
+    const reset = el('button', { cls: 'bk-reset', text: 'Reset these cards', attrs: { type: 'button' } });
+    reset.addEventListener('click', () => this.record.resetExercises(shown.map((c) => c.exercise.bug)));
     // Cards by exercise index; null for an exercise not shown here.
     const alone = Boolean(only) && only.length === 1;
     this.cards = EXERCISES.map((exercise, i) => (!only || only.includes(exercise.bug) ? new Card(exercise, i, this, alone) : null));
     const shown = this.cards.filter(Boolean);
+    this.record.include({ exercises: shown.map((c) => c.exercise.bug) });
+    // A reset or a restored record (another tab, an LMS) redraws the cards.
+    this.record.subscribe((event) => {
+      if ((event.type === 'reset' || event.type === 'restore') && this.record.record.breakIt !== this.getState()) {
+        this.setState(this.record.record.breakIt);
+        if (this.onChange) this.onChange(this.getState());
+      }
+    });
 
     // Draw the cards before they join the page, so that their status lines
     // do not all announce themselves at once.
@@ -429,8 +403,10 @@ class BreakIt {
     this.redraw(i);
     this.changed();
     const s = this.state[i];
-    if (s.broken && !before.broken && this.onResult) {
-      this.onResult({ exercise: EXERCISES[i].bug, passed: this.cards[i].predictedRight(s) });
+    if (s.broken && !before.broken) {
+      const detail = { exercise: EXERCISES[i].bug, passed: this.cards[i].predictedRight(s) };
+      this.record.decide(detail.exercise, detail.passed);
+      if (this.onResult) this.onResult(detail);
     }
   }
 
@@ -442,7 +418,7 @@ class BreakIt {
 
   changed() {
     const text = this.getState();
-    if (this.persist) save(text);
+    this.record.setBreakIt(text);
     if (this.onChange) this.onChange(text);
   }
 
@@ -470,7 +446,7 @@ class BreakIt {
         card.render(s);
       }
     });
-    if (this.persist) save(text);
+    this.record.setBreakIt(text);
     this.showProgress();
     return true;
   }
@@ -497,14 +473,14 @@ export function mountBreakIt(container, lab, options = {}) {
 
 /** The state of the mounted section as a short string (DEFAULT_STATE when untouched). */
 export function getState() {
-  return current ? current.getState() : loadSaved();
+  return current ? current.getState() : lessonProgress().record.breakIt;
 }
 
 /** Apply a state string to the mounted section; false if it is not valid. */
 export function setState(text) {
   if (!isValidState(text)) return false;
   if (current) return current.setState(text);
-  save(text);
+  lessonProgress().setBreakIt(text);
   return true;
 }
 
@@ -532,8 +508,11 @@ export function makeSection({ HashError, ...options }) {
     mount(ctx, st) {
       const container = ctx.node(this.id);
       if (!this.breakIt || !container.contains(this.breakIt.cards.find(Boolean).node)) {
+        // A package may limit the cards: <section id="break-it" data-exercises="bug,bug">.
+        const listed = container.dataset.exercises ? container.dataset.exercises.split(',') : null;
         this.breakIt = new BreakIt(container, ctx.lab, {
           ...options,
+          only: options.only || listed,
           onRun: (bug, run) => ctx.publish(`brk.${bug}`, run),
           onChange: (text) => {
             ctx.states.brk.s = text;

@@ -14,10 +14,10 @@
 // `document` directly: lesson-context.js builds ctx for a root, which is the
 // document here and a shadow root in the <attention-lab> element.
 //
-// The "Break it" section (issue 5) plugs in the same way: give
-// <section id="break-it"> a data-module attribute naming a module listed in
-// PLUGINS below (e.g. data-module="breakit.js") that exports either `section`
-// or `makeSection({ HashError })`. Without the attribute (or without the
+// The "Break it" section and the quiz plug in the same way: their <section>
+// has a data-module attribute naming a module listed in PLUGINS below
+// (data-module="breakit.js", "quiz.js") that exports either `section` or
+// `makeSection({ HashError })`. Without the attribute (or without the
 // section) nothing is loaded.
 
 import { loadAttention } from './attention.js';
@@ -27,6 +27,7 @@ import { LESSON_SECTIONS, createLessonContext, instantiateSection, markScrollBox
 /** Modules a section may name in data-module. Literal imports, so that a bundler can inline them. */
 const PLUGINS = {
   'breakit.js': () => import('./breakit.js'),
+  'quiz.js': () => import('./quiz.js'),
 };
 
 /**
@@ -71,10 +72,9 @@ notice.querySelector('button').addEventListener('click', () => { notice.hidden =
 // ---------------------------------------------------------------------------
 
 async function main() {
-  const breakIt = document.getElementById('break-it');
-  const breakItModule = breakIt ? breakIt.dataset.module || '' : '';
-  if (Object.hasOwn(PLUGINS, breakItModule)) {
-    const mod = await PLUGINS[breakItModule]();
+  for (const node of document.querySelectorAll('main > section[data-module]')) {
+    if (!Object.hasOwn(PLUGINS, node.dataset.module)) continue;
+    const mod = await PLUGINS[node.dataset.module]();
     const section = mod.section || (mod.makeSection && mod.makeSection({ HashError }));
     if (section) SECTIONS.push(section);
   }
@@ -124,7 +124,9 @@ async function main() {
 
   function applyState(decoded) {
     ctx.view = decoded ? decoded.view : null;
-    for (const section of present) {
+    // Every known section gets a state, shown or not: a section may read another's
+    // (masks reads the 3×3 example's), and a package may leave that one out.
+    for (const section of SECTIONS) {
       ctx.states[section.prefix] = (decoded && decoded.sections[section.prefix]) || defaultSectionState(section);
     }
     ctx.mountAll();
