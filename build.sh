@@ -12,7 +12,8 @@
 # Outputs (all git-ignored):
 #   web/wasm/attention-simd.wasm     -msimd128, wasm_simd128.h kernels
 #   web/wasm/attention-scalar.wasm   the same sources without SIMD
-#   build/native/test_core           c_src + tests/c under ASan/UBSan
+#   build/native/test_*              one binary per tests/c/test_*.c, each
+#                                    linked with c_src under ASan/UBSan
 #   build/emcache/                   Emscripten's cache, seeded from Debian's
 set -euo pipefail
 
@@ -77,7 +78,8 @@ fi
 # Never -ffast-math: softmax relies on -INFINITY and NaN semantics.
 EMFLAGS=(-O3 -std=c11 -Wall -Wextra -sSTANDALONE_WASM --no-entry
   -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=16MB -sMAXIMUM_MEMORY=2GB -sABORTING_MALLOC=0)
-C_FILES=(c_src/attention.c c_src/kernels.c c_src/mha.c c_src/lesson.c c_src/rng.c)
+# Every C file of the core, by glob: a new one cannot be left out of a build.
+C_FILES=(c_src/*.c)
 
 if stale web/wasm/attention-simd.wasm; then
   say "building web/wasm/attention-simd.wasm"
@@ -87,11 +89,17 @@ if stale web/wasm/attention-scalar.wasm; then
   say "building web/wasm/attention-scalar.wasm"
   emcc "${EMFLAGS[@]}" "${C_FILES[@]}" -o web/wasm/attention-scalar.wasm
 fi
-if stale build/native/test_core tests/c/*.c; then
-  say "building build/native/test_core (gcc, ASan + UBSan)"
-  gcc -std=c11 -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
-    -fno-omit-frame-pointer -Ic_src "${C_FILES[@]}" tests/c/test_core.c -lm -o build/native/test_core
-fi
+# Native C tests: each tests/c/test_NAME.c is its own program, linked with the
+# core into build/native/test_NAME (scalar code only: gcc, no wasm SIMD).
+NATIVE_FLAGS=(-std=c11 -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all
+  -fno-omit-frame-pointer -Ic_src)
+for test_c in tests/c/test_*.c; do
+  bin="build/native/$(basename "$test_c" .c)"
+  if stale "$bin" "$test_c" tests/c/*.h; then
+    say "building $bin (gcc, ASan + UBSan)"
+    gcc "${NATIVE_FLAGS[@]}" "${C_FILES[@]}" "$test_c" -lm -o "$bin"
+  fi
+done
 
 # ---------------------------------------------------------------------------
 # Modes

@@ -1,4 +1,4 @@
-// The break-it lab (issue 5): every bug in the core, on its default input,
+// The break-it lab: every bug in the core, on its default input,
 // is caught by the checks meant to catch it, and with the bug off every
 // check passes. Both wasm builds.
 import { test, describe } from 'node:test';
@@ -6,17 +6,8 @@ import assert from 'node:assert/strict';
 import { loadAttention, AttentionError, BUGS } from '../web/attention.js';
 import { CHECKS, CHECK_NAMES, runChecks, runExercise } from '../web/checks.js';
 import { EXERCISES } from '../web/exercises.js';
-import { bugTable, readmeBlock } from './bug-table.mjs';
-
-/** The largest difference between two tensors, and where, for messages. */
-function largestDifference(a, b) {
-  let worst = { at: -1, diff: -1 };
-  a.data.forEach((x, at) => {
-    const diff = Math.abs(x - b.data[at]);
-    if (Number.isNaN(diff) || diff > worst.diff) worst = { at, diff: Number.isNaN(diff) ? Infinity : diff };
-  });
-  return { ...worst, got: a.data[worst.at], want: b.data[worst.at] };
-}
+import { bugTable, readmeBlock } from '../web/bug-table.mjs';
+import { compare } from './helpers/compare.mjs';
 
 const describeFailures = (results) => results.filter((r) => !r.passed).map((r) => `${r.name}: ${r.reason}`).join('\n  ');
 
@@ -51,8 +42,8 @@ for (const simd of [true, false]) {
             assert.ok(bugged.output.data.some(Number.isNaN), 'the bug turns the empty row into NaN');
             return;
           }
-          const d = largestDifference(bugged.output, correct.output);
-          assert.ok(d.diff > 1e-3, `outputs agree to ${d.diff} (largest at ${d.at}: ${d.got} vs ${d.want})`);
+          const d = compare(bugged.output.data, correct.output.data, { shape: correct.output.shape, label: 'bugged vs correct output', atol: 1e-3 });
+          assert.ok(!d.ok, `the bug changes no output entry by more than 1e-3: ${d.report}`);
         });
 
         test('the checks meant to catch it fail and name the offending entry', () => {
@@ -181,7 +172,7 @@ describe('the README bug table', () => {
       block = null;
     }
     if (block === null) return t.skip('README.md has no bug-table markers');
-    if (block === '') return t.skip('the bug-table block is empty: run node tests/bug-table.mjs --write');
-    assert.equal(block, table, 'README.md is stale: run node tests/bug-table.mjs --write');
+    if (block === '') return t.skip('the bug-table block is empty: run npm run bug-table');
+    assert.equal(block, table, 'README.md is stale: run npm run bug-table');
   });
 });

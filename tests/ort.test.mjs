@@ -1,13 +1,14 @@
 // onnxruntime-web (ONNX `Attention`, opset 23, wasm backend) as an independent peer:
-//   1. ORT vs a float64 reference written here (checks our ONNX graphs and
+//   1. ORT vs the tests' float64 reference (checks our ONNX graphs and
 //      the mask / causal / scale conventions);
 //   2. lab.sdpa (SIMD and scalar builds) and lab MHA vs ORT.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createOrtSdpa, createOrtMha, broadcastTo } from './bench/ort_peer.mjs';
-import { rng as uniform } from './helpers/reference.mjs';
+import { createOrtSdpa, createOrtMha } from './bench/ort_peer.mjs';
+import { rng as uniform, sdpaReference, mhaReference } from './helpers/reference.mjs';
+import { assertClose, largestMagnitude } from './helpers/compare.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const wasmSimd = `${root}web/wasm/attention-simd.wasm`;
@@ -22,98 +23,16 @@ function rng(seed) {
   return () => 2 * next() - 1;
 }
 const randomF32 = (n, next) => Float32Array.from({ length: n }, next);
-const prod = (shape) => shape.reduce((a, b) => a * b, 1);
 
-// Compare two flat arrays: |ours - theirs| <= RTOL * max(1, max|theirs|).
-// On failure, list the worst entries (index, ours, theirs, abs diff).
-function assertClose(ours, theirs, label, rtol = RTOL) {
-  assert.equal(ours.length, theirs.length, `${label}: length ${ours.length} vs ${theirs.length}`);
-  let peak = 0;
-  for (const x of theirs) peak = Math.max(peak, Math.abs(x));
-  const tol = rtol * Math.max(1, peak);
-  const bad = [];
-  let maxDiff = 0;
-  for (let i = 0; i < ours.length; i++) {
-    const d = Math.abs(ours[i] - theirs[i]);
-    if (!(d <= tol)) bad.push({ index: i, ours: ours[i], theirs: theirs[i], absDiff: d });
-    if (d > maxDiff || Number.isNaN(d)) maxDiff = d;
-  }
-  if (bad.length) {
-    bad.sort((a, b) => (Number.isNaN(b.absDiff) ? Infinity : b.absDiff) - a.absDiff);
-    const lines = bad.slice(0, 8).map(
-      (b) => `  [${b.index}] ours=${b.ours} theirs=${b.theirs} absDiff=${b.absDiff}`);
-    assert.fail(`${label}: ${bad.length}/${ours.length} values differ by more than ${tol.toExponential(2)}\n${lines.join('\n')}`);
-  }
-  return maxDiff;
-}
+const tensor = (data, dims, which) => ({ data, shape: [dims.B, dims.H, which === 'q' ? dims.Tq : dims.Tk, which === 'v' ? dims.dv : dims.dk] });
 
-// ---------- float64 reference ----------
+// |ours - theirs| <= RTOL * max(1, largest |theirs|); a failure lists the worst entries.
+const assertNear = (ours, theirs, shape, label) =>
+  assertClose(ours, theirs, { shape, label, atol: RTOL * Math.max(1, largestMagnitude(theirs)) });
 
-// SDPA on (B,H,Tq,dk)/(B,H,Tk,dk)/(B,H,Tk,dv). mask: {data, shape} "allowed"
-// mask broadcastable to (B,H,Tq,Tk); causal: top-left (j <= i).
-// Returns { out (B,H,Tq,dv), weights (B,H,Tq,Tk) } as Float64Arrays.
-function refSdpa({ B, H, Tq, Tk, dk, dv }, q, k, v, { mask, causal = false, scale } = {}) {
-  const s = scale ?? 1 / Math.sqrt(dk);
-  const allowed = mask ? broadcastTo(Uint8Array.from(mask.data, (x) => (x ? 1 : 0)), mask.shape, [B, H, Tq, Tk]) : null;
-  const out = new Float64Array(B * H * Tq * dv);
-  const weights = new Float64Array(B * H * Tq * Tk);
-  const row = new Float64Array(Tk);
-  for (let bh = 0; bh < B * H; bh++) {
-    for (let i = 0; i < Tq; i++) {
-      let max = -Infinity;
-      for (let j = 0; j < Tk; j++) {
-        const ok = (!allowed || allowed[(bh * Tq + i) * Tk + j]) && (!causal || j <= i);
-        let dot = 0;
-        for (let c = 0; c < dk; c++) dot += q[(bh * Tq + i) * dk + c] * k[(bh * Tk + j) * dk + c];
-        row[j] = ok ? dot * s : -Infinity;
-        if (row[j] > max) max = row[j];
-      }
-      let sum = 0;
-      for (let j = 0; j < Tk; j++) { row[j] = Math.exp(row[j] - max); sum += row[j]; }
-      for (let j = 0; j < Tk; j++) weights[(bh * Tq + i) * Tk + j] = row[j] / sum;
-      for (let c = 0; c < dv; c++) {
-        let acc = 0;
-        for (let j = 0; j < Tk; j++) acc += row[j] * v[(bh * Tk + j) * dv + c];
-        out[(bh * Tq + i) * dv + c] = acc / sum;
-      }
-    }
-  }
-  return { out, weights };
-}
-
-// y = x·Wᵀ + b with W in nn.Linear (out,in) layout; x (rows, n).
-function refLinear(x, rows, n, W, b) {
-  const y = new Float64Array(rows * n);
-  for (let r = 0; r < rows; r++)
-    for (let o = 0; o < n; o++) {
-      let acc = b ? b[o] : 0;
-      for (let i = 0; i < n; i++) acc += x[r * n + i] * W[o * n + i];
-      y[r * n + o] = acc;
-    }
-  return y;
-}
-
-// Multi-head self-attention block in float64 (weights as for createOrtMha).
-function refMha({ B, T, dModel, numHeads }, x, w, { causal = false } = {}) {
-  const dh = dModel / numHeads;
-  const rows = B * T;
-  const q = refLinear(x, rows, dModel, w.qProj.weight, w.qProj.bias);
-  const k = refLinear(x, rows, dModel, w.kProj.weight, w.kProj.bias);
-  const v = refLinear(x, rows, dModel, w.vProj.weight, w.vProj.bias);
-  // (B,T,H*dh) -> (B,H,T,dh)
-  const split = (a) => {
-    const o = new Float64Array(a.length);
-    for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) for (let h = 0; h < numHeads; h++)
-      for (let c = 0; c < dh; c++) o[((b * numHeads + h) * T + t) * dh + c] = a[(b * T + t) * dModel + h * dh + c];
-    return o;
-  };
-  const { out } = refSdpa({ B, H: numHeads, Tq: T, Tk: T, dk: dh, dv: dh }, split(q), split(k), split(v), { causal });
-  // (B,H,T,dh) -> (B,T,H*dh)
-  const merged = new Float64Array(out.length);
-  for (let b = 0; b < B; b++) for (let h = 0; h < numHeads; h++) for (let t = 0; t < T; t++)
-    for (let c = 0; c < dh; c++) merged[(b * T + t) * dModel + h * dh + c] = out[((b * numHeads + h) * T + t) * dh + c];
-  return refLinear(merged, rows, dModel, w.outProj.weight, w.outProj.bias);
-}
+// The float64 reference on one case's flat (B,H,T,d) arrays.
+const reference = ({ dims, q, k, v }, c) =>
+  sdpaReference(tensor(q, dims, 'q'), tensor(k, dims, 'k'), tensor(v, dims, 'v'), c);
 
 // ---------- cases ----------
 
@@ -161,8 +80,8 @@ CASES.forEach((c, i) => {
     const data = makeCase(c.dims, 100 + i);
     const y = await runOrt(c, data);
     ortOut.set(c.name, y);
-    const { out } = refSdpa(data.dims, data.q, data.k, data.v, c);
-    assertClose(y, out, `ORT vs reference (${c.name})`);
+    const { B, H, Tq, dv } = data.dims;
+    assertNear(y, reference(data, c).output, [B, H, Tq, dv], `ORT vs reference (${c.name})`);
   });
 });
 
@@ -171,8 +90,8 @@ function randomMhaWeights(dModel, seed) {
   const next = rng(seed);
   const s = 1 / Math.sqrt(dModel);
   const lin = () => ({
-    weight: Float32Array.from({ length: dModel * dModel }, () => next() * s),
-    bias: Float32Array.from({ length: dModel }, () => next() * 0.1),
+    weight: { data: Float32Array.from({ length: dModel * dModel }, () => next() * s), shape: [dModel, dModel] },
+    bias: { data: Float32Array.from({ length: dModel }, () => next() * 0.1), shape: [dModel] },
   });
   return { qProj: lin(), kProj: lin(), vProj: lin(), outProj: lin() };
 }
@@ -181,17 +100,17 @@ for (const causal of [false, true]) {
   test(`ORT MHA graph (MatMul+Add, Attention 3D, MatMul+Add) vs float64 reference${causal ? ', causal' : ''}`, async () => {
     const dims = { B: 2, T: 6, dModel: 16, numHeads: 4 };
     const weights = randomMhaWeights(dims.dModel, 7);
+    const shape = [dims.B, dims.T, dims.dModel];
     const x = randomF32(dims.B * dims.T * dims.dModel, rng(8));
     const peer = await createOrtMha({ ...dims, weights, causal });
     const y = await peer.run(x);
     await peer.release();
-    assertClose(y, refMha(dims, x, weights, { causal }), 'ORT MHA vs reference');
+    const want = mhaReference(weights, { data: x, shape }, null, { H: dims.numHeads, causal });
+    assertNear(y, want.output, shape, 'ORT MHA vs reference');
   });
 }
 
 // ---------- the lab vs ORT (needs web/attention.js and the wasm builds) ----------
-
-const tensor = (data, dims, which) => ({ data, shape: [dims.B, dims.H, which === 'q' ? dims.Tq : dims.Tk, which === 'v' ? dims.dv : dims.dk] });
 
 for (const simd of [true, false]) {
   const wasm = simd ? wasmSimd : wasmScalar;
@@ -212,14 +131,13 @@ for (const simd of [true, false]) {
         const full = lab.sdpa(q, k, v, { ...opts, needWeights: true });
         const { B, H, Tq, Tk, dv } = data.dims;
         assert.deepEqual(full.output.shape, [B, H, Tq, dv]);
-        assertClose(full.output.data, theirs, `lab ${kind} output vs ORT (${c.name})`);
+        assertNear(full.output.data, theirs, full.output.shape, `lab ${kind} output vs ORT (${c.name})`);
         // ORT does not hand out the weights; check them against the float64 reference.
         assert.deepEqual(full.weights.shape, [B, H, Tq, Tk]);
-        const ref = refSdpa(data.dims, data.q, data.k, data.v, c);
-        assertClose(full.weights.data, ref.weights, `lab ${kind} weights vs reference (${c.name})`);
+        assertNear(full.weights.data, reference(data, c).weights, full.weights.shape, `lab ${kind} weights vs reference (${c.name})`);
 
         const fast = lab.sdpa(q, k, v, { ...opts, needWeights: false });
-        assertClose(fast.output.data, theirs, `lab ${kind} output (needWeights:false) vs ORT (${c.name})`);
+        assertNear(fast.output.data, theirs, fast.output.shape, `lab ${kind} output (needWeights:false) vs ORT (${c.name})`);
       });
     }
   });
@@ -242,7 +160,7 @@ test('lab MHA forward vs ORT MHA graph', { skip: !existsSync(wasmSimd) && 'wasm 
       await peer.release();
       const ours = mha.forward(x, undefined, { causal });
       assert.deepEqual(ours.output.shape, [dims.B, dims.T, dims.dModel]);
-      assertClose(ours.output.data, theirs, `lab MHA vs ORT MHA${causal ? ' (causal)' : ''}`);
+      assertNear(ours.output.data, theirs, ours.output.shape, `lab MHA vs ORT MHA${causal ? ' (causal)' : ''}`);
     }
   } finally {
     mha.free();

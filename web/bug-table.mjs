@@ -1,16 +1,17 @@
-// The README's break-it table, generated from the actual check results: for
-// every bug, run every check (web/checks.js) on its default input
-// (web/exercises.js) with the bug on, and list the checks that fail.
+// web/bug-table.mjs: the README's break-it table, generated from the actual
+// check results: for every bug, run every check (checks.js) on its default
+// input (exercises.js) with the bug on, and list the checks that fail.
+// A repo script for Node, not part of the page.
 //
-//   node tests/bug-table.mjs           print the table
-//   node tests/bug-table.mjs --write   also replace the block between
-//                                      <!-- bug-table:start --> and
+//   node web/bug-table.mjs             print the table
+//   npm run bug-table                  build, then also replace the block between
+//   (node web/bug-table.mjs --write)   <!-- bug-table:start --> and
 //                                      <!-- bug-table:end --> in README.md
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { loadAttention } from '../web/attention.js';
-import { CHECKS, runChecks } from '../web/checks.js';
-import { EXERCISES } from '../web/exercises.js';
+import { loadAttention } from './attention.js';
+import { CHECKS, runChecks } from './checks.js';
+import { EXERCISES } from './exercises.js';
 
 export const README = fileURLToPath(new URL('../README.md', import.meta.url));
 export const START = '<!-- bug-table:start -->';
