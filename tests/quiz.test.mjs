@@ -112,6 +112,10 @@ test('right first time scores; the grid is judged by the core; answers and feedb
     assert.match(await form(page, id).locator('.qz-first').innerText(), /First attempt: right/);
   }
   assert.match(await page.locator('.pg-line').innerText(), /Score 3 of 20/);
+  // Sections seen are part of the record.
+  await page.locator('#quiz').scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => JSON.parse(localStorage.getItem('attention-lab.progress.v1')).s?.includes('quiz'));
+  assert.match(await page.locator('.pg-line').innerText(), /[1-9][0-9]* sections visited/);
 
   // Reset: everything goes.
   await page.locator('button.pg-reset').click();

@@ -220,6 +220,7 @@ test('hostile or corrupted suspend data is ignored with a notice; the lesson sta
     const notice = s.frame.locator('.pg-notice');
     assert.equal(await notice.isVisible(), true, `${what}: a notice`);
     assert.match(await notice.innerText(), /could not be used .* starts fresh/, what);
+    assert.match(await s.frame.locator('#notice').innerText(), /Saved progress could not be used/, `${what}: also at the top of the page`);
     assert.match(await s.frame.locator('.pg-line').innerText(), /Score 0 of 20 .* 0 of 8 questions answered/, what);
     assert.equal(await s.page.evaluate(() => window.pwned), undefined, `${what}: nothing ran`);
     assert.equal(await s.frame.locator('main img').count(), 0);

@@ -33,7 +33,7 @@ export interface AttentionResultDetail {
   /** Whether the learner's predicted check was one that failed (decided once: the prediction is then locked). */
   passed: boolean;
   /** The widget's score after this outcome: 1 point per right prediction; max is the number of cards shown. */
-  score: { raw: number; max: number; mastery: number };
+  score: import('./progress.js').Score;
 }
 
 /**

@@ -327,10 +327,16 @@ export class AttentionLabElement extends ElementBase {
   #resolveReady;
   #rejectReady;
   #record = null; // this widget's progress record (progress.js); its outcomes become attention-result events
+  #recordFor = null; // the preset it was made for
 
-  /** The widget's progress record, made on first use; each exercise outcome in it is dispatched as attention-result. */
-  #progress() {
-    if (!this.#record) {
+  /**
+   * The widget's progress record for `presetName`, made on first use (a new
+   * preset starts a new one); each exercise outcome in it is dispatched as
+   * attention-result.
+   */
+  #progress(presetName) {
+    if (!this.#record || this.#recordFor !== presetName) {
+      this.#recordFor = presetName;
       this.#record = new Progress();
       this.#record.subscribe((event, progress) => {
         if (event.type !== 'exercise') return;
@@ -502,7 +508,7 @@ export class AttentionLabElement extends ElementBase {
     this.#applyLabel();
     const section = preset.section === 'break-it'
       ? makeSection({
-        HashError, persist: false, compact: true, only: preset.bug ? [preset.bug] : null, progress: this.#progress(),
+        HashError, persist: false, compact: true, only: preset.bug ? [preset.bug] : null, progress: this.#progress(preset.name),
       })
       : instantiateSection(LESSON_SECTIONS.find((s) => s.id === preset.section));
     this.#section = section;

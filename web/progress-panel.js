@@ -9,8 +9,12 @@
  */
 import { h } from './lesson-ui.js';
 
-/** A live panel: score (raw / max, and the pass mark), what is done, and a reset. */
-export function progressPanel(progress) {
+/**
+ * A live panel: score (raw / max, and the pass mark), what is done, and a
+ * reset. `pageNotice` (the page's #notice box, optional) also shows why a
+ * saved record was not used, where the learner sees it first.
+ */
+export function progressPanel(progress, { pageNotice = null } = {}) {
   const line = h('p', { class: 'pg-line', role: 'status', 'aria-live': 'polite' });
   const notice = h('p', { class: 'pg-notice', role: 'alert', hidden: true });
   const reset = h('button', { type: 'button', class: 'action pg-reset', text: 'Reset all progress' });
@@ -29,6 +33,11 @@ export function progressPanel(progress) {
     line.dataset.status = status;
     notice.textContent = progress.notice || '';
     notice.hidden = !progress.notice;
+    const pageText = pageNotice?.querySelector('[data-notice-text]');
+    if (pageText && progress.notice && pageText.textContent !== progress.notice) {
+      pageText.textContent = progress.notice;
+      pageNotice.hidden = false;
+    }
   };
   progress.subscribe((event) => { if (event.type !== 'view') draw(); });
   draw();

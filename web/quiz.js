@@ -72,7 +72,6 @@ class Question {
   }
 
   grid(number) {
-    const { T } = this.q;
     this.gridHost = h('div', { class: 'qz-grid' });
     const wrap = h('div', { class: 'qz-grid-wrap' },
       h('p', { class: 'qz-legend', text: `Mark each blocked (query, key) pair for question ${number}: press a cell to mark it ✕ blocked, press again to clear it. Rows are queries, columns keys.` }),
@@ -183,7 +182,7 @@ export function mountQuiz(section, lab, progress = lessonProgress()) {
   renderAll();
   const intro = section.querySelector('[data-quiz-intro]');
   if (intro) intro.textContent = 'Answer each question, then press Check. You may try again, but only your first attempt scores. The model answers stay open to read.';
-  section.append(progressPanel(progress));
+  section.append(progressPanel(progress, { pageNotice: section.ownerDocument.getElementById('notice') }));
   watchSections(progress, section.ownerDocument.querySelectorAll('main > section[id]'));
   return { questions };
 }
