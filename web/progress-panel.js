@@ -27,7 +27,7 @@ export function progressPanel(progress, { pageNotice = null } = {}) {
     const parts = [`Score ${raw} of ${max} (${mastery} to pass)`];
     if (s.questions) parts.push(`${s.answered} of ${s.questions} questions answered`);
     if (s.exercises) parts.push(`${s.finished} of ${s.exercises} break-it exercises finished`);
-    parts.push(`${s.visited} sections visited`);
+    parts.push(`${s.visited} ${s.visited === 1 ? 'section' : 'sections'} visited`);
     const status = progress.status();
     line.textContent = `${parts.join(' · ')}. ${status === 'incomplete' ? 'Not finished yet.' : `Finished: ${status}.`}`;
     line.dataset.status = status;
