@@ -36,6 +36,7 @@ async function makePackage(name, choice) {
 before(async () => {
   packages.full = await makePackage('full', {});
   packages.small = await makePackage('small', { sections: 'masks,quiz,break-it', exercises: 'no-scale,mask-output' });
+  packages.reading = await makePackage('reading', { sections: 'three-by-three,masks' });
   server = await startServer({ root: ROOT });
   browser = await launchBrowser();
 });
@@ -83,7 +84,8 @@ test('the manifest is well-formed SCORM 1.2 and lists exactly the files in the z
     const inZip = Object.keys(pkg.zip).filter((f) => f !== 'imsmanifest.xml').sort();
     assert.deepEqual([...m.files].sort(), inZip, `${name}: the manifest lists exactly the zip's files`);
     assert.ok(m.files.includes(m.href), 'the launch page is listed');
-    assert.equal(Number(m.mastery), pkg.mastery);
+    if (pkg.max) assert.equal(Number(m.mastery), pkg.mastery);
+    else assert.equal(m.mastery, undefined, `${name}: nothing scored, no mastery score`);
   }
   assert.deepEqual([packages.full.max, packages.full.mastery], [20, 14]);
   assert.deepEqual([packages.small.max, packages.small.mastery], [QUESTIONS.length + 2, 7]);
@@ -192,6 +194,15 @@ test('finishing everything reports passed or failed against the mastery score', 
     assertClean(s.problems, label);
     await s.context.close();
   }
+});
+
+test('a package with nothing to score reports completed, with a max of 0', async () => {
+  const s = await inLms(packages.reading);
+  await s.page.waitForFunction(() => window.lmsValue('cmi.core.lesson_status') === 'completed');
+  assert.equal(await s.lms('cmi.core.score.max'), '0');
+  assert.equal(await s.frame.locator('main > section').count(), 2);
+  assertClean(s.problems, 'reading only');
+  await s.context.close();
 });
 
 test('without an LMS the package is the plain lesson: it works, with no console errors and no outside request', async () => {

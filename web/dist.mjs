@@ -175,7 +175,7 @@ async function bundleScorm() {
 
 const xmlText = (text) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-/** imsmanifest.xml (SCORM 1.2 CAM): one organization, one item, one SCO resource listing `files`. */
+/** imsmanifest.xml (SCORM 1.2 CAM): one organization, one item, one SCO resource listing `files`; `mastery` null for none. */
 export function manifest({ files, mastery, title = MANIFEST_TITLE }) {
   const list = files.map((f) => `      <file href="${xmlText(f)}"/>`).join('\n');
   return `<?xml version="1.0" encoding="UTF-8"?>
@@ -191,8 +191,7 @@ export function manifest({ files, mastery, title = MANIFEST_TITLE }) {
       <title>${xmlText(title)}</title>
       <item identifier="lesson" identifierref="lesson-sco" isvisible="true">
         <title>${xmlText(title)}</title>
-        <adlcp:masteryscore>${mastery}</adlcp:masteryscore>
-      </item>
+${mastery === null ? '' : `        <adlcp:masteryscore>${mastery}</adlcp:masteryscore>\n`}      </item>
     </organization>
   </organizations>
   <resources>
@@ -222,12 +221,14 @@ export async function scormPackage(choice = {}, outDir = DIST) {
     entries[file] = await readFile(join(WEB, file));
   }
   const files = Object.keys(entries).sort();
-  const zip = { 'imsmanifest.xml': strToU8(manifest({ files, mastery: masteryScore(max) })) };
+  // Nothing scored (reading sections only): no mastery score, and the lesson reports "completed".
+  const mastery = max > 0 ? masteryScore(max) : null;
+  const zip = { 'imsmanifest.xml': strToU8(manifest({ files, mastery })) };
   for (const file of files) zip[file] = entries[file];
   const bytes = zipSync(zip, { level: 9, mtime: ZIP_TIME });
   await mkdir(outDir, { recursive: true });
   await writeFile(join(outDir, SCORM_ZIP), bytes);
-  return { file: SCORM_ZIP, files: ['imsmanifest.xml', ...files], max, mastery: masteryScore(max), ...picked, bytes: bytes.length };
+  return { file: SCORM_ZIP, files: ['imsmanifest.xml', ...files], max, mastery, ...picked, bytes: bytes.length };
 }
 
 export async function dist(choice = {}) {

@@ -25,7 +25,7 @@ export interface Score {
   mastery: number;
 }
 
-export type ProgressStatus = 'incomplete' | 'passed' | 'failed';
+export type ProgressStatus = 'incomplete' | 'passed' | 'failed' | 'completed';
 
 export type ProgressEvent =
   | { type: 'question'; question: string; passed: boolean; first: boolean }

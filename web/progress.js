@@ -21,6 +21,7 @@
  * page shows: include() sets them). The work is complete when every question
  * in scope is answered and every exercise in scope has been broken and
  * repaired; it is passed when raw ≥ masteryScore(max) = ⌈70 % of max⌉.
+ * With nothing scored in scope (only reading sections) it is completed.
  *
  * Serialised form (localStorage, SCORM's cmi.suspend_data): compact JSON,
  *   {"v":1,"q":{"id":[first,0|1,latest]},"b":"-0c3…","o":{"bug":0|1},"s":["masks"]}
@@ -292,10 +293,15 @@ export class Progress {
     };
   }
 
-  /** 'incomplete' until everything in scope is done, then 'passed' or 'failed' against the mastery score. */
+  /**
+   * 'incomplete' until everything in scope is done, then 'passed' or 'failed'
+   * against the mastery score; 'completed' when nothing in scope is scored
+   * (a package of reading sections only).
+   */
   status() {
     const { answered, questions, finished, exercises } = this.summary();
-    if (questions + exercises === 0 || answered < questions || finished < exercises) return 'incomplete';
+    if (questions + exercises === 0) return 'completed';
+    if (answered < questions || finished < exercises) return 'incomplete';
     const { raw, mastery } = this.score();
     return raw >= mastery ? 'passed' : 'failed';
   }

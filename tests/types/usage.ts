@@ -30,5 +30,5 @@ progress.include({ questions: ['scale'], exercises: ['no-scale'] });
 progress.answer('scale', 'a', true);
 const score: Score = progress.score();
 const needed: number = masteryScore(score.max);
-const status: 'incomplete' | 'passed' | 'failed' = progress.status();
+const status: 'incomplete' | 'passed' | 'failed' | 'completed' = progress.status();
 progress.subscribe((event) => { if (event.type === 'exercise') console.log(event.exercise, event.passed, needed, status); });

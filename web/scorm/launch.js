@@ -11,14 +11,17 @@
  * With an LMS:
  *   start     LMSInitialize; cmi.suspend_data, when there is one, becomes the
  *             progress record (a text that is not a valid record is ignored
- *             with a notice, and the lesson starts fresh); a valid
- *             cmi.core.lesson_location (a section id) is scrolled to.
+ *             with a notice, and the lesson starts fresh); once the lesson
+ *             has drawn itself (and so knows what it scores), a valid
+ *             cmi.core.lesson_location (a section id) is scrolled to and
+ *             the first report is sent.
  *             localStorage is not used: on a shared computer it may hold
  *             another learner's work.
  *   progress  after each change: cmi.core.score.raw / min / max (points, see
  *             progress.js), cmi.core.lesson_status (incomplete until every
  *             question and exercise is done, then passed or failed against
- *             the mastery score, also the manifest's adlcp:masteryscore),
+ *             the mastery score, also the manifest's adlcp:masteryscore;
+ *             completed for a package with nothing to score),
  *             cmi.suspend_data, then LMSCommit. The section in view goes to
  *             cmi.core.lesson_location.
  *   leaving   cmi.core.session_time, cmi.core.exit ("suspend" while
@@ -69,12 +72,16 @@ function report() {
 }
 
 let finished = false;
+let drawn = false; // until the lesson has drawn itself, the scope (and so the score's max) is not known
 function finish() {
   if (finished) return;
   finished = true;
   scorm.set('cmi.core.session_time', timespan(Date.now() - started));
-  scorm.set('cmi.core.exit', progress.status() === 'incomplete' ? 'suspend' : '');
-  report();
+  // Leaving before the lesson was drawn: score, status and suspend data stay as the LMS has them.
+  const done = drawn && progress.status() !== 'incomplete';
+  scorm.set('cmi.core.exit', done ? '' : 'suspend');
+  if (drawn) report();
+  else scorm.commit();
   scorm.terminate();
 }
 
@@ -82,20 +89,10 @@ if (connected) {
   const saved = scorm.get('cmi.suspend_data');
   if (saved) progress.restore(saved);
   const place = scorm.get('cmi.core.lesson_location');
-  if (SECTION_ID.test(place || '')) {
-    // Once the lesson has drawn itself, go back to where the learner was.
-    const go = () => document.getElementById(place)?.scrollIntoView({ block: 'start' });
-    const ready = new MutationObserver(() => {
-      if (document.documentElement.dataset.ready !== 'true') return;
-      ready.disconnect();
-      go();
-    });
-    ready.observe(document.documentElement, { attributes: true, attributeFilter: ['data-ready'] });
-  }
   // Changes that come together (a redraw, a reset) are sent as one report and one commit.
   let due = false;
   progress.subscribe((event) => {
-    if (finished) return;
+    if (finished || !drawn) return;
     if (event.type === 'view') {
       scorm.set('cmi.core.lesson_location', event.section);
       return;
@@ -107,7 +104,15 @@ if (connected) {
       if (!finished) report();
     });
   });
-  report();
+  const ready = new MutationObserver(() => {
+    if (document.documentElement.dataset.ready !== 'true') return;
+    ready.disconnect();
+    drawn = true;
+    // Back to where the learner was, then the first report.
+    if (SECTION_ID.test(place || '')) document.getElementById(place)?.scrollIntoView({ block: 'start' });
+    report();
+  });
+  ready.observe(document.documentElement, { attributes: true, attributeFilter: ['data-ready'] });
   window.addEventListener('pagehide', finish);
   window.addEventListener('beforeunload', finish);
 }
