@@ -17,7 +17,8 @@ const full = () => {
 
 test('score: 1 point per first-try right answer and per right prediction; status against ⌈70 %⌉', () => {
   const p = full();
-  assert.deepEqual(p.score(), { raw: 0, max: 20, mastery: 14 });
+  const max = QUESTIONS.length + ALL_EXERCISES.length;
+  assert.deepEqual(p.score(), { raw: 0, max, mastery: Math.ceil(0.7 * max) });
   assert.equal(p.status(), 'incomplete');
   p.answer('scale', 'b', false);
   p.answer('scale', 'a', true); // a retry: marked, but the first attempt counts
@@ -30,6 +31,7 @@ test('score: 1 point per first-try right answer and per right prediction; status
   assert.equal(p.score().raw, 2);
   assert.throws(() => p.answer('scale', 'z', true), /not an answer/);
   assert.equal(masteryScore(20), 14);
+  assert.equal(masteryScore(22), 16);
   assert.equal(masteryScore(3), 3);
   assert.equal(masteryScore(1), 1);
 });
@@ -47,11 +49,13 @@ test('complete only when every question is answered and every exercise broken an
     p.setBreakIt(state);
     return p;
   };
-  const passed = finish(6); // 8 + 6 = 14 of 20
-  assert.deepEqual(passed.score(), { raw: 14, max: 20, mastery: 14 });
+  const max = QUESTIONS.length + ALL_EXERCISES.length;
+  const mastery = masteryScore(max);
+  const passed = finish(mastery - QUESTIONS.length); // exactly the mastery score
+  assert.deepEqual(passed.score(), { raw: mastery, max, mastery });
   assert.equal(passed.status(), 'passed');
-  const failed = finish(5);
-  assert.equal(failed.score().raw, 13);
+  const failed = finish(mastery - QUESTIONS.length - 1);
+  assert.equal(failed.score().raw, mastery - 1);
   assert.equal(failed.status(), 'failed');
 });
 

@@ -8,6 +8,11 @@ import { fileURLToPath } from 'node:url';
 import { launchBrowser, openPage, startServer, assertClean } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
 import { QUESTIONS } from '../web/quiz-questions.js';
+import { EXERCISES } from '../web/exercises.js';
+import { masteryScore } from '../web/progress.js';
+
+/** The full lesson's score max: the questions and the break-it cards. */
+const MAX = QUESTIONS.length + EXERCISES.length;
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const AXE = fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.meta.url));
@@ -85,7 +90,7 @@ test('every question: a wrong first answer is explained and scores nothing; a re
     await details.locator('summary').click();
     assert.equal(await details.evaluate((d) => d.open), true, `${q.id}: the model answer opens`);
   }
-  assert.match(await page.locator('.pg-line').innerText(), /Score 0 of 20/);
+  assert.match(await page.locator('.pg-line').innerText(), new RegExp(`Score 0 of ${MAX}`));
   assertClean(problems, 'all wrong then right');
   await context.close();
 });
@@ -99,7 +104,7 @@ test('right first time scores; the grid is judged by the core; answers and feedb
   // The grid's right answer is the core's: 6 of the 16 pairs for 4 positions.
   assert.equal(coreBlocked(4).filter(Boolean).length, 6);
   assert.match(await form(page, 'causal').locator('.qz-feedback').innerText(), /^✓?\s*Right/);
-  assert.match(await page.locator('.pg-line').innerText(), /Score 3 of 20 \(14 to pass\) · 3 of 8 questions answered/);
+  assert.match(await page.locator('.pg-line').innerText(), new RegExp(`Score 3 of ${MAX} \\(${masteryScore(MAX)} to pass\\) · 3 of 8 questions answered`));
 
   await page.reload();
   await page.waitForSelector('html[data-ready="true"]');
@@ -111,7 +116,7 @@ test('right first time scores; the grid is judged by the core; answers and feedb
     assert.match(await form(page, id).locator('.qz-feedback').innerText(), /Right/, `${id}: feedback restored`);
     assert.match(await form(page, id).locator('.qz-first').innerText(), /First attempt: right/);
   }
-  assert.match(await page.locator('.pg-line').innerText(), /Score 3 of 20/);
+  assert.match(await page.locator('.pg-line').innerText(), new RegExp(`Score 3 of ${MAX}`));
   // Sections seen are part of the record.
   await page.locator('#quiz').scrollIntoViewIfNeeded();
   await page.waitForFunction(() => JSON.parse(localStorage.getItem('attention-lab.progress.v1')).s?.includes('quiz'));
@@ -119,7 +124,7 @@ test('right first time scores; the grid is judged by the core; answers and feedb
 
   // Reset: everything goes.
   await page.locator('button.pg-reset').click();
-  assert.match(await page.locator('.pg-line').innerText(), /Score 0 of 20 .* 0 of 8 questions answered/);
+  assert.match(await page.locator('.pg-line').innerText(), new RegExp(`Score 0 of ${MAX} .* 0 of 8 questions answered`));
   assert.equal(await form(page, 'scale').locator('.qz-feedback').innerText(), '');
   assertClean(problems, 'restore');
   await context.close();

@@ -12,6 +12,11 @@ import { unzipSync } from 'fflate';
 import { launchBrowser, openPage, startServer, assertClean } from './helpers/browser.mjs';
 import { scormPackage } from '../web/dist.mjs';
 import { QUESTIONS } from '../web/quiz-questions.js';
+import { EXERCISES } from '../web/exercises.js';
+import { masteryScore } from '../web/progress.js';
+
+/** The full lesson's score max: the questions and the break-it cards. */
+const MAX = QUESTIONS.length + EXERCISES.length;
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT = join(ROOT, 'build', 'scorm-test');
@@ -87,12 +92,11 @@ test('the manifest is well-formed SCORM 1.2 and lists exactly the files in the z
     if (pkg.max) assert.equal(Number(m.mastery), pkg.mastery);
     else assert.equal(m.mastery, undefined, `${name}: nothing scored, no mastery score`);
   }
-  assert.deepEqual([packages.full.max, packages.full.mastery], [20, 14]);
+  assert.deepEqual([packages.full.max, packages.full.mastery], [MAX, masteryScore(MAX)]);
   assert.deepEqual([packages.small.max, packages.small.mastery], [QUESTIONS.length + 2, 7]);
   // The chosen sections only, and the wasm the core needs.
   const small = new TextDecoder().decode(packages.small.zip['index.html']);
-  assert.deepEqual([...small.matchAll(/<section id="([a-z-]+)"/g)].map((x) => x[1]), ['masks', 'quiz', 'break-it']);
-  assert.match(small, /data-exercises="mask-output,no-scale"|data-exercises="no-scale,mask-output"/);
+  assert.match(small, /<main id="lesson" data-sections="masks,quiz,break-it" data-exercises="(mask-output,no-scale|no-scale,mask-output)">/);
   for (const f of ['wasm/attention-simd.wasm', 'wasm/attention-scalar.wasm', 'index.html']) assert.ok(packages.small.zip[f], f);
   await context.close();
 });
@@ -132,7 +136,7 @@ test('in an LMS: two answers and one exercise are reported; a relaunch with the 
   await doExercise(first.frame, 'no-scale', 'Scores scaled by 1/√dk'); // right
   await first.page.waitForFunction(() => window.lmsValue('cmi.core.score.raw') === '2');
   assert.equal(await first.lms('cmi.core.score.min'), '0');
-  assert.equal(await first.lms('cmi.core.score.max'), '20');
+  assert.equal(await first.lms('cmi.core.score.max'), String(MAX));
   assert.equal(await first.lms('cmi.core.lesson_status'), 'incomplete');
   const suspend = await first.lms('cmi.suspend_data');
   const record = JSON.parse(suspend);
@@ -161,7 +165,7 @@ test('in an LMS: two answers and one exercise are reported; a relaunch with the 
   const card = again.frame.locator('#bk-no-scale');
   assert.match(await card.locator('.bk-verdict').innerText(), /prediction was right/, 'the finished exercise shows its outcome');
   assert.match(await card.locator('summary .bk-badges').innerText(), /repaired/);
-  assert.match(await again.frame.locator('.pg-line').innerText(), /Score 2 of 20/);
+  assert.match(await again.frame.locator('.pg-line').innerText(), new RegExp(`Score 2 of ${MAX}`));
   const top = await again.frame.locator('#quiz').evaluate((n) => n.getBoundingClientRect().top);
   assert.ok(Math.abs(top) < 80, `scrolled back to the quiz (top ${top})`);
   await again.page.waitForFunction(() => window.lmsValue('cmi.core.score.raw') === '2');
@@ -190,6 +194,8 @@ test('finishing everything reports passed or failed against the mastery score', 
     const raw = rightAnswers + 1;
     await s.page.waitForFunction((r) => window.lmsValue('cmi.core.score.raw') === String(r), raw);
     assert.equal(await s.lms('cmi.core.score.max'), '10');
+    assert.deepEqual(await s.frame.locator('main > section').evaluateAll((ns) => ns.map((n) => n.id)), ['masks', 'quiz', 'break-it']);
+    assert.equal(await s.frame.locator('#break-it .bk-card').count(), 2);
     assert.equal(await s.lms('cmi.core.lesson_status'), expected, `${label}: ${raw} of 10, mastery 7`);
     assertClean(s.problems, label);
     await s.context.close();
@@ -232,7 +238,7 @@ test('hostile or corrupted suspend data is ignored with a notice; the lesson sta
     assert.equal(await notice.isVisible(), true, `${what}: a notice`);
     assert.match(await notice.innerText(), /could not be used .* starts fresh/, what);
     assert.match(await s.frame.locator('#notice').innerText(), /Saved progress could not be used/, `${what}: also at the top of the page`);
-    assert.match(await s.frame.locator('.pg-line').innerText(), /Score 0 of 20 .* 0 of 8 questions answered/, what);
+    assert.match(await s.frame.locator('.pg-line').innerText(), new RegExp(`Score 0 of ${MAX} .* 0 of 8 questions answered`), what);
     assert.equal(await s.page.evaluate(() => window.pwned), undefined, `${what}: nothing ran`);
     assert.equal(await s.frame.locator('main img').count(), 0);
     // The lesson works from a fresh record, and the LMS gets the fresh one.

@@ -31,6 +31,7 @@ import { parseArgs } from 'node:util';
 import { masteryScore } from './progress.js';
 import { QUESTIONS } from './quiz-questions.js';
 import { EXERCISES } from './exercises.js';
+import { VIEW_IDS } from './sections/registry.js';
 import { cp, mkdir, readFile, rm, writeFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -121,17 +122,12 @@ const WRAPPER_LICENSE = join(ROOT, 'node_modules', '@gamestdio', 'scorm', 'LICEN
 /** A fixed time for every zip entry, so that the same input gives the same bytes. */
 const ZIP_TIME = new Date('2024-01-01T00:00:00Z');
 
-/** The ids of index.html's lesson sections, in page order. */
-export function lessonSectionIds(html) {
-  return [...html.matchAll(/<section id="([a-z0-9-]+)"/g)].map((m) => m[1]);
-}
-
 /**
  * Check a --sections / --exercises choice. Returns { sections, exercises }
  * (ids in page order; exercises [] when break-it is left out).
  */
-export function packageChoice(html, { sections = null, exercises = null } = {}) {
-  const allSections = lessonSectionIds(html);
+export function packageChoice({ sections = null, exercises = null } = {}) {
+  const allSections = VIEW_IDS;
   const allBugs = EXERCISES.map((e) => e.bug);
   const pick = (given, all, what) => {
     if (given === null) return all;
@@ -146,16 +142,16 @@ export function packageChoice(html, { sections = null, exercises = null } = {}) 
   return { sections: chosen, exercises: bugs };
 }
 
-/** The launch page: index.html with only the chosen sections, running the SCORM bundle. */
+/**
+ * The launch page: index.html running the SCORM bundle, its <main> naming
+ * the chosen sections and cards (lesson-page.js and breakit.js read them).
+ */
 function launchPage(html, { sections, exercises }) {
-  for (const id of lessonSectionIds(html)) {
-    if (sections.includes(id)) continue;
-    html = html.replace(new RegExp(String.raw`(<!-- [^\n]*-->\n)?<section id="${id}"[\s\S]*?</section>\n`), '');
-    html = html.replace(new RegExp(String.raw`\s*<li><a href="#${id}">.*?</a></li>`), '');
-  }
-  if (exercises.length && exercises.length < EXERCISES.length) {
-    html = html.replace('<section id="break-it"', `<section id="break-it" data-exercises="${exercises.join(',')}"`);
-  }
+  const all = sections.length === VIEW_IDS.length;
+  const cards = exercises.length && exercises.length < EXERCISES.length ? ` data-exercises="${exercises.join(',')}"` : '';
+  const main = '<main id="lesson">';
+  if (!html.includes(main)) throw new Error(`index.html no longer has ${main}`);
+  html = html.replace(main, `<main id="lesson"${all ? '' : ` data-sections="${sections.join(',')}"`}${cards}>`);
   const skip = sections[0];
   html = html.replace(/<a class="skip" href="#[a-z0-9-]+">/, `<a class="skip" href="#${skip}">`);
   const tag = '<script type="module" src="lesson.js"></script>';
@@ -210,7 +206,7 @@ ${list}
  */
 export async function scormPackage(choice = {}, outDir = DIST) {
   const index = await readFile(join(WEB, 'index.html'), 'utf8');
-  const picked = packageChoice(index, choice);
+  const picked = packageChoice(choice);
   const max = (picked.sections.includes('quiz') ? QUESTIONS.length : 0) + picked.exercises.length;
   const entries = {
     'index.html': strToU8(launchPage(index, picked)),
@@ -232,7 +228,7 @@ export async function scormPackage(choice = {}, outDir = DIST) {
 }
 
 export async function dist(choice = {}) {
-  packageChoice(await readFile(join(WEB, 'index.html'), 'utf8'), choice); // a bad choice stops here, before dist/ is emptied
+  packageChoice(choice); // a bad choice stops here, before dist/ is emptied
   for (const file of WASM) {
     if (!(await exists(join(WEB, file)))) throw new Error(`web/${file} is missing: run 'bash build.sh' first`);
   }

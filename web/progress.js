@@ -49,11 +49,15 @@ const SECTION_ID = /^[a-z][a-z0-9-]{0,31}$/;
 //   2nd: flags, a digit 0-7: 1 = bug on now, 2 = broken once, 4 = repaired
 // ---------------------------------------------------------------------------
 
-const BREAKIT_PATTERN = new RegExp(`^(?:[a-${String.fromCharCode(96 + CHECKS.length)}-][0-7]){${EXERCISES.length}}$`);
+// A state saved before the last cards were added is shorter: its missing
+// cards count as untouched (breakItState() pads it).
+const BREAKIT_PATTERN = new RegExp(`^(?:[a-${String.fromCharCode(96 + CHECKS.length)}-][0-7]){1,${EXERCISES.length}}$`);
 /** The break-it state of a learner who has touched nothing. */
 export const BREAKIT_DEFAULT = '-0'.repeat(EXERCISES.length);
 /** Whether `text` is a valid break-it state string. */
 export const isBreakItState = (text) => typeof text === 'string' && BREAKIT_PATTERN.test(text);
+/** A valid state string at full length (a shorter one padded with untouched cards). */
+const fullLength = (text) => text.padEnd(BREAKIT_DEFAULT.length, '-0');
 const BUG_NAMES = EXERCISES.map((e) => e.bug);
 
 /** The points needed to pass out of `max`. */
@@ -89,7 +93,7 @@ export function parseRecord(text) {
   }
   if (data.b !== undefined) {
     if (!isBreakItState(data.b)) throw new ProgressError('its break-it part has the wrong form');
-    record.breakIt = data.b;
+    record.breakIt = fullLength(data.b);
   }
   if (data.o !== undefined) {
     if (!isObject(data.o)) throw new ProgressError('its outcomes have the wrong form');
@@ -218,8 +222,8 @@ export class Progress {
 
   /** The break-it cards' state string changed. */
   setBreakIt(text) {
-    if (!isBreakItState(text) || text === this.record.breakIt) return;
-    this.record.breakIt = text;
+    if (!isBreakItState(text) || fullLength(text) === this.record.breakIt) return;
+    this.record.breakIt = fullLength(text);
     this.changed({ type: 'break-it' });
   }
 
