@@ -269,6 +269,22 @@ ATTN_API int attn_sample_dots(float *unscaled, float *scaled, float *var,
  * `keys` keys, with and without the 1/sqrt(dk) scale. */
 ATTN_API int attn_softmax_peak(float *peak, int dk, int keys, int count, uint32_t seed);
 
+/* The gradient lesson's loss L = 1/2 sum (out - target)^2 and its steps.
+ * loss[1] <- L over n entries (summed in double); dout (n) <- out - target,
+ * dL/dout, or NULL to skip it. */
+ATTN_API int attn_squared_error(float *loss, float *dout, const float *out, const float *target, int n);
+
+/* x_next (n) <- x - lr * dx: one step of gradient descent. */
+ATTN_API int attn_descend(float *x_next, const float *x, const float *dx, float lr, int n);
+
+/* slope[1] <- (L(q + eps e) - L(q - eps e)) / (2 eps), the central difference
+ * of L = 1/2 ||attn_sdpa(q, k, v) - target||^2 along entry `at` of q.
+ * q (B, H, Tq, dk), k (B, H, Tk, dk), v (B, H, Tk, dv), target (B, H, Tq, dv);
+ * vis, dims and scale as for attn_sdpa. */
+ATTN_API int attn_sdpa_loss_slope(float *slope, const float *q, const float *k, const float *v,
+                                  const float *target, const attn_visibility *vis,
+                                  const attn_dims *dims, float scale, int at, float eps);
+
 /* ------------------------------------------------------------------------ */
 /* Shared internals                                                         */
 /* ------------------------------------------------------------------------ */

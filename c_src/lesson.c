@@ -1,8 +1,12 @@
 /* lesson.c: the numeric demos of the lesson page, run in the core so that
  * the page never computes attention maths in JS.
  * - why divide by sqrt(dk): variance of q.k with and without the scale;
- * - how peaked softmax gets as dk grows, with and without the scale. */
+ * - how peaked softmax gets as dk grows, with and without the scale;
+ * - the gradient lesson's squared-error loss, its finite-difference slope
+ *   and one step of gradient descent. */
+#include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include "attention.h"
 #include "kernels.h"
@@ -74,5 +78,84 @@ int attn_softmax_peak(float *peak, int dk, int keys, int count, uint32_t seed) {
     }
     peak[0] = (float)(sum_scaled / count);
     peak[1] = (float)(sum_raw / count);
+    return ATTN_OK;
+}
+
+/* ======================================================================== */
+/* The gradient lesson: a squared-error loss, its slope, one descent step    */
+/* ======================================================================== */
+
+/* L = 1/2 sum (out - target)^2 over out, target (n), in double. */
+static double squared_error(const float *out, const float *target, long n) {
+    double loss = 0;
+    for (long i = 0; i < n; i++) {
+        const double d = (double)out[i] - target[i];
+        loss += 0.5 * d * d;
+    }
+    return loss;
+}
+
+/* loss[1]; dout, out, target (n). */
+int attn_squared_error(float *loss, float *dout, const float *out, const float *target, int n) {
+    attn_clear_error();
+    if (!loss || !out || !target) return attn_fail(ATTN_BAD_ARGUMENT, "loss, output and target are required");
+    if (n < 1) return attn_fail(ATTN_BAD_ARGUMENT, "the output needs at least one entry (got %d)", n);
+    long at;
+    if ((at = attn_find_non_finite(out, n)) >= 0)
+        return attn_fail(ATTN_NON_FINITE_INPUT, "output has a non-finite value at entry %ld", at);
+    if ((at = attn_find_non_finite(target, n)) >= 0)
+        return attn_fail(ATTN_NON_FINITE_INPUT, "target has a non-finite value at entry %ld", at);
+    const double l = squared_error(out, target, n);
+    if (!(l <= FLT_MAX)) return attn_fail(ATTN_OVERFLOW, "the loss overflows float32: output and target are too far apart");
+    *loss = (float)l;
+    if (dout)
+        for (int i = 0; i < n; i++) dout[i] = out[i] - target[i];
+    return ATTN_OK;
+}
+
+/* x_next, x, dx (n). */
+int attn_descend(float *x_next, const float *x, const float *dx, float lr, int n) {
+    attn_clear_error();
+    if (!x_next || !x || !dx) return attn_fail(ATTN_BAD_ARGUMENT, "x, its gradient and the result are required");
+    if (n < 1) return attn_fail(ATTN_BAD_ARGUMENT, "x needs at least one entry (got %d)", n);
+    if (!isfinite(lr)) return attn_fail(ATTN_NON_FINITE_INPUT, "the step size is not finite");
+    long at;
+    if ((at = attn_find_non_finite(x, n)) >= 0) return attn_fail(ATTN_NON_FINITE_INPUT, "x has a non-finite value at entry %ld", at);
+    if ((at = attn_find_non_finite(dx, n)) >= 0)
+        return attn_fail(ATTN_NON_FINITE_INPUT, "the gradient has a non-finite value at entry %ld", at);
+    for (int i = 0; i < n; i++) x_next[i] = x[i] - lr * dx[i];
+    if ((at = attn_find_non_finite(x_next, n)) >= 0)
+        return attn_fail(ATTN_OVERFLOW, "the step overflows float32 at entry %ld: the step size is too large", at);
+    return ATTN_OK;
+}
+
+/* slope[1]; q (B, H, Tq, dk), k, v as attn_sdpa; target (B, H, Tq, dv).
+ * Two forward passes at q +- eps in entry `at`; their losses' difference. */
+int attn_sdpa_loss_slope(float *slope, const float *q, const float *k, const float *v,
+                         const float *target, const attn_visibility *vis,
+                         const attn_dims *dims, float scale, int at, float eps) {
+    attn_clear_error();
+    if (!slope || !q || !target || !dims) return attn_fail(ATTN_BAD_ARGUMENT, "slope, q, target and dims are required");
+    const long nq = (long)dims->B * dims->H * dims->Tq * dims->dk;
+    const long nout = (long)dims->B * dims->H * dims->Tq * dims->dv;
+    if (nq < 1 || nout < 1) return attn_fail(ATTN_BAD_ARGUMENT, "dims must be positive");
+    if (at < 0 || at >= nq) return attn_fail(ATTN_BAD_ARGUMENT, "entry %d is outside q, which has %ld entries", at, nq);
+    if (!(eps > 0) || !isfinite(eps)) return attn_fail(ATTN_BAD_ARGUMENT, "eps must be a positive finite number");
+    if (attn_find_non_finite(target, nout) >= 0) return attn_fail(ATTN_NON_FINITE_INPUT, "target has a non-finite value");
+
+    float *nudged = attn_alloc(4.0 * ((double)nq + nout)); /* q (nq), then out (nout) */
+    if (!nudged) return ATTN_TOO_LARGE;
+    float *out = nudged + nq;
+    double loss[2];
+    int status = ATTN_OK;
+    for (int side = 0; side < 2 && !status; side++) {
+        memcpy(nudged, q, sizeof(float) * nq);
+        nudged[at] += side == 0 ? eps : -eps;
+        status = attn_sdpa(out, NULL, NULL, nudged, k, v, vis, dims, scale, ATTN_BUG_NONE);
+        if (!status) loss[side] = squared_error(out, target, nout);
+    }
+    attn_free(nudged);
+    if (status) return status;
+    *slope = (float)((loss[0] - loss[1]) / (2.0 * eps));
     return ATTN_OK;
 }

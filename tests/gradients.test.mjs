@@ -235,3 +235,62 @@ describe('refusals', () => {
     });
   }
 });
+
+describe('the gradient lesson in the core: loss, descent step, finite-difference slope', () => {
+  for (const [build, lab] of Object.entries(labs)) {
+    test(`${build}: squaredError, descend and sdpaLossSlope agree with float64 and with sdpaBackward`, () => {
+      const random = rng(2024);
+      const q = randomTensor([3, 4], random);
+      const k = randomTensor([5, 4], random);
+      const v = randomTensor([5, 2], random);
+      const target = randomTensor([3, 2], random);
+      const options = { causal: true };
+      const { output } = lab.sdpa(q, k, v, options);
+
+      // The loss and its gradient against float64.
+      const { loss, dOutput } = lab.squaredError(output, target);
+      let want = 0;
+      const wantGrad = Array.from(output.data, (o, i) => o - target.data[i]);
+      for (const d of wantGrad) want += 0.5 * d * d;
+      assert.ok(Math.abs(loss - want) <= 1e-6 * Math.max(1, want), `loss ${loss}, float64 ${want}`);
+      compare(dOutput.data, wantGrad, { shape: [3, 2], label: 'dOutput', atol: 1e-7, rtol: 1e-7 });
+
+      // One descent step is x - lr dx.
+      const grads = lab.sdpaBackward(q, k, v, dOutput, options);
+      const next = lab.descend(q, grads.dq, 0.5);
+      compare(next.data, Array.from(q.data, (x, i) => x - 0.5 * grads.dq.data[i]), { shape: q.shape, label: 'q - lr dq', atol: 1e-6, rtol: 1e-6 });
+      assert.ok(lab.squaredError(lab.sdpa(next, k, v, options).output, target).loss < loss, 'a small step lowers the loss');
+
+      // The slope of every entry of q matches the analytic gradient.
+      for (let at = 0; at < q.data.length; at++) {
+        const slope = lab.sdpaLossSlope(q, k, v, target, { ...options, at, eps: 1e-2 });
+        const analytic = grads.dq.data[at];
+        assert.ok(Math.abs(slope - analytic) <= 2e-3 * Math.max(1, Math.abs(analytic)),
+          `q entry ${at}: slope ${slope}, dq ${analytic}, difference ${Math.abs(slope - analytic)}`);
+      }
+    });
+  }
+
+  const lab = labs.simd;
+  const out = [[1, 2], [3, 4]];
+  const cases = [
+    ['squaredError with a target of another shape', () => lab.squaredError(out, [[1, 2]]), 'SHAPE_MISMATCH', /target must have the shape/],
+    ['squaredError with a NaN target', () => lab.squaredError(out, [[1, NaN], [0, 0]]), 'NON_FINITE_INPUT', /target/],
+    ['squaredError whose loss overflows', () => lab.squaredError([[3e38]], [[-3e38]]), 'OVERFLOW', /loss overflows/],
+    ['descend with an Infinity step', () => lab.descend(out, out, Infinity), 'NON_FINITE_INPUT', /step size/],
+    ['descend with a string step', () => lab.descend(out, out, '0.1'), 'BAD_ARGUMENT', /lr must be a number/],
+    ['descend that overflows', () => lab.descend([[3e38]], [[-3e38]], 10), 'OVERFLOW', /step overflows/],
+    ['sdpaLossSlope outside q', () => lab.sdpaLossSlope(out, out, out, out, { at: 4 }), 'BAD_ARGUMENT', /at must be between 0 and 3/],
+    ['sdpaLossSlope with eps 0', () => lab.sdpaLossSlope(out, out, out, out, { eps: 0 }), 'BAD_ARGUMENT', /eps must be a positive number/],
+    ['sdpaLossSlope with a wrong target', () => lab.sdpaLossSlope(out, out, out, [[1]]), 'SHAPE_MISMATCH', /target/],
+    ['sdpaLossSlope with a query that sees no key', () => lab.sdpaLossSlope(out, out, out, out, { mask: [[1, 1], [0, 0]] }), 'ALL_MASKED_ROW', /query 1/],
+  ];
+  const baseline = lab.squaredError(out, [[0, 0], [0, 0]]);
+  for (const [what, call, code, message] of cases) {
+    test(`${what}: ${code}, and later results are unchanged`, () => {
+      assert.throws(call, (err) => err instanceof AttentionError && err.code === code && message.test(err.message),
+        `expected ${code} matching ${message}`);
+      assert.deepEqual(lab.squaredError(out, [[0, 0], [0, 0]]), baseline);
+    });
+  }
+});

@@ -194,6 +194,13 @@ export interface Lab {
   sdpaBackward(q: TensorLike, k: TensorLike, v: TensorLike, dOutput: TensorLike,
     options: SdpaBackwardOptions & { needWeights: false }): { dq: Tensor; dk: Tensor; dv: Tensor };
   sdpaBackward(q: TensorLike, k: TensorLike, v: TensorLike, dOutput: TensorLike, options?: SdpaBackwardOptions): SdpaGradients;
+  /** The gradient lesson's loss ½‖output − target‖² and dL/doutput = output − target, from the core. */
+  squaredError(output: TensorLike, target: TensorLike): { loss: number; dOutput: Tensor };
+  /** One step of gradient descent, x − lr · dx, from the core. */
+  descend(x: TensorLike, dx: TensorLike, lr: number): Tensor;
+  /** Central difference of ½‖sdpa(q, k, v) − target‖² along entry `at` (flat) of q, from the core. */
+  sdpaLossSlope(q: TensorLike, k: TensorLike, v: TensorLike, target: TensorLike,
+    options?: { at?: number; eps?: number; mask?: TensorLike | null; causal?: boolean; scale?: number }): number;
   /** 1 where the rule allows the pair, for the scores shape (batch…, Tq, Tk) with 0 to 2 batch dims. */
   allowedPairs(shape: readonly number[], options?: VisibilityOptions): MaskTensor;
   /** The core's observability numbers for weights (batch…, Tq, Tk) under a rule. */

@@ -373,6 +373,13 @@ const DEMO_LIMITS = Object.freeze({
 const MHA_MAX_DIM = 8192;
 
 /** Split the scores shape (batch…, Tq, Tk) of allowedPairs and observe. */
+/** Refuse tensor `a` unless it has the shape of `b` (SHAPE_MISMATCH). */
+function sameShape(a, b, nameA, nameB) {
+  if (a.shape.length !== b.shape.length || a.shape.some((d, i) => d !== b.shape[i])) {
+    fail('SHAPE_MISMATCH', `${nameA} must have the shape of ${nameB} ${describe(b.shape)}; got ${describe(a.shape)}`);
+  }
+}
+
 function scoresShape(shape, name) {
   if (!Array.isArray(shape) && !ArrayBuffer.isView(shape)) fail('BAD_ARGUMENT', `${name} must be an array of dims`);
   const dims = Array.from(shape);
@@ -542,9 +549,7 @@ class Lab {
       sdpaArguments(q, k, v, options, SDPA_OPTIONS, 'sdpaBackward');
     const G = toTensor(dOutput, 'dOutput');
     const outShape = [...batch, Tq, dv];
-    if (G.shape.length !== outShape.length || G.shape.some((d, i) => d !== outShape[i])) {
-      fail('SHAPE_MISMATCH', `dOutput must have the shape of the output ${describe(outShape)}; got ${describe(G.shape)}`);
-    }
+    sameShape(G, { shape: outShape }, 'dOutput', 'the output');
     const nW = B * H * Tq * Tk;
     const layout = new Layout(this)
       .add('q', 4 * Q.data.length).add('k', 4 * K.data.length).add('v', 4 * V.data.length)
@@ -673,6 +678,75 @@ class Lab {
     this.check(this.exports.attn_softmax_peak(layout.ptr('peak'), d, nk, n, sd));
     const [meanMaxWeightScaled, meanMaxWeightUnscaled] = layout.get('peak', 2);
     return { meanMaxWeightScaled, meanMaxWeightUnscaled };
+  }
+
+  /**
+   * The gradient lesson's loss, computed by the core:
+   * L = ½‖output − target‖² and its gradient dL/doutput = output − target.
+   * @param output, target tensors of one shape
+   * @returns {{ loss: number, dOutput: { data: Float32Array, shape: number[] } }}
+   */
+  squaredError(output, target) {
+    const O = toTensor(output, 'output');
+    const T = toTensor(target, 'target');
+    sameShape(T, O, 'target', 'output');
+    const n = O.data.length;
+    const layout = new Layout(this).add('out', 4 * n).add('target', 4 * n).add('dout', 4 * n).add('loss', 4).commit();
+    layout.put('out', O.data);
+    layout.put('target', T.data);
+    this.check(this.exports.attn_squared_error(layout.ptr('loss'), layout.ptr('dout'), layout.ptr('out'), layout.ptr('target'), n));
+    return { loss: layout.get('loss', 1)[0], dOutput: { data: layout.get('dout', n), shape: O.shape.slice() } };
+  }
+
+  /**
+   * One step of gradient descent, computed by the core: x − lr · dx.
+   * @returns {{ data: Float32Array, shape: number[] }} with x's shape
+   */
+  descend(x, dx, lr) {
+    const X = toTensor(x, 'x');
+    const G = toTensor(dx, 'dx');
+    sameShape(G, X, 'dx', 'x');
+    if (typeof lr !== 'number') fail('BAD_ARGUMENT', `lr must be a number (got ${typeof lr})`);
+    const n = X.data.length;
+    const layout = new Layout(this).add('x', 4 * n).add('dx', 4 * n).add('next', 4 * n).commit();
+    layout.put('x', X.data);
+    layout.put('dx', G.data);
+    this.check(this.exports.attn_descend(layout.ptr('next'), layout.ptr('x'), layout.ptr('dx'), lr, n));
+    return { data: layout.get('next', n), shape: X.shape.slice() };
+  }
+
+  /**
+   * A finite-difference slope, computed by the core: the change of
+   * L = ½‖sdpa(q, k, v) − target‖² when entry `at` of q (flat, row-major)
+   * moves by ±eps, divided by 2·eps. Compare it with sdpaBackward's dq.
+   * @param [options] at (default 0), eps (default 1e-2), and mask, causal,
+   *   scale as for sdpa
+   * @returns {number}
+   */
+  sdpaLossSlope(q, k, v, target, options) {
+    const { at, eps, ...rest } = checkOptions(options, ['at', 'eps', 'mask', 'causal', 'scale'], 'sdpaLossSlope');
+    const { Q, K, V, batch, B, H, Tq, Tk, dk, dv, s, rule } = sdpaArguments(q, k, v, rest, SDPA_OPTIONS, 'sdpaLossSlope');
+    const T = toTensor(target, 'target');
+    sameShape(T, { shape: [...batch, Tq, dv] }, 'target', 'the output');
+    const index = checkInteger(at, 'at', 0, { max: Q.data.length - 1 });
+    const step = eps === undefined ? 1e-2 : eps;
+    if (typeof step !== 'number' || !(step > 0) || !Number.isFinite(Math.fround(step))) {
+      fail('BAD_ARGUMENT', `eps must be a positive number (got ${String(step)})`);
+    }
+    const layout = new Layout(this)
+      .add('q', 4 * Q.data.length).add('k', 4 * K.data.length).add('v', 4 * V.data.length)
+      .add('target', 4 * T.data.length).add('dims', 4 * DIMS_WORDS).add('slope', 4);
+    addVisibility(layout, rule);
+    layout.commit();
+    layout.put('q', Q.data);
+    layout.put('k', K.data);
+    layout.put('v', V.data);
+    layout.put('target', T.data);
+    putVisibility(layout, rule);
+    layout.words('dims', B, H, Tq, Tk, dk, dv);
+    const p = (name) => layout.ptr(name);
+    this.check(this.exports.attn_sdpa_loss_slope(p('slope'), p('q'), p('k'), p('v'), p('target'), p('vis'), p('dims'), s, index, step));
+    return layout.get('slope', 1)[0];
   }
 }
 

@@ -1,9 +1,10 @@
 // How the gradient flows back through attention: a loss against an editable
 // target, the core's backward pass (dProbs, dScores, dV, dQ), one step of
 // gradient descent on q, and a finite-difference check of one entry.
-// Every number shown comes from the wasm core: the forward (lab.sdpa) and the
-// backward (lab.sdpaBackward). This file only subtracts the target, adds up
-// the squared error and moves q by the step the learner asked for.
+// Every number shown comes from the wasm core: the forward (lab.sdpa), the
+// loss and its gradient (lab.squaredError), the backward (lab.sdpaBackward),
+// the descent step (lab.descend) and the finite-difference slope
+// (lab.sdpaLossSlope).
 
 import {
   h, numberGrid, numberField, checkbox, heatmap, valueTable, legend, statusLine, fmt, fmtSci, figures, blockedFrom,
@@ -24,15 +25,6 @@ const GRAD_DEFAULTS = {
 const copy = (m) => m.map((row) => row.slice());
 const tensor = (m) => ({ data: Float32Array.from(m.flat()), shape: [m.length, m[0].length] });
 const valueLabel = (j) => `value ${j + 1}`;
-
-/** ½‖output − target‖² and output − target (the loss's gradient for the output). */
-function lossOf(output, target) {
-  const flat = target.flat();
-  const dOutput = Float32Array.from(output.data, (o, i) => o - flat[i]);
-  let loss = 0;
-  for (const d of dOutput) loss += 0.5 * d * d;
-  return { loss, dOutput: { data: dOutput, shape: output.shape } };
-}
 
 /** A symmetric colour domain [−m, m] for signed values, m rounded up to two significant digits. */
 function signedDomain(values) {
@@ -133,7 +125,7 @@ export const gradients = {
     return ctx.core(this.status, () => {
       const options = { causal: st.causal };
       const forward = ctx.lab.sdpa(tensor(q), K, V, options);
-      const { loss, dOutput } = lossOf(forward.output, st.target);
+      const { loss, dOutput } = ctx.lab.squaredError(forward.output, tensor(st.target));
       const grads = ctx.lab.sdpaBackward(tensor(q), K, V, dOutput, options);
       return { forward, loss, grads };
     }, [ctx.slot(this.id, 'maps'), ctx.slot(this.id, 'grads')]);
@@ -143,9 +135,10 @@ export const gradients = {
   step(ctx, st) {
     const now = this.run(ctx, st, st.q);
     if (!now) return;
-    const dq = now.grads.dq.data;
-    // Rounded to 3 decimals so that the grid shows the whole number; the loss after is that of the rounded q.
-    const next = st.q.map((row, i) => row.map((x, j) => Math.round((x - st.lr * dq[i * D + j]) * 1000) / 1000));
+    const moved = ctx.core(this.status, () => ctx.lab.descend(tensor(st.q), now.grads.dq, st.lr));
+    if (!moved) return;
+    // Shown to 3 decimals so that the grid holds the whole number; the loss after is that of the q shown.
+    const next = st.q.map((row, i) => row.map((x, j) => Number(moved.data[i * D + j].toFixed(3))));
     const after = this.run(ctx, st, next);
     if (!after) return;
     st.q.forEach((row, i) => row.splice(0, D, ...next[i]));
@@ -209,13 +202,8 @@ export const gradients = {
   /** The finite-difference check of dQ at (row, col). */
   drawCheck(ctx, st, dq) {
     const i = st.row - 1, j = st.col - 1;
-    const nudged = (delta) => {
-      const q = copy(st.q);
-      q[i][j] += delta;
-      const out = ctx.core(this.status, () => ctx.lab.sdpa(tensor(q), K, V, { causal: st.causal, needWeights: false }));
-      return out ? lossOf(out.output, st.target).loss : NaN;
-    };
-    const slope = (nudged(st.eps) - nudged(-st.eps)) / (2 * st.eps);
+    const slope = ctx.core(this.status, () => ctx.lab.sdpaLossSlope(tensor(st.q), K, V, tensor(st.target),
+      { at: i * D + j, eps: st.eps, causal: st.causal })) ?? NaN;
     const analytic = dq[i * D + j];
     ctx.slot(this.id, 'fd').replaceChildren(
       `Query ${st.row}, entry ${st.col}: the backward pass gives `, h('strong', { 'data-out': 'grad-analytic', text: fmtSci(analytic, 4) }),
