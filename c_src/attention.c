@@ -306,6 +306,218 @@ int attn_sdpa_js(float *out, float *weights, float *scores,
 }
 
 /* ======================================================================== */
+/* Scaled dot-product attention, backward                                    */
+/* ======================================================================== */
+
+/* The backward runs the forward's passes in reverse, for each (batch, head):
+ *   0. recompute scores and probabilities P, as the forward did
+ *   1. mix     : dP = dOut V^T,  dV = P^T dOut; blocked dP -> 0
+ *   2. softmax : dS = P * (dP - rowsum(dP * P))
+ *   3. mask    : blocked logits were constants, so their dS -> 0
+ *   4. scores  : dQ = scale * dS K,  dK = scale * dS^T Q
+ *
+ * Probabilities are recomputed rather than saved. Saving them would keep a
+ * (Tq, Tk) matrix per head alive between the two calls; recomputing costs
+ * one more Q K^T (a fifth of the backward's work) and needs only q, k and v,
+ * which the caller holds anyway. Memory stays one head's (Tq, Tk) scratch.
+ */
+
+/* What a bug changes in one call, resolved once: the visibility rule, the
+ * scale, whether blocked logits are masked, and the all-masked-row guard.
+ * These are the forward's switches, for recomputing the forward exactly. */
+typedef struct {
+    visibility vis;
+    float scale;
+    int mask_logits;  /* blocked logits -> -INFINITY before softmax */
+    int guard;        /* refuse query rows with no allowed key */
+    int nan_expected; /* the bug shows a NaN on purpose */
+} sdpa_switches;
+
+static int resolve_switches(sdpa_switches *sw, attn_mask mask, int causal, int causal_offset,
+                            float scale, int Tq, int Tk, int dk, int dv, int bug) {
+    sw->vis = correct_visibility(mask, causal, causal_offset);
+    if (bug == ATTN_BUG_NO_CAUSAL_MASK) sw->vis.causal = CAUSAL_NONE;
+    if (bug == ATTN_BUG_CAUSAL_UPPER && causal) sw->vis.causal = CAUSAL_UPPER;
+    if (bug == ATTN_BUG_INVERTED_MASK) sw->vis.invert_mask = 1;
+    if (bug == ATTN_BUG_PADDING_ON_QUERIES) {
+        if (Tq != Tk)
+            return attn_fail(ATTN_BAD_ARGUMENT, "bug padding-on-queries needs Tq == Tk (got %d, %d)", Tq, Tk);
+        sw->vis.mask.sq = mask.sk;
+        sw->vis.mask.sk = mask.sq;
+    }
+    if (bug == ATTN_BUG_MASK_OUTPUT && dv != Tk)
+        return attn_fail(ATTN_BAD_ARGUMENT,
+                         "bug mask-output masks the (Tq, dv) output with the (Tq, Tk) mask, "
+                         "so it needs dv == Tk (got dv=%d, Tk=%d)", dv, Tk);
+    sw->scale = bug == ATTN_BUG_NO_SCALE ? 1.0f : bug == ATTN_BUG_SCALE_BY_DK ? 1.0f / (float)dk : scale;
+    sw->mask_logits = bug != ATTN_BUG_MASK_AFTER_SOFTMAX && bug != ATTN_BUG_MASK_OUTPUT;
+    sw->guard = bug != ATTN_BUG_NO_ALL_MASKED_GUARD && bug != ATTN_BUG_PADDING_ON_QUERIES;
+    sw->nan_expected = bug == ATTN_BUG_NO_ALL_MASKED_GUARD || bug == ATTN_BUG_SOFTMAX_OVER_QUERIES;
+    return ATTN_OK;
+}
+
+/* x (Tq, Tk) of head (b, h): entries of blocked pairs <- value. */
+static void fill_blocked(float *x, float value, const visibility *vis, int b, int h, int Tq, int Tk) {
+    if (!vis->mask.data && vis->causal == CAUSAL_NONE) return; /* nothing is blocked */
+    for (int i = 0; i < Tq; i++)
+        for (int j = 0; j < Tk; j++)
+            if (!is_allowed(vis, b, h, i, j)) x[(long)i * Tk + j] = value;
+}
+
+/* bug: padding-on-queries. p (Tq, Tk): a query row with no allowed key is
+ * blanked (all 0), as the forward does. */
+static void blank_unseeing_rows(float *p, const visibility *vis, int b, int h, int Tq, int Tk) {
+    for (int i = 0; i < Tq; i++) {
+        int any = 0;
+        for (int j = 0; j < Tk && !any; j++) any = is_allowed(vis, b, h, i, j);
+        if (!any) memset(p + (long)i * Tk, 0, sizeof(float) * Tk);
+    }
+}
+
+/* bug: softmax-over-queries. ds, p, dp (Tq, Tk): the softmax backward down
+ * each column, ds = p * (dp - colsum(dp * p)). ds may be dp. */
+static void softmax_columns_backward(float *ds, const float *p, const float *dp, int Tq, int Tk) {
+    for (int j = 0; j < Tk; j++) {
+        float dot = 0.0f;
+        for (int i = 0; i < Tq; i++) dot += dp[(long)i * Tk + j] * p[(long)i * Tk + j];
+        for (int i = 0; i < Tq; i++) ds[(long)i * Tk + j] = p[(long)i * Tk + j] * (dp[(long)i * Tk + j] - dot);
+    }
+}
+
+/* bug: softmax-backward-no-rowsum. ds = p * dp: the row sum is forgotten. */
+static void softmax_backward_no_rowsum(float *ds, const float *p, const float *dp, long n) {
+    for (long i = 0; i < n; i++) ds[i] = p[i] * dp[i];
+}
+
+int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *dprobs,
+                       const float *dout, const float *q, const float *k, const float *v,
+                       attn_mask mask, int B, int H, int Tq, int Tk, int Dk, int Dv,
+                       float scale, int causal, int causal_offset, int bug) {
+    attn_clear_error();
+
+    /* Arguments, as the forward checks them, plus dout. */
+    if (!dq || !dk || !dv || !dout || !q || !k || !v)
+        return attn_fail(ATTN_BAD_ARGUMENT, "dq, dk, dv, dout, q, k and v are required");
+    if (B < 1 || H < 1 || Tq < 1 || Tk < 1 || Dk < 1 || Dv < 1)
+        return attn_fail(ATTN_BAD_ARGUMENT,
+                         "dims must be positive: B=%d H=%d Tq=%d Tk=%d dk=%d dv=%d",
+                         B, H, Tq, Tk, Dk, Dv);
+    if (bug < 0 || bug >= ATTN_BUG_COUNT) return attn_fail(ATTN_BAD_ARGUMENT, "unknown bug %d", bug);
+    if (!isfinite(scale)) return attn_fail(ATTN_NON_FINITE_INPUT, "scale is not finite");
+    const double bh_count = (double)B * H;
+    const double largest = fmax(fmax(bh_count * Tq * Dk, bh_count * Tk * Dk),
+                                fmax(bh_count * Tk * Dv, bh_count * Tq * (double)Tk));
+    if (check_request(4.0 * largest)) return ATTN_TOO_LARGE;
+    int status;
+    if ((status = check_finite("q", q, B, H, Tq, Dk))) return status;
+    if ((status = check_finite("k", k, B, H, Tk, Dk))) return status;
+    if ((status = check_finite("v", v, B, H, Tk, Dv))) return status;
+    if ((status = check_finite("dOutput", dout, B, H, Tq, Dv))) return status;
+    sdpa_switches sw;
+    if ((status = resolve_switches(&sw, mask, causal, causal_offset, scale, Tq, Tk, Dk, Dv, bug))) return status;
+    const visibility *vis = &sw.vis;
+
+    /* Scratch for one head: K^T and V^T in strips, P and dP (dP becomes dS
+     * in place), and for two bugs the unmasked P or the masked dOut. */
+    const int keep_full = bug == ATTN_BUG_MASK_AFTER_SOFTMAX;
+    const int mask_dout = bug == ATTN_BUG_MASK_OUTPUT;
+    const double TT = (double)Tq * Tk;
+    const double scratch_floats = (double)Tk * Dk + (double)Tk * Dv + 2 * TT +
+                                  (keep_full ? TT : 0) + (mask_dout ? (double)Tq * Dv : 0);
+    float *kt = attn_alloc(4.0 * scratch_floats);
+    if (!kt) return ATTN_TOO_LARGE;
+    float *vt = kt + (long)Tk * Dk;            /* V^T strips */
+    float *p = vt + (long)Tk * Dv;             /* (Tq, Tk) */
+    float *dp = p + (long)Tq * Tk;             /* (Tq, Tk) */
+    float *p_full = dp + (long)Tq * Tk;        /* (Tq, Tk), mask-after-softmax */
+    float *dout_masked = p_full + (keep_full ? (long)Tq * Tk : 0); /* (Tq, Dv), mask-output */
+
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < H; h++) {
+            const long bh = (long)b * H + h;
+            const float *q_bh = q + bh * Tq * Dk;        /* (Tq, Dk) */
+            const float *k_bh = k + bh * Tk * Dk;        /* (Tk, Dk) */
+            const float *v_bh = v + bh * Tk * Dv;        /* (Tk, Dv) */
+            const float *dout_bh = dout + bh * Tq * Dv;  /* (Tq, Dv) */
+            float *dq_bh = dq + bh * Tq * Dk, *dk_bh = dk + bh * Tk * Dk, *dv_bh = dv + bh * Tk * Dv;
+
+            /* 0. recompute: p = softmax(mask(scale * q k^T)), as the forward */
+            attn_pack_strips(kt, k_bh, Tk, Dk);
+            attn_gemm_packed(p, Tk, q_bh, Dk, kt, Tq, Tk, Dk, sw.scale);
+            status = mask_rows(p, vis, b, h, 0, Tq, Tk, sw.mask_logits, sw.guard);
+            if (status) goto done;
+            if (bug == ATTN_BUG_SOFTMAX_OVER_QUERIES) softmax_columns(p, Tq, Tk);
+            else attn_softmax_rows(p, Tk, Tq, Tk);
+            if (keep_full) { /* bug: softmax saw every key; blocked weights zeroed after */
+                memcpy(p_full, p, sizeof(float) * Tq * Tk);
+                fill_blocked(p, 0.0f, vis, b, h, Tq, Tk);
+            }
+            if (bug == ATTN_BUG_PADDING_ON_QUERIES) blank_unseeing_rows(p, vis, b, h, Tq, Tk);
+            if (bug == ATTN_BUG_GRAD_THROUGH_BLOCKED) /* bug: blocked weights taken as uniform */
+                fill_blocked(p, 1.0f / (float)Tk, vis, b, h, Tq, Tk);
+
+            /* 1. mix: out = p v, so dp = dout v^T and dv = p^T dout */
+            const float *g = dout_bh;
+            if (mask_dout) { /* bug: out was masked (dv == Tk), so is its gradient */
+                memcpy(dout_masked, dout_bh, sizeof(float) * Tq * Dv);
+                fill_blocked(dout_masked, 0.0f, vis, b, h, Tq, Dv);
+                g = dout_masked;
+            }
+            attn_pack_strips(vt, v_bh, Tk, Dv);
+            attn_gemm_packed(dp, Tk, g, Dv, vt, Tq, Tk, Dv, 1.0f);
+            attn_gemm_tn(dv_bh, Dv, p, Tk, g, Dv, Tk, Dv, Tq, 1.0f);
+            /* a blocked weight is a constant 0: it takes no gradient */
+            if (!mask_dout && bug != ATTN_BUG_GRAD_THROUGH_BLOCKED) fill_blocked(dp, 0.0f, vis, b, h, Tq, Tk);
+            if (dprobs) memcpy(dprobs + bh * Tq * Tk, dp, sizeof(float) * Tq * Tk);
+
+            /* 2. softmax: ds = p * (dp - rowsum(dp * p)), in place in dp */
+            if (bug == ATTN_BUG_SOFTMAX_BACKWARD_NO_ROWSUM) softmax_backward_no_rowsum(dp, p, dp, (long)Tq * Tk);
+            else if (bug == ATTN_BUG_SOFTMAX_OVER_QUERIES) softmax_columns_backward(dp, p, dp, Tq, Tk);
+            else attn_softmax_backward_rows(dp, keep_full ? p_full : p, dp, Tk, Tq, Tk);
+
+            /* 3. mask: a blocked logit was replaced by -INFINITY, a constant */
+            if (sw.mask_logits && bug != ATTN_BUG_GRAD_THROUGH_BLOCKED) fill_blocked(dp, 0.0f, vis, b, h, Tq, Tk);
+            if (dscores) memcpy(dscores + bh * Tq * Tk, dp, sizeof(float) * Tq * Tk);
+
+            /* 4. scores = scale * q k^T: dq = scale * ds k, dk = scale * ds^T q */
+            attn_gemm(dq_bh, Dk, dp, Tk, k_bh, Dk, Tq, Dk, Tk, sw.scale);
+            attn_gemm_tn(dk_bh, Dk, dp, Tk, q_bh, Dk, Tk, Dk, Tq, sw.scale);
+        }
+    }
+
+    /* Finite inputs and weights in [0, 1] can still overflow float32 in the
+     * products; say so rather than return Infinity. */
+    if (!sw.nan_expected) {
+        const struct { const char *name; const float *x; long rows, cols; } grads[3] = {
+            {"dq", dq, (long)Tq, Dk}, {"dk", dk, (long)Tk, Dk}, {"dv", dv, (long)Tk, Dv}};
+        for (int t = 0; t < 3; t++) {
+            const long at = attn_find_non_finite(grads[t].x, (long)B * H * grads[t].rows * grads[t].cols);
+            if (at >= 0) {
+                const long c = grads[t].cols, r = grads[t].rows;
+                status = attn_fail(ATTN_OVERFLOW,
+                                   "%s overflows float32 at batch %ld, head %ld, row %ld, column %ld: "
+                                   "the inputs or dOutput are too large",
+                                   grads[t].name, at / c / r / H, at / c / r % H, at / c % r, at % c);
+                break;
+            }
+        }
+    }
+done:
+    attn_free(kt);
+    return status;
+}
+
+int attn_sdpa_backward_js(float *dq, float *dk, float *dv, float *dscores, float *dprobs,
+                          const float *dout, const float *q, const float *k, const float *v,
+                          const uint8_t *mask, int msb, int msh, int msq, int msk,
+                          int B, int H, int Tq, int Tk, int Dk, int Dv,
+                          float scale, int causal, int bug) {
+    const attn_mask m = {mask, msb, msh, msq, msk};
+    return attn_sdpa_backward(dq, dk, dv, dscores, dprobs, dout, q, k, v, m, B, H, Tq, Tk, Dk, Dv,
+                              scale, causal, 0, bug);
+}
+
+/* ======================================================================== */
 /* Observability                                                             */
 /* ======================================================================== */
 

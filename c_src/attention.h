@@ -65,7 +65,9 @@ typedef enum {
     ATTN_BUG_HEADS_WITHOUT_TRANSPOSE = 10, /* MHA: (B,T,C) -> (B,H,T,D) by reshape only */
     ATTN_BUG_MERGE_WITHOUT_TRANSPOSE = 11, /* MHA: join heads by reshape only */
     ATTN_BUG_NO_ALL_MASKED_GUARD = 12,  /* let an all-masked row reach softmax */
-    ATTN_BUG_COUNT = 13
+    ATTN_BUG_SOFTMAX_BACKWARD_NO_ROWSUM = 13, /* backward: dS = P * dP, no row sum */
+    ATTN_BUG_GRAD_THROUGH_BLOCKED = 14, /* backward: blocked weights taken as uniform */
+    ATTN_BUG_COUNT = 15
 } attn_bug;
 
 /* ------------------------------------------------------------------------ */
@@ -99,6 +101,28 @@ ATTN_API int attn_sdpa_js(float *out, float *weights, float *scores,
                           const uint8_t *mask, int msb, int msh, int msq, int msk,
                           int B, int H, int Tq, int Tk, int dk, int dv,
                           float scale, int causal, int bug);
+
+/* The backward of attn_sdpa: gradients of a loss L given dout = dL/dout.
+ * dq (B, H, Tq, dk), dk (B, H, Tk, dk), dv (B, H, Tk, dv) receive dL/dq,
+ * dL/dk, dL/dv; dscores (B, H, Tq, Tk) or NULL receives dL/dscores (the
+ * scaled logits attn_sdpa returns as scores), dprobs (B, H, Tq, Tk) or NULL
+ * receives dL/dweights. dout (B, H, Tq, dv); q, k, v, mask, dims, scale,
+ * causal rule and bug as given to attn_sdpa (here dk, dv name the gradient
+ * buffers; the widths are Dk, Dv). The probabilities are recomputed, not
+ * read back. Blocked pairs get exactly 0 in dscores and dprobs, and a key no
+ * query may see gets exactly 0 in dk and dv. A forward bug gives the
+ * gradient of that bugged forward; the two backward bugs change only this. */
+int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *dprobs,
+                       const float *dout, const float *q, const float *k, const float *v,
+                       attn_mask mask, int B, int H, int Tq, int Tk, int Dk, int Dv,
+                       float scale, int causal, int causal_offset, int bug);
+
+/* The same, with the mask spelled out as plain arguments for the JS side. */
+ATTN_API int attn_sdpa_backward_js(float *dq, float *dk, float *dv, float *dscores, float *dprobs,
+                                   const float *dout, const float *q, const float *k, const float *v,
+                                   const uint8_t *mask, int msb, int msh, int msq, int msk,
+                                   int B, int H, int Tq, int Tk, int Dk, int Dv,
+                                   float scale, int causal, int bug);
 
 /* Observability for one attention call, for the lesson page.
  * stats[4] <- { max |score|, fraction of masked logits, max |row sum - 1|,
