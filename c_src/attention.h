@@ -184,6 +184,19 @@ ATTN_API int attn_mha_forward(attn_mha *m, float *out, float *weights,
                               const uint8_t *mask, int msb, int msh, int msq, int msk,
                               int causal, int q_offset, int k_offset, int bug);
 
+/* Backward for multi-head attention. attn_mha_save_next(m, 1) makes the
+ * next attn_mha_forward keep what backward needs (copies of its inputs and
+ * activations), replacing what an earlier forward kept; forwards that do not
+ * ask leave it alone. A forward that used the KV cache keeps only that fact,
+ * and backward refuses it.
+ * dquery (B, Tq, C); dkv (B, Tk, C) for cross-attention (unused, may be
+ * NULL, for self-attention); dweight (4, C, C) for q, k, v, out in (out, in)
+ * layout; dbias (4, C) or NULL; dout (B, Tq, C) = dL/dout of the saved
+ * forward. Padded queries pass no gradient. */
+ATTN_API void attn_mha_save_next(attn_mha *m, int on);
+ATTN_API int attn_mha_backward(attn_mha *m, float *dquery, float *dkv, float *dweight, float *dbias,
+                               const float *dout);
+
 /* ------------------------------------------------------------------------ */
 /* Lesson demos (lesson.c)                                                  */
 /* ------------------------------------------------------------------------ */

@@ -25,6 +25,8 @@
 #include "attention.h"
 #include "kernels.h"
 
+typedef struct mha_saved mha_saved;
+
 struct attn_mha {
     int C;            /* d_model */
     int H;            /* heads */
@@ -33,7 +35,16 @@ struct attn_mha {
     float *weight[4]; /* [C, C] each, (out, in), for q, k, v, out */
     float *packed[4]; /* [C, C] each, weight in strips for attn_gemm_packed */
     float *bias[4];   /* [C] each, or NULL without bias */
+    int save_next;    /* the next forward keeps what backward needs */
+    mha_saved *saved; /* what the last forward that asked kept, or NULL */
 };
+
+static void free_saved(mha_saved *saved);
+static int save_for_backward(attn_mha *m, const float *query, const float *kv, int B, int Tq, int Tkn,
+                             int used_cache, const float *q_heads, const float *k_heads,
+                             const float *v_heads, const float *merged, const uint8_t *allowed,
+                             const uint8_t *query_pad, int causal, int diag,
+                             double q_pos, double k_pos, int bug);
 
 /* ======================================================================== */
 /* Life cycle and parameters                                                 */
@@ -66,6 +77,8 @@ attn_mha *attn_mha_create(int d_model, int num_heads, int bias, int rope, uint32
     m->H = num_heads;
     m->D = C / num_heads;
     m->rope = rope != 0;
+    m->save_next = 0;
+    m->saved = NULL;
     for (int p = 0; p < 4; p++) {
         m->weight[p] = params + (long)p * C * C;
         m->packed[p] = params + (long)(4 + p) * C * C;
@@ -86,6 +99,7 @@ attn_mha *attn_mha_create(int d_model, int num_heads, int bias, int rope, uint32
 /* Releases m and its parameters; NULL-safe. */
 void attn_mha_free(attn_mha *m) {
     if (!m) return;
+    free_saved(m->saved);
     attn_free(m->weight[0]); /* the one parameter block */
     attn_free(m);
 }
@@ -160,15 +174,17 @@ static void merge_heads(float *x, const float *heads, int B, int T, int H, int D
                        heads + (((long)b * H + h) * T + t) * D, sizeof(float) * D);
 }
 
-/* x (BH, T, D) <- RoPE at positions first_pos + t, split-halves pairing.
- * first_pos is a double so that offset + cache length cannot wrap around. */
-static void apply_rope(float *x, int BH, int T, int D, double first_pos) {
+/* x (BH, T, D) <- RoPE at positions first_pos + t, split-halves pairing;
+ * direction -1 rotates back by the same angles (the inverse, which is also
+ * the transpose: RoPE's backward). first_pos is a double so that offset +
+ * cache length cannot wrap around. */
+static void apply_rope(float *x, int BH, int T, int D, double first_pos, int direction) {
     const int half = D / 2;
     for (int t = 0; t < T; t++) {
         const double pos = first_pos + t;
         for (int d = 0; d < half; d++) {
             const double angle = pos * pow(10000.0, -2.0 * d / D);
-            const float c = (float)cos(angle), s = (float)sin(angle);
+            const float c = (float)cos(angle), s = (float)(direction * sin(angle));
             for (int bh = 0; bh < BH; bh++) {
                 float *row = x + ((long)bh * T + t) * D;
                 const float x1 = row[d], x2 = row[d + half];
@@ -223,6 +239,8 @@ int attn_mha_forward(attn_mha *m, float *out, float *weights,
                      int causal, int q_offset, int k_offset, int bug) {
     attn_clear_error();
     if (!m) return attn_fail(ATTN_BAD_ARGUMENT, "the module has been freed");
+    const int save = m->save_next; /* this call only */
+    m->save_next = 0;
     if (!out || !query) return attn_fail(ATTN_BAD_ARGUMENT, "out and query are required");
     if (B < 1 || Tq < 1) return attn_fail(ATTN_BAD_ARGUMENT, "query needs at least one token (B=%d, Tq=%d)", B, Tq);
     if (!kv) Tkn = Tq;
@@ -275,8 +293,8 @@ int attn_mha_forward(attn_mha *m, float *out, float *weights,
 
     /* 3. rope */
     if (m->rope) {
-        apply_rope(q_heads, B * H, Tq, D, q_offset);
-        apply_rope(k_new, B * H, Tkn, D, (double)k_offset + Tp);
+        apply_rope(q_heads, B * H, Tq, D, q_offset, 1);
+        apply_rope(k_new, B * H, Tkn, D, (double)k_offset + Tp, 1);
     }
     if ((status = check_heads_overflow("the query projection", q_heads, B, H, Tq, D)) ||
         (status = check_heads_overflow("the key projection", k_new, B, H, Tkn, D)) ||
@@ -328,6 +346,194 @@ int attn_mha_forward(attn_mha *m, float *out, float *weights,
             for (int j = 0; j < Tk; j++)
                 new_valid[(long)b * Tk + j] = j < Tp ? past_valid[(long)b * Tp + j] != 0
                                             : !key_pad || key_pad[(long)b * Tkn + (j - Tp)] != 0;
+    if (save)
+        status = save_for_backward(m, query, kv, B, Tq, Tkn, Tp > 0 || new_k, q_heads, k_new, v_new,
+                                   merged, allowed, query_pad, causal,
+                                   causal_diagonal(q_offset, k_offset, Tq, Tk), q_offset,
+                                   (double)k_offset + Tp, bug);
+done:
+    attn_free(scratch);
+    return status;
+}
+
+/* ======================================================================== */
+/* Backward                                                                  */
+/* ======================================================================== */
+
+/* backward, the forward's passes in reverse:
+ *   8. project   dWo = g^T merged, dbo = sum of g, dmerged = g Wo
+ *                (g = dout with padded query rows 0: their output was 0)
+ *   7. merge     dmerged (B, T, C) -> (B, H, T, D)
+ *   6. attend    attn_sdpa_backward per (b, h)
+ *   3. rope      rotate dq and dk back by the same angles
+ *   2. split     (B, H, T, D) -> (B, T, C)
+ *   1. project   dW = dY^T x, db = sum of dY, dx += dY W   for q, k, v
+ * The cache and mask passes (4, 5) have nothing to undo: a forward that read
+ * a cache is refused, and the mask is saved as it was applied.
+ */
+
+/* What backward needs from the forward, kept in one block. */
+struct mha_saved {
+    int B, Tq, Tkn;        /* Tk = Tkn: no cache */
+    int used_cache;        /* the forward read or wrote a KV cache: no backward */
+    int causal, diag, bug; /* the causal rule as attn_sdpa saw it, and the bug */
+    double q_pos, k_pos;   /* RoPE position of the first query and first key */
+    float *query;          /* (B, Tq, C) */
+    float *kv;             /* (B, Tkn, C), or NULL for self-attention */
+    float *q_heads;        /* (B, H, Tq, D), after RoPE */
+    float *k_heads;        /* (B, H, Tkn, D), after RoPE */
+    float *v_heads;        /* (B, H, Tkn, D) */
+    float *merged;         /* (B, Tq, C): the output projection's input */
+    uint8_t *allowed;      /* (B, H, Tq, Tkn) */
+    uint8_t *query_pad;    /* (B, Tq), or NULL */
+};
+
+static void free_saved(mha_saved *saved) { attn_free(saved); }
+
+/* Keep copies of the forward's inputs and activations in m->saved,
+ * replacing what an earlier forward kept. A forward that used the cache
+ * keeps only that fact. */
+static int save_for_backward(attn_mha *m, const float *query, const float *kv, int B, int Tq, int Tkn,
+                             int used_cache, const float *q_heads, const float *k_heads,
+                             const float *v_heads, const float *merged, const uint8_t *allowed,
+                             const uint8_t *query_pad, int causal, int diag,
+                             double q_pos, double k_pos, int bug) {
+    const int C = m->C, H = m->H;
+    const double fq = (double)B * Tq * C, fk = used_cache ? 0 : (double)B * Tkn * C;
+    const double floats = 3 * fq + (kv ? fk : 0) + 2 * fk;
+    const double bytes = sizeof(mha_saved) + 4 * floats +
+                         (used_cache ? 0 : (double)B * H * Tq * Tkn) + (query_pad ? (double)B * Tq : 0);
+    mha_saved *sv = attn_alloc(bytes);
+    if (!sv) return ATTN_TOO_LARGE;
+    *sv = (mha_saved){B, Tq, Tkn, used_cache, causal, diag, bug, q_pos, k_pos,
+                      NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    free_saved(m->saved);
+    m->saved = sv;
+    if (used_cache) return ATTN_OK;
+    float *f = (float *)(sv + 1);
+    sv->query = f;    f += (long)fq;
+    sv->q_heads = f;  f += (long)fq;
+    sv->merged = f;   f += (long)fq;
+    sv->k_heads = f;  f += (long)fk;
+    sv->v_heads = f;  f += (long)fk;
+    if (kv) { sv->kv = f; f += (long)fk; }
+    sv->allowed = (uint8_t *)f;
+    sv->query_pad = query_pad ? sv->allowed + (long)B * H * Tq * Tkn : NULL;
+    memcpy(sv->query, query, sizeof(float) * (long)fq);
+    memcpy(sv->q_heads, q_heads, sizeof(float) * (long)fq);
+    memcpy(sv->merged, merged, sizeof(float) * (long)fq);
+    memcpy(sv->k_heads, k_heads, sizeof(float) * (long)fk);
+    memcpy(sv->v_heads, v_heads, sizeof(float) * (long)fk);
+    if (kv) memcpy(sv->kv, kv, sizeof(float) * (long)fk);
+    memcpy(sv->allowed, allowed, (size_t)B * H * Tq * Tkn);
+    if (query_pad) memcpy(sv->query_pad, query_pad, (size_t)B * Tq);
+    return ATTN_OK;
+}
+
+void attn_mha_save_next(attn_mha *m, int on) {
+    if (m) m->save_next = on != 0;
+}
+
+/* dw (C, C) = dy^T x, db (C) = column sums of dy (or NULL); dy, x (N, C).
+ * dx (N, C) += dy W when accumulate, else = dy W. tmp (N, C) scratch. */
+static void project_backward(float *dx, float *dw, float *db, float *tmp, const float *dy,
+                             const float *x, const attn_mha *m, int which, int N, int accumulate) {
+    const int C = m->C;
+    attn_gemm_tn(dw, C, dy, C, x, C, C, C, N, 1.0f);
+    if (db) {
+        for (int c = 0; c < C; c++) db[c] = 0.0f;
+        for (long n = 0; n < N; n++)
+            for (int c = 0; c < C; c++) db[c] += dy[n * C + c];
+    }
+    if (!dx) return;
+    float *target = accumulate ? tmp : dx;
+    attn_gemm(target, C, dy, C, m->weight[which], C, N, C, C, 1.0f);
+    if (accumulate)
+        for (long i = 0; i < (long)N * C; i++) dx[i] += tmp[i];
+}
+
+int attn_mha_backward(attn_mha *m, float *dquery, float *dkv, float *dweight, float *dbias,
+                      const float *dout) {
+    attn_clear_error();
+    if (!m) return attn_fail(ATTN_BAD_ARGUMENT, "the module has been freed");
+    const mha_saved *sv = m->saved;
+    if (!sv) return attn_fail(ATTN_BAD_ARGUMENT, "no saved forward: call forward with saveForBackward first");
+    if (sv->used_cache)
+        return attn_fail(ATTN_BAD_ARGUMENT, "the saved forward used the KV cache; gradients through the cache are not computed");
+    if (!dquery || !dweight || !dout || (sv->kv && !dkv))
+        return attn_fail(ATTN_BAD_ARGUMENT, "dquery, dweight, dout (and dkv for cross-attention) are required");
+    const int C = m->C, H = m->H, D = m->D, B = sv->B, Tq = sv->Tq, Tk = sv->Tkn;
+    long at = attn_find_non_finite(dout, (long)B * Tq * C);
+    if (at >= 0)
+        return attn_fail(ATTN_NON_FINITE_INPUT, "dOutput has a non-finite value at batch %ld, token %ld, feature %ld",
+                         at / C / Tq, at / C % Tq, at % C);
+
+    /* Scratch, one block. */
+    const double fq = (double)B * Tq * C, fk = (double)B * Tk * C;
+    float *scratch = attn_alloc(4.0 * (5 * fq + 6 * fk + (fq > fk ? fq : fk)));
+    if (!scratch) return ATTN_TOO_LARGE;
+    float *g = scratch;                   /* (B, Tq, C) */
+    float *d_merged = g + (long)fq;       /* (B, Tq, C) */
+    float *d_attn = d_merged + (long)fq;  /* (B, H, Tq, D) */
+    float *dq_heads = d_attn + (long)fq;  /* (B, H, Tq, D) */
+    float *dq_proj = dq_heads + (long)fq; /* (B, Tq, C) */
+    float *dk_heads = dq_proj + (long)fq; /* (B, H, Tk, D) */
+    float *dv_heads = dk_heads + (long)fk;
+    float *dk_proj = dv_heads + (long)fk; /* (B, Tk, C) */
+    float *dv_proj = dk_proj + (long)fk;
+    float *dsource = dv_proj + (long)fk;  /* (B, Tk, C): dkv, or dquery's K and V part */
+    float *tmp = dsource + (long)fk;      /* (max(B Tq, B Tk), C) */
+    float *dw = dweight, *db = m->bias[0] && dbias ? dbias : NULL;
+    const long CC = (long)C * C;
+    int status = ATTN_OK;
+
+    /* 8. output projection; padded queries had their output set to 0 */
+    memcpy(g, dout, sizeof(float) * (long)fq);
+    if (sv->query_pad)
+        for (long r = 0; r < (long)B * Tq; r++)
+            if (!sv->query_pad[r]) memset(g + r * C, 0, sizeof(float) * C);
+    project_backward(d_merged, dw + 3 * CC, db ? db + 3 * C : NULL, tmp, g, sv->merged, m, 3, B * Tq, 0);
+
+    /* 7. merge heads, backward: its transpose is a split */
+    split_heads(d_attn, d_merged, B, Tq, H, D,
+                sv->bug == ATTN_BUG_MERGE_WITHOUT_TRANSPOSE ? ATTN_BUG_HEADS_WITHOUT_TRANSPOSE : ATTN_BUG_NONE);
+
+    /* 6. attend */
+    const attn_mask full = {sv->allowed, (long)H * Tq * Tk, (long)Tq * Tk, Tk, 1};
+    status = attn_sdpa_backward(dq_heads, dk_heads, dv_heads, NULL, NULL, d_attn,
+                                sv->q_heads, sv->k_heads, sv->v_heads, full, B, H, Tq, Tk, D, D,
+                                (float)(1.0 / sqrt((double)D)), sv->causal, sv->diag, sv->bug);
+    if (status) goto done;
+
+    /* 3. rope, backward: rotate back */
+    if (m->rope) {
+        apply_rope(dq_heads, B * H, Tq, D, sv->q_pos, -1);
+        apply_rope(dk_heads, B * H, Tk, D, sv->k_pos, -1);
+    }
+
+    /* 2. split heads, backward: its transpose is a merge */
+    const int merge_bug = sv->bug == ATTN_BUG_HEADS_WITHOUT_TRANSPOSE ? ATTN_BUG_MERGE_WITHOUT_TRANSPOSE : ATTN_BUG_NONE;
+    merge_heads(dq_proj, dq_heads, B, Tq, H, D, merge_bug);
+    merge_heads(dk_proj, dk_heads, B, Tk, H, D, merge_bug);
+    merge_heads(dv_proj, dv_heads, B, Tk, H, D, merge_bug);
+
+    /* 1. input projections; in self-attention query feeds all three */
+    const float *source = sv->kv ? sv->kv : sv->query;
+    project_backward(dquery, dw, db, tmp, dq_proj, sv->query, m, 0, B * Tq, 0);
+    project_backward(dsource, dw + CC, db ? db + C : NULL, tmp, dk_proj, source, m, 1, B * Tk, 0);
+    project_backward(dsource, dw + 2 * CC, db ? db + 2 * C : NULL, tmp, dv_proj, source, m, 2, B * Tk, 1);
+    if (sv->kv) memcpy(dkv, dsource, sizeof(float) * (long)fk);
+    else
+        for (long i = 0; i < (long)fq; i++) dquery[i] += dsource[i];
+
+    /* Finite inputs can still overflow float32 in the products. */
+    const float *grads[3] = {dquery, sv->kv ? dkv : NULL, dweight};
+    const long sizes[3] = {(long)fq, (long)fk, 4 * CC};
+    for (int t = 0; t < 3 && sv->bug != ATTN_BUG_NO_ALL_MASKED_GUARD; t++)
+        if (grads[t] && (at = attn_find_non_finite(grads[t], sizes[t])) >= 0) {
+            status = attn_fail(ATTN_OVERFLOW, "the gradients overflow float32: dOutput or the weights are too large");
+            break;
+        }
 done:
     attn_free(scratch);
     return status;

@@ -40,7 +40,8 @@ const STATUS_CODES = ['OK', 'BAD_ARGUMENT', 'SHAPE_MISMATCH', 'NON_FINITE_INPUT'
  * NON_FINITE_INPUT, ALL_MASKED_ROW, TOO_LARGE, OVERFLOW, UNSUPPORTED, and for
  * multi-head attention HEADS_DO_NOT_DIVIDE, ROPE_ODD_HEAD_DIM, EMPTY_QUERY,
  * CACHE_WITHOUT_USE_CACHE, CACHE_CROSS_ATTENTION, CACHE_POSITION,
- * CACHE_MISMATCH, NEGATIVE_OFFSET, MODULE_FREED.
+ * CACHE_MISMATCH, NEGATIVE_OFFSET, MODULE_FREED, and for mha.backward
+ * NO_SAVED_FORWARD, BACKWARD_THROUGH_CACHE.
  */
 export class AttentionError extends Error {
   constructor(code, message) {
@@ -59,7 +60,8 @@ const fail = (code, message) => { throw new AttentionError(code, message); };
 /** Names of the deliberate bugs the core can switch on, in enum order. */
 export const BUGS = Object.freeze([null, 'softmax-over-queries', 'mask-after-softmax', 'mask-output',
   'no-causal-mask', 'causal-upper', 'inverted-mask', 'padding-on-queries', 'no-scale',
-  'scale-by-dk', 'heads-without-transpose', 'merge-without-transpose', 'no-all-masked-guard']);
+  'scale-by-dk', 'heads-without-transpose', 'merge-without-transpose', 'no-all-masked-guard',
+  'softmax-backward-no-rowsum', 'grad-through-blocked']);
 const MHA_ONLY_BUGS = new Set(['heads-without-transpose', 'merge-without-transpose']);
 
 function bugIndex(bug, { mha }) {
@@ -200,6 +202,54 @@ function checkInteger(value, name, fallback, { min = 0, max = 2 ** 31 - 1, code 
   return value;
 }
 
+/**
+ * The checked arguments of sdpa and sdpaBackward: tensors, dims, the mask's
+ * broadcast strides as (B, H, Tq, Tk), the scale, the causal flag and the bug.
+ */
+function sdpaArguments(q, k, v, options, known, where) {
+  const opts = checkOptions(options, known, where);
+  const { mask, causal, scale, bug } = opts;
+  const Q = toTensor(q, 'q');
+  const K = toTensor(k, 'k');
+  const V = toTensor(v, 'v');
+  for (const [t, name] of [[Q, 'q'], [K, 'k'], [V, 'v']]) {
+    if (t.shape.length < 2 || t.shape.length > 4) {
+      fail('BAD_ARGUMENT', `${name} must have 2 to 4 dims (batch…, T, d); got shape ${describe(t.shape)}`);
+    }
+  }
+  if (Q.shape.length !== K.shape.length || Q.shape.length !== V.shape.length) {
+    fail('SHAPE_MISMATCH', `q, k and v must have the same number of dims: q ${describe(Q.shape)}, k ${describe(K.shape)}, v ${describe(V.shape)}`);
+  }
+  const nb = Q.shape.length - 2;
+  const batch = Q.shape.slice(0, nb);
+  for (const [t, name] of [[K, 'k'], [V, 'v']]) {
+    t.shape.slice(0, nb).forEach((d, i) => {
+      if (d !== batch[i]) fail('SHAPE_MISMATCH', `batch dim ${i} differs: q has ${batch[i]}, ${name} has ${d}`);
+    });
+  }
+  const [Tq, dk] = Q.shape.slice(nb);
+  const [Tk, dkK] = K.shape.slice(nb);
+  const [TkV, dv] = V.shape.slice(nb);
+  if (dk !== dkK) fail('SHAPE_MISMATCH', `q and k must share the last dim dk: q has ${dk}, k has ${dkK}`);
+  if (Tk !== TkV) fail('SHAPE_MISMATCH', `k and v must have the same number of keys Tk: k has ${Tk}, v has ${TkV}`);
+  const isCausal = checkBoolean(causal, 'causal', false);
+  if (scale !== undefined && typeof scale !== 'number') fail('BAD_ARGUMENT', `scale must be a number (got ${typeof scale})`);
+  const s = scale === undefined ? 1 / Math.sqrt(dk) : scale;
+  if (!Number.isFinite(Math.fround(s))) fail('NON_FINITE_INPUT', `scale must be finite in float32 (got ${s})`);
+  const bugId = bugIndex(bug, { mha: false });
+
+  // Batch dims become (B, H) inside the core: none -> (1, 1), one -> (B, 1).
+  const B = nb >= 1 ? batch[0] : 1;
+  const H = nb === 2 ? batch[1] : 1;
+  const M = mask === undefined || mask === null ? null : toTensor(mask, 'mask', 'mask');
+  let strides = [0, 0, 0, 0];
+  if (M) {
+    const st = broadcastStrides(M.shape, [...batch, Tq, Tk], 'mask');
+    strides = [nb >= 1 ? st[0] : 0, nb === 2 ? st[1] : 0, st[nb], st[nb + 1]];
+  }
+  return { Q, K, V, M, strides, batch, B, H, Tq, Tk, dk, dv, s, isCausal, bugId, opts };
+}
+
 // ---------------------------------------------------------------------------
 // Loading the wasm core
 // ---------------------------------------------------------------------------
@@ -336,47 +386,9 @@ class Lab {
    *   maskedFraction, maxRowSumError, maxForbiddenWeight }.
    */
   sdpa(q, k, v, options) {
-    const { mask, causal, scale, needWeights, bug } = checkOptions(options,
-      ['mask', 'causal', 'scale', 'needWeights', 'bug'], 'sdpa');
-    const Q = toTensor(q, 'q');
-    const K = toTensor(k, 'k');
-    const V = toTensor(v, 'v');
-    for (const [t, name] of [[Q, 'q'], [K, 'k'], [V, 'v']]) {
-      if (t.shape.length < 2 || t.shape.length > 4) {
-        fail('BAD_ARGUMENT', `${name} must have 2 to 4 dims (batch…, T, d); got shape ${describe(t.shape)}`);
-      }
-    }
-    if (Q.shape.length !== K.shape.length || Q.shape.length !== V.shape.length) {
-      fail('SHAPE_MISMATCH', `q, k and v must have the same number of dims: q ${describe(Q.shape)}, k ${describe(K.shape)}, v ${describe(V.shape)}`);
-    }
-    const nb = Q.shape.length - 2;
-    const batch = Q.shape.slice(0, nb);
-    for (const [t, name] of [[K, 'k'], [V, 'v']]) {
-      t.shape.slice(0, nb).forEach((d, i) => {
-        if (d !== batch[i]) fail('SHAPE_MISMATCH', `batch dim ${i} differs: q has ${batch[i]}, ${name} has ${d}`);
-      });
-    }
-    const [Tq, dk] = Q.shape.slice(nb);
-    const [Tk, dkK] = K.shape.slice(nb);
-    const [TkV, dv] = V.shape.slice(nb);
-    if (dk !== dkK) fail('SHAPE_MISMATCH', `q and k must share the last dim dk: q has ${dk}, k has ${dkK}`);
-    if (Tk !== TkV) fail('SHAPE_MISMATCH', `k and v must have the same number of keys Tk: k has ${Tk}, v has ${TkV}`);
-    const isCausal = checkBoolean(causal, 'causal', false);
-    const keep = checkBoolean(needWeights, 'needWeights', true);
-    if (scale !== undefined && typeof scale !== 'number') fail('BAD_ARGUMENT', `scale must be a number (got ${typeof scale})`);
-    const s = scale === undefined ? 1 / Math.sqrt(dk) : scale;
-    if (!Number.isFinite(Math.fround(s))) fail('NON_FINITE_INPUT', `scale must be finite in float32 (got ${s})`);
-    const bugId = bugIndex(bug, { mha: false });
-
-    // Batch dims become (B, H) inside the core: none -> (1, 1), one -> (B, 1).
-    const B = nb >= 1 ? batch[0] : 1;
-    const H = nb === 2 ? batch[1] : 1;
-    const M = mask === undefined || mask === null ? null : toTensor(mask, 'mask', 'mask');
-    let strides = [0, 0, 0, 0];
-    if (M) {
-      const st = broadcastStrides(M.shape, [...batch, Tq, Tk], 'mask');
-      strides = [nb >= 1 ? st[0] : 0, nb === 2 ? st[1] : 0, st[nb], st[nb + 1]];
-    }
+    const { Q, K, V, M, strides, batch, B, H, Tq, Tk, dk, dv, s, isCausal, bugId, opts } =
+      sdpaArguments(q, k, v, options, ['mask', 'causal', 'scale', 'needWeights', 'bug'], 'sdpa');
+    const keep = checkBoolean(opts.needWeights, 'needWeights', true);
 
     const outShape = [...batch, Tq, dv];
     const wShape = [...batch, Tq, Tk];
@@ -410,6 +422,52 @@ class Lab {
         return stats;
       },
     };
+  }
+
+  /**
+   * The backward of sdpa: gradients of a loss L given dOutput = dL/doutput.
+   * @param q, k, v as for sdpa
+   * @param dOutput (batch…, Tq, dv), the shape of sdpa's output
+   * @param [options] mask, causal, scale as for sdpa; bug: a forward bug
+   *   (the gradient of that bugged forward) or a backward bug
+   *   ('softmax-backward-no-rowsum', 'grad-through-blocked'); needWeights:
+   *   false returns only { dq, dk, dv }.
+   * @returns {{ dq, dk, dv, dScores?, dProbs? }} with the shapes of q, k, v
+   *   and (batch…, Tq, Tk): dScores is dL/dscores (sdpa's scaled logits),
+   *   dProbs is dL/dweights. Blocked pairs are exactly 0 in both; a key no
+   *   query may see gets exactly 0 in dk and dv.
+   */
+  sdpaBackward(q, k, v, dOutput, options) {
+    const { Q, K, V, M, strides, batch, B, H, Tq, Tk, dk, dv, s, isCausal, bugId, opts } =
+      sdpaArguments(q, k, v, options, ['mask', 'causal', 'scale', 'needWeights', 'bug'], 'sdpaBackward');
+    const keep = checkBoolean(opts.needWeights, 'needWeights', true);
+    const G = toTensor(dOutput, 'dOutput');
+    const outShape = [...batch, Tq, dv];
+    if (G.shape.length !== outShape.length || G.shape.some((d, i) => d !== outShape[i])) {
+      fail('SHAPE_MISMATCH', `dOutput must have the shape of the output ${describe(outShape)}; got ${describe(G.shape)}`);
+    }
+    const wShape = [...batch, Tq, Tk];
+    const nW = product(wShape);
+    const layout = new Layout(this)
+      .add('q', 4 * Q.data.length).add('k', 4 * K.data.length).add('v', 4 * V.data.length)
+      .add('dout', 4 * G.data.length)
+      .add('dq', 4 * Q.data.length).add('dk', 4 * K.data.length).add('dv', 4 * V.data.length);
+    if (keep) layout.add('dscores', 4 * nW).add('dprobs', 4 * nW);
+    if (M) layout.add('mask', M.data.length);
+    layout.commit();
+    layout.f32('q', Q.data.length).set(Q.data);
+    layout.f32('k', K.data.length).set(K.data);
+    layout.f32('v', V.data.length).set(V.data);
+    layout.f32('dout', G.data.length).set(G.data);
+    if (M) layout.u8('mask', M.data.length).set(M.data);
+    const p = (name) => layout.ptr(name);
+    this.check(this.exports.attn_sdpa_backward_js(p('dq'), p('dk'), p('dv'), p('dscores'), p('dprobs'),
+      p('dout'), p('q'), p('k'), p('v'), p('mask'), ...strides,
+      B, H, Tq, Tk, dk, dv, s, isCausal ? 1 : 0, bugId));
+    const out = (name, n, shape) => ({ data: layout.f32(name, n).slice(), shape: shape.slice() });
+    const grads = { dq: out('dq', Q.data.length, Q.shape), dk: out('dk', K.data.length, K.shape), dv: out('dv', V.data.length, V.shape) };
+    if (keep) Object.assign(grads, { dScores: out('dscores', nW, wShape), dProbs: out('dprobs', nW, wShape) });
+    return grads;
   }
 
   /** Observability numbers for one sdpa result, computed by the core. */
@@ -593,7 +651,8 @@ class MultiHeadAttention {
    *   queries (padded ones get zero output); causal: compares positions;
    *   cache + useCache: incremental decoding (self-attention only);
    *   queryPositionOffset, keyPositionOffset: positions of the first query
-   *   and key; needWeights (default true); bug: a head bug from BUGS.
+   *   and key; needWeights (default true); bug: a head bug from BUGS;
+   *   saveForBackward: keep what backward() needs (see backward).
    * @returns {{ output, weights?, cache? }} output (B, Tq, dModel), weights
    *   (B, H, Tq, Tk), cache { key, value, keyPaddingMask, length } with
    *   useCache.
@@ -605,7 +664,8 @@ class MultiHeadAttention {
       keyValue = undefined;
     }
     const opts = checkOptions(options, ['attentionMask', 'keyPaddingMask', 'queryPaddingMask', 'causal',
-      'cache', 'useCache', 'queryPositionOffset', 'keyPositionOffset', 'needWeights', 'bug'], 'forward');
+      'cache', 'useCache', 'queryPositionOffset', 'keyPositionOffset', 'needWeights', 'bug', 'saveForBackward'], 'forward');
+    const save = checkBoolean(opts.saveForBackward, 'saveForBackward', false);
     const { dModel: C, numHeads: H, headDim: D } = this;
     const X = toTensor(query, 'query', 'float', { allowEmpty: true });
     if (X.shape.length !== 3 || X.shape[2] !== C) {
@@ -714,9 +774,11 @@ class MultiHeadAttention {
     if (M) layout.u8('mask', M.data.length).set(M.data);
 
     const p = (name) => layout.ptr(name);
+    this.lab.exports.attn_mha_save_next(this.ptr, save ? 1 : 0);
     this.lab.check(this.lab.exports.attn_mha_forward(this.ptr, p('out'), p('weights'), p('query'), p('kv'),
       B, Tq, Tkn, p('pastK'), p('pastV'), p('pastValid'), Tp, p('newK'), p('newV'), p('newValid'),
       p('keyPad'), p('queryPad'), p('mask'), ...strides, causal ? 1 : 0, qOffset, firstKey, bugId));
+    if (save) this.saved = { B, Tq, Tk: Tkn, cross: Boolean(KV), usedCache: useCache };
 
     const result = { output: { data: layout.f32('out', nOut).slice(), shape: [B, Tq, C] } };
     if (needWeights) result.weights = { data: layout.f32('weights', nW).slice(), shape: [B, H, Tq, Tk] };
@@ -728,6 +790,52 @@ class MultiHeadAttention {
         length: Tk,
       };
     }
+    return result;
+  }
+
+  /**
+   * Gradients of a loss L for dOutput = dL/doutput (B, Tq, dModel), through
+   * the last forward called with saveForBackward: true (the module keeps what
+   * it needs until the next forward that asks).
+   * @returns {{ dQuery, dKeyValue, qProj, kProj, vProj, outProj }} dQuery
+   *   (B, Tq, dModel); dKeyValue (B, Tk, dModel) for cross-attention, null
+   *   for self-attention; each projection { weight (dModel, dModel) as
+   *   (out, in), bias (dModel) or null }. Padded queries pass no gradient.
+   */
+  backward(dOutput) {
+    this.alive();
+    const saved = this.saved;
+    if (!saved) fail('NO_SAVED_FORWARD', 'backward needs a forward called with saveForBackward: true first');
+    if (saved.usedCache) {
+      fail('BACKWARD_THROUGH_CACHE', 'the saved forward used the KV cache; backward does not go through the cache (run forward without useCache)');
+    }
+    const { B, Tq, Tk, cross } = saved;
+    const C = this.dModel;
+    const G = toTensor(dOutput, 'dOutput');
+    if (G.shape.length !== 3 || G.shape[0] !== B || G.shape[1] !== Tq || G.shape[2] !== C) {
+      fail('SHAPE_MISMATCH', `dOutput must have the output's shape (B=${B}, Tq=${Tq}, dModel=${C}); got ${describe(G.shape)}`);
+    }
+    const nQ = B * Tq * C;
+    const nKV = B * Tk * C;
+    const layout = new Layout(this.lab).add('dout', 4 * nQ).add('dquery', 4 * nQ).add('dw', 16 * C * C);
+    if (cross) layout.add('dkv', 4 * nKV);
+    if (this.bias) layout.add('db', 16 * C);
+    layout.commit();
+    layout.f32('dout', nQ).set(G.data);
+    const p = (name) => layout.ptr(name);
+    this.lab.check(this.lab.exports.attn_mha_backward(this.ptr, p('dquery'), p('dkv'), p('dw'), p('db'), p('dout')));
+    const dw = layout.f32('dw', 4 * C * C).slice();
+    const db = this.bias ? layout.f32('db', 4 * C).slice() : null;
+    const result = {
+      dQuery: { data: layout.f32('dquery', nQ).slice(), shape: [B, Tq, C] },
+      dKeyValue: cross ? { data: layout.f32('dkv', nKV).slice(), shape: [B, Tk, C] } : null,
+    };
+    PROJECTIONS.forEach((name, i) => {
+      result[name] = {
+        weight: { data: dw.slice(i * C * C, (i + 1) * C * C), shape: [C, C] },
+        bias: db ? { data: db.slice(i * C, (i + 1) * C), shape: [C] } : null,
+      };
+    });
     return result;
   }
 }

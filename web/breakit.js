@@ -40,7 +40,9 @@ const REPAIRED = 4;
 //   2nd: flags, a digit 0-7: 1 = bug on now, 2 = broken once, 4 = repaired
 // ---------------------------------------------------------------------------
 
-const STATE_PATTERN = new RegExp(`^(?:[a-${String.fromCharCode(96 + CHECKS.length)}-][0-7]){${EXERCISES.length}}$`);
+// A state saved before the last cards were added is shorter: its missing
+// cards decode as untouched.
+const STATE_PATTERN = new RegExp(`^(?:[a-${String.fromCharCode(96 + CHECKS.length)}-][0-7]){1,${EXERCISES.length}}$`);
 
 /** The state of a page nobody has touched. */
 export const DEFAULT_STATE = '-0'.repeat(EXERCISES.length);
@@ -51,6 +53,7 @@ export function isValidState(text) {
 }
 
 function decodeState(text) {
+  text = text.padEnd(DEFAULT_STATE.length, '-0');
   return EXERCISES.map((_, i) => {
     const p = text[2 * i];
     const flags = Number(text[2 * i + 1]);
@@ -173,7 +176,8 @@ function resultTables(exercise, result, worst) {
     // The weights always show where the blame lies: the cell itself, or for
     // an output entry the row of the query that produced it.
     const inHead = worst && (worst.head === null || worst.head === h);
-    const mark = !inHead ? null : worst.tensor === 'output' ? { row: worst.row, column: null } : worst;
+    const mark = !inHead || !['weights', 'output'].includes(worst.tensor) ? null
+      : worst.tensor === 'output' ? { row: worst.row, column: null } : worst;
     wrap.append(numberTable({
       caption: `Weights${head} (rows: queries, columns: keys; hatched: blocked)`,
       values: weights.data.subarray(h * T * Tk, (h + 1) * T * Tk), rows: T, cols: Tk,
@@ -192,6 +196,15 @@ function resultTables(exercise, result, worst) {
     rowLabel: (i) => `token ${i + 1}`, colLabel: (c) => `f${c + 1}`,
     worst: worst && worst.tensor === 'output' ? worst : null, name: 'output', panel: 'output',
   }));
+  // The backward cards also show the gradients of the loss for q, k and v.
+  for (const [name, rowLabel] of exercise.backward && result.gradients ? [['dq', q], ['dk', k], ['dv', k]] : []) {
+    const g = result.gradients[name];
+    wrap.append(numberTable({
+      caption: `Gradient ${name} (rows: ${name === 'dq' ? 'queries' : 'keys'}, columns: features)`,
+      values: g.data, rows: g.shape[0], cols: g.shape[1], rowLabel, colLabel: (c) => `f${c + 1}`,
+      worst: worst && worst.tensor === name ? worst : null, name, panel: 'output',
+    }));
+  }
   return wrap;
 }
 

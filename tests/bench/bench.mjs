@@ -260,4 +260,8 @@ if (lab) {
   targets += ` This run: vs ORT ${vsOrt ? 'met' : 'NOT met'}; vs scalar ${vsScalar ? 'met' : 'NOT met'}.`;
 }
 out.push(targets);
+if (lab) {
+  const { benchBackward } = await import('./backward.mjs');
+  out.push('', ...(await benchBackward(lab.simd, timeColumns, peak)));
+}
 console.log(`\n${out.join('\n')}`);
