@@ -529,6 +529,9 @@ int attn_train_step(attn_trainer *t, float *loss, int n) {
             make_sequence(t->tokens + (long)b * t->T, t->targets + (long)b * t->T,
                           &t->data_rng, t->task, t->T, t->V);
         if ((status = attn_train_gradients(t, loss, t->tokens, t->targets))) return status;
+        if (!isfinite(*loss)) /* refuse to step on a NaN: the weights stay as they were */
+            return attn_fail(ATTN_OVERFLOW, "training diverged at step %d: the loss is not finite; "
+                             "lower lr and start again", t->step + 1);
         adamw_update(t);
         t->step++;
     }
