@@ -910,9 +910,9 @@ class Trainer {
     this.alive();
     const count = checkInteger(n, 'n', 1, { min: 0, max: 100000 });
     const layout = new Layout(this.lab).add('loss', 4).commit();
-    layout.f32('loss', 1)[0] = NaN;
+    this.view(Float32Array, layout.ptr('loss'), 1)[0] = NaN;
     this.lab.check(this.lab.exports.attn_train_step(this.ptr, layout.ptr('loss'), count));
-    return { step: this.lab.exports.attn_train_step_count(this.ptr), loss: layout.f32('loss', 1)[0] };
+    return { step: this.lab.exports.attn_train_step_count(this.ptr), loss: this.view(Float32Array, layout.ptr('loss'), 1)[0] };
   }
 
   /**
@@ -930,7 +930,7 @@ class Trainer {
     const n = checkInteger(batches, 'batches', 4, { min: 1, max: 1000 });
     const layout = new Layout(this.lab).add('result', 8).commit();
     this.lab.check(this.lab.exports.attn_train_evaluate(this.ptr, layout.ptr('result'), n));
-    const [loss, accuracy] = layout.f32('result', 2);
+    const [loss, accuracy] = this.view(Float32Array, layout.ptr('result'), 2);
     return { loss, accuracy };
   }
 
@@ -947,9 +947,9 @@ class Trainer {
     const given = tokens !== undefined && tokens !== null;
     const ids = given ? this.checkTokens(tokens, 'tokens') : null;
     const layout = new Layout(this.lab).add('weights', 4 * L * H * T * T).add('tokens', 4 * T).commit();
-    if (given) new Int32Array(this.lab.exports.memory.buffer, layout.ptr('tokens'), T).set(ids);
+    if (given) this.view(Int32Array, layout.ptr('tokens'), T).set(ids);
     this.lab.check(this.lab.exports.attn_train_attention(this.ptr, layout.ptr('weights'), layout.ptr('tokens'), given ? 1 : 0));
-    const all = layout.f32('weights', L * H * T * T);
+    const all = this.view(Float32Array, layout.ptr('weights'), L * H * T * T);
     const layers = [];
     for (let l = 0; l < L; l++) {
       layers.push([]);
@@ -958,7 +958,7 @@ class Trainer {
         layers[l].push({ data: all.slice(at, at + T * T), shape: [T, T] });
       }
     }
-    return { tokens: Array.from(new Int32Array(this.lab.exports.memory.buffer, layout.ptr('tokens'), T)), layers };
+    return { tokens: Array.from(this.view(Int32Array, layout.ptr('tokens'), T)), layers };
   }
 
   /** Zero (on = true) or restore head `head` of layer `layer` (0-based) in evaluate and attention. */
@@ -989,10 +989,15 @@ class Trainer {
     const ids = this.checkTokens(tokens, 'tokens', B);
     const want = this.checkTokens(targets, 'targets', B, -1);
     const layout = new Layout(this.lab).add('loss', 4).add('tokens', 4 * B * T).add('targets', 4 * B * T).commit();
-    new Int32Array(this.lab.exports.memory.buffer, layout.ptr('tokens'), B * T).set(ids);
-    new Int32Array(this.lab.exports.memory.buffer, layout.ptr('targets'), B * T).set(want);
+    this.view(Int32Array, layout.ptr('tokens'), B * T).set(ids);
+    this.view(Int32Array, layout.ptr('targets'), B * T).set(want);
     this.lab.check(this.lab.exports.attn_train_gradients(this.ptr, layout.ptr('loss'), layout.ptr('tokens'), layout.ptr('targets')));
-    return { loss: layout.f32('loss', 1)[0], gradients: this.readTensors(this.lab.exports.attn_train_grads(this.ptr)) };
+    return { loss: this.view(Float32Array, layout.ptr('loss'), 1)[0], gradients: this.readTensors(this.lab.exports.attn_train_grads(this.ptr)) };
+  }
+
+  /** A view of the core's memory, made after the last call (memory may have grown). */
+  view(Type, ptr, length) {
+    return new Type(this.lab.exports.memory.buffer, ptr, length);
   }
 
   /** ids (rows?, seqLen) as a flat array of integers in [min, vocab). */
@@ -1014,11 +1019,11 @@ class Trainer {
     const layout = new Layout(this.lab).add('info', 12).commit();
     const out = {};
     for (let i = 0; exports.attn_train_tensor(this.ptr, i, layout.ptr('info')) === 0; i++) {
-      const [offset, rows, cols] = new Int32Array(exports.memory.buffer, layout.ptr('info'), 3);
+      const [offset, rows, cols] = this.view(Int32Array, layout.ptr('info'), 3);
       const namePtr = exports.attn_train_tensor_name(this.ptr, i);
-      const bytes = new Uint8Array(exports.memory.buffer, namePtr, 32);
+      const bytes = this.view(Uint8Array, namePtr, 32);
       const name = new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0)));
-      out[name] = { data: new Float32Array(exports.memory.buffer, ptr + 4 * offset, rows * cols).slice(), shape: [rows, cols] };
+      out[name] = { data: this.view(Float32Array, ptr + 4 * offset, rows * cols).slice(), shape: [rows, cols] };
     }
     return out;
   }
