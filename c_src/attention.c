@@ -5,8 +5,8 @@
  *   2. scores  = scale * Q K^T           (block of query rows at a time)
  *   3. mask    : blocked logits -> -INFINITY; refuse rows with no allowed key
  *   4. softmax over keys, stable
- *   5. mix     : output = weights V
- * The break-it bugs are switches on these passes, marked "bug:" below.
+ *   5. mix     : output = probs V
+ * A break-it bug changes the plan of a call (make_plan), never the passes.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -21,11 +21,12 @@
 /* Errors                                                                    */
 /* ======================================================================== */
 
-static char last_error[512];
+static char last_error[ATTN_ERROR_BYTES];
 static int last_status;
 
 const char *attn_last_error(void) { return last_error; }
 int attn_last_status(void) { return last_status; }
+int attn_error_bytes(void) { return ATTN_ERROR_BYTES; }
 
 void attn_clear_error(void) {
     last_error[0] = '\0';
@@ -102,36 +103,73 @@ void *attn_workspace(double bytes) {
 /* Which keys a query may see                                                */
 /* ======================================================================== */
 
-enum { CAUSAL_NONE = 0, CAUSAL_LOWER = 1, CAUSAL_UPPER = 2 };
+/* JS writes these structs as int32 words (web/attention.js): keep the
+ * layouts documented in attention.h. */
+#ifdef __EMSCRIPTEN__
+_Static_assert(sizeof(attn_visibility) == 4 * ATTN_VISIBILITY_WORDS, "attn_visibility layout");
+_Static_assert(sizeof(attn_dims) == 4 * ATTN_DIMS_WORDS, "attn_dims layout");
+_Static_assert(sizeof(attn_kv_cache) == 4 * ATTN_KV_CACHE_WORDS, "attn_kv_cache layout");
+_Static_assert(sizeof(attn_mha_visibility) == 4 * ATTN_MHA_VISIBILITY_WORDS, "attn_mha_visibility layout");
+#endif
 
-/* The visibility rule of one call: the allowed mask, the causal triangle and,
- * only for the inverted-mask bug, a flag that reads the mask upside down. */
+/* The rule as the passes apply it: the caller's attn_visibility plus the
+ * three ways a break-it bug can bend it. The correct path leaves them 0. */
 typedef struct {
-    attn_mask mask;
-    int causal;        /* CAUSAL_NONE, CAUSAL_LOWER or (bug) CAUSAL_UPPER */
-    int causal_offset; /* the diagonal: key j vs query i + causal_offset */
-    int invert_mask;
+    attn_visibility rule;
+    int Tk;           /* row length of rule.key_padding_mask */
+    int causal_upper; /* bug causal-upper: blocks j < i + offset instead */
+    int invert;       /* bug inverted-mask: the mask read as a blocked mask */
+    int transpose;    /* bug padding-on-queries: mask and padding read at (j, i) */
 } visibility;
+
+/* The correct rule of a call; vis may be NULL (every key visible). */
+static visibility correct_visibility(const attn_visibility *vis, int Tk) {
+    static const attn_visibility everything = {{NULL, 0, 0, 0, 0}, NULL, 0, 0};
+    visibility v = {vis ? *vis : everything, Tk, 0, 0, 0};
+    return v;
+}
+
+/* Whether any pair can be blocked: otherwise the passes skip the rule. */
+static int blocks_anything(const visibility *vis) {
+    return vis->rule.causal || vis->rule.mask.data || vis->rule.key_padding_mask;
+}
 
 /* Whether query i may attend to key j in head (b, h) under the rule. */
 static int is_allowed(const visibility *vis, int b, int h, int i, int j) {
-    if (vis->causal == CAUSAL_LOWER && j > i + vis->causal_offset) return 0;
-    if (vis->causal == CAUSAL_UPPER && j < i + vis->causal_offset) return 0;
-    if (!vis->mask.data) return 1;
-    const attn_mask *m = &vis->mask;
-    const int bit = m->data[b * m->sb + h * m->sh + i * m->sq + j * m->sk] != 0;
-    return vis->invert_mask ? !bit : bit;
+    const attn_visibility *r = &vis->rule;
+    const int64_t diagonal = (int64_t)i + r->causal_offset; /* any offset, no overflow */
+    if (r->causal && !vis->causal_upper && j > diagonal) return 0;
+    if (r->causal && vis->causal_upper && j < diagonal) return 0;
+    if (!r->mask.data && !r->key_padding_mask) return 1;
+    const int mi = vis->transpose ? j : i, mj = vis->transpose ? i : j;
+    const attn_mask *m = &r->mask;
+    const int bit = (!m->data || m->data[b * m->sb + h * m->sh + mi * m->sq + mj * m->sk] != 0) &&
+                    (!r->key_padding_mask || r->key_padding_mask[(long)b * vis->Tk + mj] != 0);
+    return vis->invert ? !bit : bit;
 }
 
-/* The correct rule for a call, before any bug touches it. */
-static visibility correct_visibility(attn_mask mask, int causal, int causal_offset) {
-    visibility vis = {mask, causal ? CAUSAL_LOWER : CAUSAL_NONE, causal_offset, 0};
-    return vis;
+/* allowed (B, H, Tq, Tk) <- the correct rule, one byte per pair. */
+int attn_allowed_pairs(uint8_t *allowed, const attn_visibility *vis, int B, int H, int Tq, int Tk) {
+    attn_clear_error();
+    if (!allowed) return attn_fail(ATTN_BAD_ARGUMENT, "allowed is required");
+    if (B < 1 || H < 1 || Tq < 1 || Tk < 1)
+        return attn_fail(ATTN_BAD_ARGUMENT, "dims must be positive: B=%d H=%d Tq=%d Tk=%d", B, H, Tq, Tk);
+    const visibility rule = correct_visibility(vis, Tk);
+    long at = 0;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < Tq; i++)
+                for (int j = 0; j < Tk; j++) allowed[at++] = (uint8_t)is_allowed(&rule, b, h, i, j);
+    return ATTN_OK;
 }
 
 /* ======================================================================== */
 /* Scaled dot-product attention                                              */
 /* ======================================================================== */
+
+/* Query rows per block when the probabilities are not kept: a block's
+ * score rows stay in cache between the passes. */
+#define ATTN_QUERY_BLOCK 4
 
 /* Refuse scores that overflowed float32 (q and k too large for the scale). */
 static int check_scores_finite(const float *s, int b, int h, int i0, int n, int Tk) {
@@ -143,23 +181,42 @@ static int check_scores_finite(const float *s, int b, int h, int i0, int n, int 
                      b, h, i0 + at / Tk, at % Tk);
 }
 
+/* Everything a break-it bug changes in attn_sdpa, resolved once per call.
+ * For ATTN_BUG_NONE it is the correct path: the given scale and rule, blocks
+ * of ATTN_QUERY_BLOCK rows, logits masked, empty rows refused, no fix-ups. */
+typedef struct sdpa_plan sdpa_plan;
+typedef void softmax_fn(float *s, int n, int Tk);
+typedef void fixup_fn(const sdpa_plan *p, float *x, long ld, int b, int h, int i0, int n, int width);
+struct sdpa_plan {
+    float scale;
+    visibility vis;
+    int block;          /* query rows per pass */
+    int mask_logits;    /* blocked logits -> -INFINITY before the softmax */
+    int guard;          /* refuse a row with no allowed key */
+    int nan_expected;   /* the output may hold NaN: the bug's point */
+    softmax_fn *softmax;
+    fixup_fn *after_softmax; /* NULL, or a change to probability rows */
+    fixup_fn *after_mix;     /* NULL, or a change to output rows */
+};
+
+/* s (n, Tk) <- softmax over keys of each row: the correct pass 4. */
+static void softmax_keys(float *s, int n, int Tk) { attn_softmax_rows(s, Tk, n, Tk); }
+
 /* s (n, Tk): the scores of query rows i0..i0+n-1 of head (b, h).
- * Blocked logits become -INFINITY. Refuses a row with no allowed key (unless
- * `guard` is 0) and scores that overflowed float32.
- * bug: mask-after-softmax and mask-output pass mask_logits = 0, which checks
- * the rows but leaves the blocked logits in. */
-static int mask_rows(float *s, const visibility *vis, int b, int h, int i0, int n, int Tk,
-                     int mask_logits, int guard) {
+ * Blocked logits become -INFINITY (when the plan masks logits). Refuses a
+ * row with no allowed key (when the plan guards) and scores that
+ * overflowed float32. */
+static int mask_rows(float *s, const sdpa_plan *p, int b, int h, int i0, int n, int Tk) {
     int status = check_scores_finite(s, b, h, i0, n, Tk);
-    if (status || (!vis->mask.data && vis->causal == CAUSAL_NONE)) return status; /* all allowed */
+    if (status || !blocks_anything(&p->vis)) return status;
     for (int r = 0; r < n; r++) {
         float *s_r = s + (long)r * Tk;
         int allowed_count = 0;
         for (int j = 0; j < Tk; j++) {
-            if (is_allowed(vis, b, h, i0 + r, j)) allowed_count++;
-            else if (mask_logits) s_r[j] = -INFINITY;
+            if (is_allowed(&p->vis, b, h, i0 + r, j)) allowed_count++;
+            else if (p->mask_logits) s_r[j] = -INFINITY;
         }
-        if (guard && allowed_count == 0)
+        if (p->guard && allowed_count == 0)
             return attn_fail(ATTN_ALL_MASKED_ROW,
                              "query row has no allowed key (batch %d, head %d, query %d): "
                              "every query needs at least one key it may attend to",
@@ -168,7 +225,11 @@ static int mask_rows(float *s, const visibility *vis, int b, int h, int i0, int 
     return ATTN_OK;
 }
 
-/* bug: softmax-over-queries. s (Tq, Tk) <- each column normalised over
+/* -------------------------------------------------------------------------
+ * Break-it bugs: the variants of the passes above, kept out of the path.
+ * ---------------------------------------------------------------------- */
+
+/* bug softmax-over-queries: s (Tq, Tk) <- each column normalised over
  * queries, so columns sum to 1 instead of rows. */
 static void softmax_columns(float *s, int Tq, int Tk) {
     for (int j = 0; j < Tk; j++) {
@@ -179,14 +240,79 @@ static void softmax_columns(float *s, int Tq, int Tk) {
     }
 }
 
-int attn_sdpa(float *out, float *weights, float *scores,
-              const float *q, const float *k, const float *v,
-              attn_mask mask, int B, int H, int Tq, int Tk, int dk, int dv,
-              float scale, int causal, int causal_offset, int bug) {
-    attn_clear_error();
+/* bug mask-after-softmax: probs (n, Tk), row stride ld <- blocked entries
+ * zeroed after the softmax, too late for the rows to sum to 1. */
+static void zero_blocked(const sdpa_plan *p, float *probs, long ld, int b, int h, int i0, int n, int Tk) {
+    for (int r = 0; r < n; r++)
+        for (int j = 0; j < Tk; j++)
+            if (!is_allowed(&p->vis, b, h, i0 + r, j)) probs[r * ld + j] = 0.0f;
+}
 
-    /* Arguments. */
-    if (!out || !q || !k || !v) return attn_fail(ATTN_BAD_ARGUMENT, "out, q, k and v are required");
+/* bug padding-on-queries: probs (n, Tk) <- a query row the rule blocks
+ * entirely is blanked instead of refused. */
+static void blank_blocked_rows(const sdpa_plan *p, float *probs, long ld, int b, int h, int i0, int n, int Tk) {
+    for (int r = 0; r < n; r++) {
+        int any = 0;
+        for (int j = 0; j < Tk && !any; j++) any = is_allowed(&p->vis, b, h, i0 + r, j);
+        if (!any) memset(probs + r * ld, 0, sizeof(float) * Tk);
+    }
+}
+
+/* bug mask-output: out (n, dv), row stride ld <- out.masked_fill(~allowed, 0)
+ * with the (Tq, Tk) rule read over the output columns (dv == Tk). */
+static void zero_blocked_outputs(const sdpa_plan *p, float *out, long ld, int b, int h, int i0, int n, int dv) {
+    zero_blocked(p, out, ld, b, h, i0, n, dv);
+}
+
+/* The plan for (bug, scale, vis, dims); refuses a bug the dims cannot show. */
+static int make_plan(sdpa_plan *p, int bug, float scale, const attn_visibility *vis, const attn_dims *d) {
+    *p = (sdpa_plan){scale, correct_visibility(vis, d->Tk), ATTN_QUERY_BLOCK, 1, 1, 0, softmax_keys, NULL, NULL};
+    switch (bug) {
+    case ATTN_BUG_SOFTMAX_OVER_QUERIES: /* needs the whole (Tq, Tk) matrix at once */
+        p->block = d->Tq;
+        p->softmax = softmax_columns;
+        p->nan_expected = 1;
+        break;
+    case ATTN_BUG_MASK_AFTER_SOFTMAX:
+        p->mask_logits = 0;
+        p->after_softmax = zero_blocked;
+        break;
+    case ATTN_BUG_MASK_OUTPUT:
+        if (d->dv != d->Tk)
+            return attn_fail(ATTN_SHAPE_MISMATCH,
+                             "bug mask-output masks the (Tq, dv) output with the (Tq, Tk) mask, "
+                             "so it needs dv == Tk (got dv=%d, Tk=%d)", d->dv, d->Tk);
+        p->mask_logits = 0;
+        p->after_mix = zero_blocked_outputs;
+        break;
+    case ATTN_BUG_NO_CAUSAL_MASK: p->vis.rule.causal = 0; break;
+    case ATTN_BUG_CAUSAL_UPPER: p->vis.causal_upper = 1; break;
+    case ATTN_BUG_INVERTED_MASK: p->vis.invert = 1; break;
+    case ATTN_BUG_PADDING_ON_QUERIES:
+        if (d->Tq != d->Tk)
+            return attn_fail(ATTN_SHAPE_MISMATCH, "bug padding-on-queries needs Tq == Tk (got %d, %d)", d->Tq, d->Tk);
+        p->vis.transpose = 1; /* a key-padding mask now blocks query rows */
+        p->guard = 0;         /* ... which are blanked instead of refused */
+        p->after_softmax = blank_blocked_rows;
+        break;
+    case ATTN_BUG_NO_SCALE: p->scale = 1.0f; break;
+    case ATTN_BUG_SCALE_BY_DK: p->scale = 1.0f / (float)d->dk; break;
+    case ATTN_BUG_NO_ALL_MASKED_GUARD:
+        p->guard = 0;
+        p->nan_expected = 1;
+        break;
+    default: break; /* none, and the multi-head bugs that act outside attn_sdpa */
+    }
+    return ATTN_OK;
+}
+
+/* Refuse what attn_sdpa and its backward cannot take: missing tensors, bad
+ * dims, an unknown bug, a non-finite scale, a request too large, or NaN or
+ * +-Infinity in q (B, H, Tq, dk), k (B, H, Tk, dk) or v (B, H, Tk, dv). */
+static int check_inputs(const float *q, const float *k, const float *v, const attn_dims *dims,
+                        float scale, int bug) {
+    if (!q || !k || !v || !dims) return attn_fail(ATTN_BAD_ARGUMENT, "q, k, v and dims are required");
+    const int B = dims->B, H = dims->H, Tq = dims->Tq, Tk = dims->Tk, dk = dims->dk, dv = dims->dv;
     if (B < 1 || H < 1 || Tq < 1 || Tk < 1 || dk < 1 || dv < 1)
         return attn_fail(ATTN_BAD_ARGUMENT,
                          "dims must be positive: B=%d H=%d Tq=%d Tk=%d dk=%d dv=%d",
@@ -200,37 +326,25 @@ int attn_sdpa(float *out, float *weights, float *scores,
     int status;
     if ((status = check_finite("q", q, B, H, Tq, dk))) return status;
     if ((status = check_finite("k", k, B, H, Tk, dk))) return status;
-    if ((status = check_finite("v", v, B, H, Tk, dv))) return status;
+    return check_finite("v", v, B, H, Tk, dv);
+}
 
-    /* The visibility rule, and the bugs that change it or the scale. */
-    visibility vis = correct_visibility(mask, causal, causal_offset);
-    if (bug == ATTN_BUG_NO_CAUSAL_MASK) vis.causal = CAUSAL_NONE;
-    if (bug == ATTN_BUG_CAUSAL_UPPER && causal) vis.causal = CAUSAL_UPPER;
-    if (bug == ATTN_BUG_INVERTED_MASK) vis.invert_mask = 1;
-    if (bug == ATTN_BUG_PADDING_ON_QUERIES) {
-        if (Tq != Tk)
-            return attn_fail(ATTN_BAD_ARGUMENT, "bug padding-on-queries needs Tq == Tk (got %d, %d)", Tq, Tk);
-        vis.mask.sq = mask.sk; /* a key-padding mask now blocks query rows */
-        vis.mask.sk = mask.sq;
-    }
-    if (bug == ATTN_BUG_MASK_OUTPUT && dv != Tk)
-        return attn_fail(ATTN_BAD_ARGUMENT,
-                         "bug mask-output masks the (Tq, dv) output with the (Tq, Tk) mask, "
-                         "so it needs dv == Tk (got dv=%d, Tk=%d)", dv, Tk);
-    if (bug == ATTN_BUG_NO_SCALE) scale = 1.0f;
-    if (bug == ATTN_BUG_SCALE_BY_DK) scale = 1.0f / (float)dk;
-    const int mask_logits = bug != ATTN_BUG_MASK_AFTER_SOFTMAX && bug != ATTN_BUG_MASK_OUTPUT;
-    /* padding-on-queries blanks the rows it blocks instead of refusing them */
-    const int guard = bug != ATTN_BUG_NO_ALL_MASKED_GUARD && bug != ATTN_BUG_PADDING_ON_QUERIES;
-    /* the two bugs whose NaN is part of the lesson */
-    const int nan_expected = bug == ATTN_BUG_NO_ALL_MASKED_GUARD || bug == ATTN_BUG_SOFTMAX_OVER_QUERIES;
+int attn_sdpa(float *out, float *probs, float *scores,
+              const float *q, const float *k, const float *v,
+              const attn_visibility *vis, const attn_dims *dims, float scale, int bug) {
+    attn_clear_error();
 
-    /* Query rows go 4 at a time, so a block's scores stay in cache; a bug
-     * that normalises over queries needs the whole (Tq, Tk) matrix at once.
-     * Scratch: K^T for one head, plus the score rows when weights are not
-     * kept (kept weights are written in place). */
-    const int block = bug == ATTN_BUG_SOFTMAX_OVER_QUERIES ? Tq : 4;
-    const double scratch_floats = (double)dk * Tk + (weights ? 0.0 : (double)block * Tk);
+    /* Arguments. */
+    if (!out) return attn_fail(ATTN_BAD_ARGUMENT, "out is required");
+    int status = check_inputs(q, k, v, dims, scale, bug);
+    if (status) return status;
+    const int B = dims->B, H = dims->H, Tq = dims->Tq, Tk = dims->Tk, dk = dims->dk, dv = dims->dv;
+    sdpa_plan plan;
+    if ((status = make_plan(&plan, bug, scale, vis, dims))) return status;
+
+    /* Scratch: K^T for one head, plus the score rows when probs are not
+     * kept (kept probabilities are written in place). */
+    const double scratch_floats = (double)dk * Tk + (probs ? 0.0 : (double)plan.block * Tk);
     float *kt = attn_alloc(4.0 * scratch_floats);
     if (!kt) return ATTN_TOO_LARGE;
     float *s_scratch = kt + (long)dk * Tk;
@@ -246,45 +360,31 @@ int attn_sdpa(float *out, float *weights, float *scores,
             /* 1. pack K^T: kt holds strips of (dk, 8) */
             attn_pack_strips(kt, k_bh, Tk, dk);
 
-            for (int i0 = 0; i0 < Tq; i0 += block) {
-                const int n = Tq - i0 < block ? Tq - i0 : block;
-                float *s = weights ? weights + (bh * Tq + i0) * Tk : s_scratch;  /* (n, Tk) */
+            for (int i0 = 0; i0 < Tq; i0 += plan.block) {
+                const int n = Tq - i0 < plan.block ? Tq - i0 : plan.block;
+                float *s = probs ? probs + (bh * Tq + i0) * Tk : s_scratch;  /* (n, Tk) */
 
                 /* 2. scores = scale * q k^T, one strip of keys at a time */
-                attn_gemm_packed(s, Tk, q_bh + (long)i0 * dk, dk, kt, n, Tk, dk, scale);
+                attn_gemm_packed(s, Tk, q_bh + (long)i0 * dk, dk, kt, n, Tk, dk, plan.scale);
                 if (scores) memcpy(scores + (bh * Tq + i0) * Tk, s, sizeof(float) * n * Tk);
 
                 /* 3. mask the logits */
-                status = mask_rows(s, &vis, b, h, i0, n, Tk, mask_logits, guard);
-                if (status) goto done;
+                if ((status = mask_rows(s, &plan, b, h, i0, n, Tk))) goto done;
 
                 /* 4. softmax over keys */
-                if (bug == ATTN_BUG_SOFTMAX_OVER_QUERIES) softmax_columns(s, n, Tk);
-                else attn_softmax_rows(s, Tk, n, Tk);
-                if (bug == ATTN_BUG_MASK_AFTER_SOFTMAX) /* zero blocked weights, too late */
-                    for (int r = 0; r < n; r++)
-                        for (int j = 0; j < Tk; j++)
-                            if (!is_allowed(&vis, b, h, i0 + r, j)) s[(long)r * Tk + j] = 0.0f;
-                if (bug == ATTN_BUG_PADDING_ON_QUERIES) /* a blocked query row is blanked */
-                    for (int r = 0; r < n; r++) {
-                        int any = 0;
-                        for (int j = 0; j < Tk && !any; j++) any = is_allowed(&vis, b, h, i0 + r, j);
-                        if (!any) memset(s + (long)r * Tk, 0, sizeof(float) * Tk);
-                    }
+                plan.softmax(s, n, Tk);
+                if (plan.after_softmax) plan.after_softmax(&plan, s, Tk, b, h, i0, n, Tk);
 
-                /* 5. mix: out = weights v */
+                /* 5. mix: out = probs v */
                 attn_gemm(out_bh + (long)i0 * dv, dv, s, Tk, v_bh, dv, n, dv, Tk, 1.0f);
-                if (bug == ATTN_BUG_MASK_OUTPUT) /* out.masked_fill(~allowed, 0): dv == Tk */
-                    for (int r = 0; r < n; r++)
-                        for (int c = 0; c < dv; c++)
-                            if (!is_allowed(&vis, b, h, i0 + r, c)) out_bh[(long)(i0 + r) * dv + c] = 0.0f;
+                if (plan.after_mix) plan.after_mix(&plan, out_bh + (long)i0 * dv, dv, b, h, i0, n, dv);
             }
         }
     }
 
-    /* Weights are at most 1, so a non-finite output means v times the
-     * weights overflowed float32. The NaN bugs are allowed to show their NaN. */
-    if (!nan_expected) {
+    /* Probabilities are at most 1, so a non-finite output means v times
+     * them overflowed float32. The NaN bugs are allowed to show their NaN. */
+    if (!plan.nan_expected) {
         const long at = attn_find_non_finite(out, (long)B * H * Tq * dv);
         if (at >= 0)
             status = attn_fail(ATTN_OVERFLOW,
@@ -294,15 +394,6 @@ int attn_sdpa(float *out, float *weights, float *scores,
 done:
     attn_free(kt);
     return status;
-}
-
-int attn_sdpa_js(float *out, float *weights, float *scores,
-                 const float *q, const float *k, const float *v,
-                 const uint8_t *mask, int msb, int msh, int msq, int msk,
-                 int B, int H, int Tq, int Tk, int dk, int dv,
-                 float scale, int causal, int bug) {
-    const attn_mask m = {mask, msb, msh, msq, msk};
-    return attn_sdpa(out, weights, scores, q, k, v, m, B, H, Tq, Tk, dk, dv, scale, causal, 0, bug);
 }
 
 /* ======================================================================== */
@@ -320,61 +411,19 @@ int attn_sdpa_js(float *out, float *weights, float *scores,
  * (Tq, Tk) matrix per head alive between the two calls; recomputing costs
  * one more Q K^T (a fifth of the backward's work) and needs only q, k and v,
  * which the caller holds anyway. Memory stays one head's (Tq, Tk) scratch.
+ * The forward's plan (make_plan) recomputes exactly the forward a bug made.
  */
 
-/* What a bug changes in one call, resolved once: the visibility rule, the
- * scale, whether blocked logits are masked, and the all-masked-row guard.
- * These are the forward's switches, for recomputing the forward exactly. */
-typedef struct {
-    visibility vis;
-    float scale;
-    int mask_logits;  /* blocked logits -> -INFINITY before softmax */
-    int guard;        /* refuse query rows with no allowed key */
-    int nan_expected; /* the bug shows a NaN on purpose */
-} sdpa_switches;
-
-static int resolve_switches(sdpa_switches *sw, attn_mask mask, int causal, int causal_offset,
-                            float scale, int Tq, int Tk, int dk, int dv, int bug) {
-    sw->vis = correct_visibility(mask, causal, causal_offset);
-    if (bug == ATTN_BUG_NO_CAUSAL_MASK) sw->vis.causal = CAUSAL_NONE;
-    if (bug == ATTN_BUG_CAUSAL_UPPER && causal) sw->vis.causal = CAUSAL_UPPER;
-    if (bug == ATTN_BUG_INVERTED_MASK) sw->vis.invert_mask = 1;
-    if (bug == ATTN_BUG_PADDING_ON_QUERIES) {
-        if (Tq != Tk)
-            return attn_fail(ATTN_BAD_ARGUMENT, "bug padding-on-queries needs Tq == Tk (got %d, %d)", Tq, Tk);
-        sw->vis.mask.sq = mask.sk;
-        sw->vis.mask.sk = mask.sq;
-    }
-    if (bug == ATTN_BUG_MASK_OUTPUT && dv != Tk)
-        return attn_fail(ATTN_BAD_ARGUMENT,
-                         "bug mask-output masks the (Tq, dv) output with the (Tq, Tk) mask, "
-                         "so it needs dv == Tk (got dv=%d, Tk=%d)", dv, Tk);
-    sw->scale = bug == ATTN_BUG_NO_SCALE ? 1.0f : bug == ATTN_BUG_SCALE_BY_DK ? 1.0f / (float)dk : scale;
-    sw->mask_logits = bug != ATTN_BUG_MASK_AFTER_SOFTMAX && bug != ATTN_BUG_MASK_OUTPUT;
-    sw->guard = bug != ATTN_BUG_NO_ALL_MASKED_GUARD && bug != ATTN_BUG_PADDING_ON_QUERIES;
-    sw->nan_expected = bug == ATTN_BUG_NO_ALL_MASKED_GUARD || bug == ATTN_BUG_SOFTMAX_OVER_QUERIES;
-    return ATTN_OK;
+/* x (Tq, Tk) of head (b, h): entries of blocked pairs <- 0. */
+static void zero_blocked_pairs(const sdpa_plan *p, float *x, int b, int h, int Tq, int Tk) {
+    if (blocks_anything(&p->vis)) zero_blocked(p, x, Tk, b, h, 0, Tq, Tk);
 }
 
-/* x (Tq, Tk) of head (b, h): entries of blocked pairs <- value. */
-static void fill_blocked(float *x, float value, const visibility *vis, int b, int h, int Tq, int Tk) {
-    if (!vis->mask.data && vis->causal == CAUSAL_NONE) return; /* nothing is blocked */
-    for (int i = 0; i < Tq; i++)
-        for (int j = 0; j < Tk; j++)
-            if (!is_allowed(vis, b, h, i, j)) x[(long)i * Tk + j] = value;
-}
+/* -------------------------------------------------------------------------
+ * Break-it bugs of the backward, and the backward of the forward's bugs.
+ * ---------------------------------------------------------------------- */
 
-/* bug: padding-on-queries. p (Tq, Tk): a query row with no allowed key is
- * blanked (all 0), as the forward does. */
-static void blank_unseeing_rows(float *p, const visibility *vis, int b, int h, int Tq, int Tk) {
-    for (int i = 0; i < Tq; i++) {
-        int any = 0;
-        for (int j = 0; j < Tk && !any; j++) any = is_allowed(vis, b, h, i, j);
-        if (!any) memset(p + (long)i * Tk, 0, sizeof(float) * Tk);
-    }
-}
-
-/* bug: softmax-over-queries. ds, p, dp (Tq, Tk): the softmax backward down
+/* bug softmax-over-queries: ds, p, dp (Tq, Tk), the softmax backward down
  * each column, ds = p * (dp - colsum(dp * p)). ds may be dp. */
 static void softmax_columns_backward(float *ds, const float *p, const float *dp, int Tq, int Tk) {
     for (int j = 0; j < Tk; j++) {
@@ -384,52 +433,46 @@ static void softmax_columns_backward(float *ds, const float *p, const float *dp,
     }
 }
 
-/* bug: softmax-backward-no-rowsum. ds = p * dp: the row sum is forgotten. */
+/* bug softmax-backward-no-rowsum: ds = p * dp, the row sum forgotten. */
 static void softmax_backward_no_rowsum(float *ds, const float *p, const float *dp, long n) {
     for (long i = 0; i < n; i++) ds[i] = p[i] * dp[i];
 }
 
+/* bug grad-through-blocked: p (Tq, Tk) <- blocked probabilities taken as
+ * uniform, 1/Tk, for the backward only. */
+static void uniform_blocked(const sdpa_plan *p, float *probs, int b, int h, int Tq, int Tk) {
+    for (int i = 0; i < Tq; i++)
+        for (int j = 0; j < Tk; j++)
+            if (!is_allowed(&p->vis, b, h, i, j)) probs[(long)i * Tk + j] = 1.0f / (float)Tk;
+}
+
 int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *dprobs,
                        const float *dout, const float *q, const float *k, const float *v,
-                       attn_mask mask, int B, int H, int Tq, int Tk, int Dk, int Dv,
-                       float scale, int causal, int causal_offset, int bug) {
+                       const attn_visibility *vis, const attn_dims *dims, float scale, int bug) {
     attn_clear_error();
 
     /* Arguments, as the forward checks them, plus dout. */
-    if (!dq || !dk || !dv || !dout || !q || !k || !v)
-        return attn_fail(ATTN_BAD_ARGUMENT, "dq, dk, dv, dout, q, k and v are required");
-    if (B < 1 || H < 1 || Tq < 1 || Tk < 1 || Dk < 1 || Dv < 1)
-        return attn_fail(ATTN_BAD_ARGUMENT,
-                         "dims must be positive: B=%d H=%d Tq=%d Tk=%d dk=%d dv=%d",
-                         B, H, Tq, Tk, Dk, Dv);
-    if (bug < 0 || bug >= ATTN_BUG_COUNT) return attn_fail(ATTN_BAD_ARGUMENT, "unknown bug %d", bug);
-    if (!isfinite(scale)) return attn_fail(ATTN_NON_FINITE_INPUT, "scale is not finite");
-    const double bh_count = (double)B * H;
-    const double largest = fmax(fmax(bh_count * Tq * Dk, bh_count * Tk * Dk),
-                                fmax(bh_count * Tk * Dv, bh_count * Tq * (double)Tk));
-    if (check_request(4.0 * largest)) return ATTN_TOO_LARGE;
-    int status;
-    if ((status = check_finite("q", q, B, H, Tq, Dk))) return status;
-    if ((status = check_finite("k", k, B, H, Tk, Dk))) return status;
-    if ((status = check_finite("v", v, B, H, Tk, Dv))) return status;
+    if (!dq || !dk || !dv || !dout) return attn_fail(ATTN_BAD_ARGUMENT, "dq, dk, dv and dout are required");
+    int status = check_inputs(q, k, v, dims, scale, bug);
+    if (status) return status;
+    const int B = dims->B, H = dims->H, Tq = dims->Tq, Tk = dims->Tk, Dk = dims->dk, Dv = dims->dv;
     if ((status = check_finite("dOutput", dout, B, H, Tq, Dv))) return status;
-    sdpa_switches sw;
-    if ((status = resolve_switches(&sw, mask, causal, causal_offset, scale, Tq, Tk, Dk, Dv, bug))) return status;
-    const visibility *vis = &sw.vis;
+    sdpa_plan plan;
+    if ((status = make_plan(&plan, bug, scale, vis, dims))) return status;
+    const int keep_full = bug == ATTN_BUG_MASK_AFTER_SOFTMAX; /* softmax saw every key */
+    const int through_blocked = bug == ATTN_BUG_GRAD_THROUGH_BLOCKED;
 
     /* Scratch for one head: K^T and V^T in strips, P and dP (dP becomes dS
      * in place), and for two bugs the unmasked P or the masked dOut. */
-    const int keep_full = bug == ATTN_BUG_MASK_AFTER_SOFTMAX;
-    const int mask_dout = bug == ATTN_BUG_MASK_OUTPUT;
     const double TT = (double)Tq * Tk;
     const double scratch_floats = (double)Tk * Dk + (double)Tk * Dv + 2 * TT +
-                                  (keep_full ? TT : 0) + (mask_dout ? (double)Tq * Dv : 0);
+                                  (keep_full ? TT : 0) + (plan.after_mix ? (double)Tq * Dv : 0);
     float *kt = attn_alloc(4.0 * scratch_floats);
     if (!kt) return ATTN_TOO_LARGE;
-    float *vt = kt + (long)Tk * Dk;            /* V^T strips */
-    float *p = vt + (long)Tk * Dv;             /* (Tq, Tk) */
-    float *dp = p + (long)Tq * Tk;             /* (Tq, Tk) */
-    float *p_full = dp + (long)Tq * Tk;        /* (Tq, Tk), mask-after-softmax */
+    float *vt = kt + (long)Tk * Dk;       /* V^T strips */
+    float *p = vt + (long)Tk * Dv;        /* (Tq, Tk) */
+    float *dp = p + (long)Tq * Tk;        /* (Tq, Tk) */
+    float *p_full = dp + (long)Tq * Tk;   /* (Tq, Tk), mask-after-softmax */
     float *dout_masked = p_full + (keep_full ? (long)Tq * Tk : 0); /* (Tq, Dv), mask-output */
 
     for (int b = 0; b < B; b++) {
@@ -443,51 +486,45 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
 
             /* 0. recompute: p = softmax(mask(scale * q k^T)), as the forward */
             attn_pack_strips(kt, k_bh, Tk, Dk);
-            attn_gemm_packed(p, Tk, q_bh, Dk, kt, Tq, Tk, Dk, sw.scale);
-            status = mask_rows(p, vis, b, h, 0, Tq, Tk, sw.mask_logits, sw.guard);
-            if (status) goto done;
-            if (bug == ATTN_BUG_SOFTMAX_OVER_QUERIES) softmax_columns(p, Tq, Tk);
-            else attn_softmax_rows(p, Tk, Tq, Tk);
-            if (keep_full) { /* bug: softmax saw every key; blocked weights zeroed after */
-                memcpy(p_full, p, sizeof(float) * Tq * Tk);
-                fill_blocked(p, 0.0f, vis, b, h, Tq, Tk);
-            }
-            if (bug == ATTN_BUG_PADDING_ON_QUERIES) blank_unseeing_rows(p, vis, b, h, Tq, Tk);
-            if (bug == ATTN_BUG_GRAD_THROUGH_BLOCKED) /* bug: blocked weights taken as uniform */
-                fill_blocked(p, 1.0f / (float)Tk, vis, b, h, Tq, Tk);
+            attn_gemm_packed(p, Tk, q_bh, Dk, kt, Tq, Tk, Dk, plan.scale);
+            if ((status = mask_rows(p, &plan, b, h, 0, Tq, Tk))) goto done;
+            plan.softmax(p, Tq, Tk);
+            if (keep_full) memcpy(p_full, p, sizeof(float) * Tq * Tk);
+            if (plan.after_softmax) plan.after_softmax(&plan, p, Tk, b, h, 0, Tq, Tk);
+            if (through_blocked) uniform_blocked(&plan, p, b, h, Tq, Tk);
 
             /* 1. mix: out = p v, so dp = dout v^T and dv = p^T dout */
             const float *g = dout_bh;
-            if (mask_dout) { /* bug: out was masked (dv == Tk), so is its gradient */
+            if (plan.after_mix) { /* bug mask-output: the output was masked, so is its gradient */
                 memcpy(dout_masked, dout_bh, sizeof(float) * Tq * Dv);
-                fill_blocked(dout_masked, 0.0f, vis, b, h, Tq, Dv);
+                plan.after_mix(&plan, dout_masked, Dv, b, h, 0, Tq, Dv);
                 g = dout_masked;
             }
             attn_pack_strips(vt, v_bh, Tk, Dv);
             attn_gemm_packed(dp, Tk, g, Dv, vt, Tq, Tk, Dv, 1.0f);
             attn_gemm_tn(dv_bh, Dv, p, Tk, g, Dv, Tk, Dv, Tq, 1.0f);
-            /* a blocked weight is a constant 0: it takes no gradient */
-            if (!mask_dout && bug != ATTN_BUG_GRAD_THROUGH_BLOCKED) fill_blocked(dp, 0.0f, vis, b, h, Tq, Tk);
+            /* a blocked probability is a constant 0: it takes no gradient */
+            if (!plan.after_mix && !through_blocked) zero_blocked_pairs(&plan, dp, b, h, Tq, Tk);
             if (dprobs) memcpy(dprobs + bh * Tq * Tk, dp, sizeof(float) * Tq * Tk);
 
             /* 2. softmax: ds = p * (dp - rowsum(dp * p)), in place in dp */
             if (bug == ATTN_BUG_SOFTMAX_BACKWARD_NO_ROWSUM) softmax_backward_no_rowsum(dp, p, dp, (long)Tq * Tk);
-            else if (bug == ATTN_BUG_SOFTMAX_OVER_QUERIES) softmax_columns_backward(dp, p, dp, Tq, Tk);
+            else if (plan.softmax == softmax_columns) softmax_columns_backward(dp, p, dp, Tq, Tk);
             else attn_softmax_backward_rows(dp, keep_full ? p_full : p, dp, Tk, Tq, Tk);
 
             /* 3. mask: a blocked logit was replaced by -INFINITY, a constant */
-            if (sw.mask_logits && bug != ATTN_BUG_GRAD_THROUGH_BLOCKED) fill_blocked(dp, 0.0f, vis, b, h, Tq, Tk);
+            if (plan.mask_logits && !through_blocked) zero_blocked_pairs(&plan, dp, b, h, Tq, Tk);
             if (dscores) memcpy(dscores + bh * Tq * Tk, dp, sizeof(float) * Tq * Tk);
 
             /* 4. scores = scale * q k^T: dq = scale * ds k, dk = scale * ds^T q */
-            attn_gemm(dq_bh, Dk, dp, Tk, k_bh, Dk, Tq, Dk, Tk, sw.scale);
-            attn_gemm_tn(dk_bh, Dk, dp, Tk, q_bh, Dk, Tk, Dk, Tq, sw.scale);
+            attn_gemm(dq_bh, Dk, dp, Tk, k_bh, Dk, Tq, Dk, Tk, plan.scale);
+            attn_gemm_tn(dk_bh, Dk, dp, Tk, q_bh, Dk, Tk, Dk, Tq, plan.scale);
         }
     }
 
-    /* Finite inputs and weights in [0, 1] can still overflow float32 in the
-     * products; say so rather than return Infinity. */
-    if (!sw.nan_expected) {
+    /* Finite inputs and probabilities in [0, 1] can still overflow float32
+     * in the products; say so rather than return Infinity. */
+    if (!plan.nan_expected) {
         const struct { const char *name; const float *x; long rows, cols; } grads[3] = {
             {"dq", dq, (long)Tq, Dk}, {"dk", dk, (long)Tk, Dk}, {"dv", dv, (long)Tk, Dv}};
         for (int t = 0; t < 3; t++) {
@@ -507,45 +544,47 @@ done:
     return status;
 }
 
-int attn_sdpa_backward_js(float *dq, float *dk, float *dv, float *dscores, float *dprobs,
-                          const float *dout, const float *q, const float *k, const float *v,
-                          const uint8_t *mask, int msb, int msh, int msq, int msk,
-                          int B, int H, int Tq, int Tk, int Dk, int Dv,
-                          float scale, int causal, int bug) {
-    const attn_mask m = {mask, msb, msh, msq, msk};
-    return attn_sdpa_backward(dq, dk, dv, dscores, dprobs, dout, q, k, v, m, B, H, Tq, Tk, Dk, Dv,
-                              scale, causal, 0, bug);
-}
-
 /* ======================================================================== */
 /* Observability                                                             */
 /* ======================================================================== */
 
-/* stats[4] <- max |score|, masked fraction, max |row sum - 1|, max blocked
- * weight; scores, weights (B, H, Tq, Tk), judged by the correct rule. */
-int attn_observe(float *stats, const float *scores, const float *weights,
-                 const uint8_t *mask, int msb, int msh, int msq, int msk,
-                 int B, int H, int Tq, int Tk, int causal) {
+/* Whether badness x beats the worst so far; NaN beats everything once. */
+static int worse(double x, double worst_so_far) {
+    if (isnan(worst_so_far)) return 0;
+    return isnan(x) || x > worst_so_far;
+}
+
+/* stats[4], where[7]: see attention.h. scores (or NULL), probs (B, H, Tq, Tk). */
+int attn_observe(float *stats, int32_t *where, const float *scores, const float *probs,
+                 const attn_visibility *vis, int B, int H, int Tq, int Tk) {
     attn_clear_error();
-    if (!stats || !scores || !weights) return attn_fail(ATTN_BAD_ARGUMENT, "stats, scores and weights are required");
-    const attn_mask m = {mask, msb, msh, msq, msk};
-    const visibility vis = correct_visibility(m, causal, 0);
+    if (!stats || !where || !probs) return attn_fail(ATTN_BAD_ARGUMENT, "stats, where and probs are required");
+    if (B < 1 || H < 1 || Tq < 1 || Tk < 1)
+        return attn_fail(ATTN_BAD_ARGUMENT, "dims must be positive: B=%d H=%d Tq=%d Tk=%d", B, H, Tq, Tk);
+    const visibility rule = correct_visibility(vis, Tk);
     double max_score = 0, blocked = 0, max_row_error = 0, max_forbidden = 0;
+    for (int w = 0; w < 7; w++) where[w] = -1;
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)
             for (int i = 0; i < Tq; i++) {
                 const long row = (((long)b * H + h) * Tq + i) * Tk;
                 double sum = 0;
                 for (int j = 0; j < Tk; j++) {
-                    max_score = fmax(max_score, fabs(scores[row + j]));
-                    sum += weights[row + j];
-                    if (!is_allowed(&vis, b, h, i, j)) {
-                        blocked++;
-                        max_forbidden = fmax(max_forbidden, fabs(weights[row + j]));
+                    if (scores) max_score = fmax(max_score, fabs(scores[row + j]));
+                    sum += probs[row + j];
+                    if (is_allowed(&rule, b, h, i, j)) continue;
+                    blocked++;
+                    const double p = fabs(probs[row + j]);
+                    if (worse(p, max_forbidden)) {
+                        max_forbidden = p;
+                        where[3] = b, where[4] = h, where[5] = i, where[6] = j;
                     }
                 }
-                /* fmax drops NaN, so carry it explicitly */
-                max_row_error = (isnan(sum) || isnan(max_row_error)) ? NAN : fmax(max_row_error, fabs(sum - 1.0));
+                const double error = fabs(sum - 1.0);
+                if (worse(error, max_row_error)) {
+                    max_row_error = error;
+                    where[0] = b, where[1] = h, where[2] = i;
+                }
             }
     stats[0] = (float)max_score;
     stats[1] = (float)(blocked / ((double)B * H * Tq * Tk));

@@ -31,9 +31,6 @@ void attn_pack_strips(float *dst, const float *src, int rows, int cols);
 void attn_gemm_packed(float *c, int ldc, const float *a, int lda, const float *packed,
                       int M, int N, int K, float alpha);
 
-/* Name of the kernel set compiled in: "wasm-simd128" or "scalar". */
-const char *attn_kernel_isa(void);
-
 #endif
 
 /* ------------------------------------------------------------------------ */

@@ -5,8 +5,8 @@
  *   2. split     (B, T, C) -> (B, H, T, D)    reshape, then transpose
  *   3. rope      rotate q and k by position   (optional)
  *   4. cache     K, V <- [past, new] along T
- *   5. mask      key padding AND attention mask, per (b, h, i, j)
- *   6. attend    attn_sdpa per (b, h), with the causal rule by position
+ *   5. visibility  attention mask, key padding of the full K, causal by position
+ *   6. attend    attn_sdpa, which applies the rule key by key
  *   7. merge     (B, H, T, D) -> (B, T, C)    transpose, then reshape
  *   8. project   out = merged Wo^T + bo, padded queries zeroed
  *
@@ -16,7 +16,7 @@
  *
  * RoPE uses the split-halves pairing (as GPT-NeoX and Llama code do): in a
  * head of width D, entry d < D/2 is rotated together with entry d + D/2 by
- * the angle pos * 10000^(-2d/D).
+ * the angle pos * ATTN_ROPE_BASE^(-2d/D).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -24,6 +24,9 @@
 
 #include "attention.h"
 #include "kernels.h"
+
+/* The base of RoPE's angles, as in the original RoPE paper and Llama. */
+#define ATTN_ROPE_BASE 10000.0
 
 typedef struct mha_saved mha_saved;
 
@@ -40,11 +43,6 @@ struct attn_mha {
 };
 
 static void free_saved(mha_saved *saved);
-static int save_for_backward(attn_mha *m, const float *query, const float *kv, int B, int Tq, int Tkn,
-                             int used_cache, const float *q_heads, const float *k_heads,
-                             const float *v_heads, const float *merged, const uint8_t *allowed,
-                             const uint8_t *query_pad, int causal, int diag,
-                             double q_pos, double k_pos, int bug);
 
 /* ======================================================================== */
 /* Life cycle and parameters                                                 */
@@ -57,11 +55,11 @@ attn_mha *attn_mha_create(int d_model, int num_heads, int bias, int rope, uint32
         return NULL;
     }
     if (d_model % num_heads) {
-        attn_fail(ATTN_BAD_ARGUMENT, "dModel %d is not divisible by numHeads %d", d_model, num_heads);
+        attn_fail(ATTN_HEADS_DO_NOT_DIVIDE, "dModel %d is not divisible by numHeads %d", d_model, num_heads);
         return NULL;
     }
     if (rope && (d_model / num_heads) % 2) {
-        attn_fail(ATTN_BAD_ARGUMENT, "RoPE needs an even head width; dModel/numHeads = %d", d_model / num_heads);
+        attn_fail(ATTN_ROPE_ODD_HEAD_DIM, "RoPE needs an even head width; dModel/numHeads = %d", d_model / num_heads);
         return NULL;
     }
     const int C = d_model;
@@ -117,7 +115,7 @@ const float *attn_mha_bias(const attn_mha *m, int which) {
 /* weight (C, C) (out, in); bias (C) or NULL. */
 int attn_mha_set(attn_mha *m, int which, const float *weight, const float *bias) {
     attn_clear_error();
-    if (!m) return attn_fail(ATTN_BAD_ARGUMENT, "the module has been freed");
+    if (!m) return attn_fail(ATTN_MODULE_FREED, "the module has been freed");
     if (which < 0 || which > 3 || !weight) return attn_fail(ATTN_BAD_ARGUMENT, "bad projection %d", which);
     static const char *names[4] = {"qProj", "kProj", "vProj", "outProj"};
     const int C = m->C;
@@ -146,13 +144,8 @@ static void project(float *y, const float *x, const attn_mha *m, int which, int 
             for (int c = 0; c < C; c++) y[(long)n * C + c] += m->bias[which][c];
 }
 
-/* heads (B, H, T, D) <- x (B, T, C) viewed as (B, T, H, D), transposed.
- * bug: heads-without-transpose reads (B, T, C) straight as (B, H, T, D). */
-static void split_heads(float *heads, const float *x, int B, int T, int H, int D, int bug) {
-    if (bug == ATTN_BUG_HEADS_WITHOUT_TRANSPOSE) {
-        memcpy(heads, x, sizeof(float) * B * T * H * D);
-        return;
-    }
+/* heads (B, H, T, D) <- x (B, T, C) viewed as (B, T, H, D), transposed. */
+static void split_heads(float *heads, const float *x, int B, int T, int H, int D) {
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)
             for (int t = 0; t < T; t++)
@@ -160,18 +153,34 @@ static void split_heads(float *heads, const float *x, int B, int T, int H, int D
                        x + ((long)b * T + t) * H * D + (long)h * D, sizeof(float) * D);
 }
 
-/* x (B, T, C) <- heads (B, H, T, D) transposed to (B, T, H, D).
- * bug: merge-without-transpose reads (B, H, T, D) straight as (B, T, C). */
-static void merge_heads(float *x, const float *heads, int B, int T, int H, int D, int bug) {
-    if (bug == ATTN_BUG_MERGE_WITHOUT_TRANSPOSE) {
-        memcpy(x, heads, sizeof(float) * B * T * H * D);
-        return;
-    }
+/* x (B, T, C) <- heads (B, H, T, D) transposed to (B, T, H, D). */
+static void merge_heads(float *x, const float *heads, int B, int T, int H, int D) {
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)
             for (int t = 0; t < T; t++)
                 memcpy(x + ((long)b * T + t) * H * D + (long)h * D,
                        heads + (((long)b * H + h) * T + t) * D, sizeof(float) * D);
+}
+
+/* bugs heads-without-transpose and merge-without-transpose: dst <- src
+ * (B*T*H*D floats) read straight through, a reshape with no transpose. */
+static void reshape_only(float *dst, const float *src, int B, int T, int H, int D) {
+    memcpy(dst, src, sizeof(float) * B * T * H * D);
+}
+
+/* What a break-it bug changes in the multi-head passes, resolved once. */
+typedef void heads_fn(float *dst, const float *src, int B, int T, int H, int D);
+typedef struct {
+    heads_fn *split, *merge;
+    int nan_expected; /* the output may hold NaN: the bug's point */
+} mha_plan;
+
+static mha_plan make_mha_plan(int bug) {
+    mha_plan p = {split_heads, merge_heads, 0};
+    if (bug == ATTN_BUG_HEADS_WITHOUT_TRANSPOSE) p.split = reshape_only;
+    if (bug == ATTN_BUG_MERGE_WITHOUT_TRANSPOSE) p.merge = reshape_only;
+    if (bug == ATTN_BUG_NO_ALL_MASKED_GUARD) p.nan_expected = 1;
+    return p;
 }
 
 /* x (BH, T, D) <- RoPE at positions first_pos + t, split-halves pairing;
@@ -183,7 +192,7 @@ static void apply_rope(float *x, int BH, int T, int D, double first_pos, int dir
     for (int t = 0; t < T; t++) {
         const double pos = first_pos + t;
         for (int d = 0; d < half; d++) {
-            const double angle = pos * pow(10000.0, -2.0 * d / D);
+            const double angle = pos * pow(ATTN_ROPE_BASE, -2.0 * d / D);
             const float c = (float)cos(angle), s = (float)(direction * sin(angle));
             for (int bh = 0; bh < BH; bh++) {
                 float *row = x + ((long)bh * T + t) * D;
@@ -224,36 +233,47 @@ static int causal_diagonal(int q_offset, int k_offset, int Tq, int Tk) {
     return diff > Tk ? Tk : diff < -Tq ? -Tq : diff;
 }
 
+/* What the forward hands to save_for_backward (defined with the backward). */
+typedef struct {
+    const float *query, *kv;                /* (B, Tq, C), (B, Tkn, C) or NULL */
+    const float *q_heads, *k_heads, *v_heads; /* (B, H, T, D), after RoPE */
+    const float *merged;                    /* (B, Tq, C) */
+} mha_activations;
+static int save_for_backward(attn_mha *m, const mha_activations *act, const attn_visibility *rule,
+                             const uint8_t *query_padding_mask, const attn_dims *dims,
+                             int used_cache, double q_pos, double k_pos, int bug);
+
 /* ======================================================================== */
 /* Forward                                                                   */
 /* ======================================================================== */
 
-int attn_mha_forward(attn_mha *m, float *out, float *weights,
-                     const float *query, const float *kv,
-                     int B, int Tq, int Tkn,
-                     const float *past_k, const float *past_v,
-                     const uint8_t *past_valid, int Tp,
-                     float *new_k, float *new_v, uint8_t *new_valid,
-                     const uint8_t *key_pad, const uint8_t *query_pad,
-                     const uint8_t *mask, int msb, int msh, int msq, int msk,
-                     int causal, int q_offset, int k_offset, int bug) {
+int attn_mha_forward(float *out, float *probs, attn_mha *m,
+                     const float *query, const float *kv, int B, int Tq, int Tkn,
+                     const attn_kv_cache *cache, const attn_mha_visibility *vis, int bug) {
     attn_clear_error();
-    if (!m) return attn_fail(ATTN_BAD_ARGUMENT, "the module has been freed");
-    const int save = m->save_next; /* this call only */
+    static const attn_kv_cache no_cache = {NULL, NULL, NULL, 0, NULL, NULL, NULL};
+    static const attn_mha_visibility see_all = {{NULL, 0, 0, 0, 0}, NULL, NULL, 0, 0, 0};
+    const attn_kv_cache *kc = cache ? cache : &no_cache;
+    const attn_mha_visibility *mv = vis ? vis : &see_all;
+    if (!m) return attn_fail(ATTN_MODULE_FREED, "the module has been freed");
+    const int save = m->save_next; /* asked for this call only */
     m->save_next = 0;
     if (!out || !query) return attn_fail(ATTN_BAD_ARGUMENT, "out and query are required");
-    if (B < 1 || Tq < 1) return attn_fail(ATTN_BAD_ARGUMENT, "query needs at least one token (B=%d, Tq=%d)", B, Tq);
+    if (B < 1) return attn_fail(ATTN_BAD_ARGUMENT, "query needs a batch of at least one sequence (B=%d)", B);
+    if (Tq < 1) return attn_fail(ATTN_EMPTY_QUERY, "query needs at least one token (Tq=%d)", Tq);
     if (!kv) Tkn = Tq;
     if (Tkn < 1) return attn_fail(ATTN_BAD_ARGUMENT, "keyValue needs at least one token");
-    if (Tp < 0 || (Tp > 0 && (!past_k || !past_v || !past_valid)))
-        return attn_fail(ATTN_BAD_ARGUMENT, "cache of length %d is incomplete", Tp);
-    if (q_offset < 0 || k_offset < 0)
-        return attn_fail(ATTN_BAD_ARGUMENT, "position offsets must be non-negative (got %d, %d)", q_offset, k_offset);
+    const int Tp = kc->Tp;
+    const uint8_t *past_kpm = kc->past_key_padding_mask, *new_kpm = mv->key_padding_mask;
+    if (Tp < 0 || (Tp > 0 && (!kc->past_k || !kc->past_v || !past_kpm)))
+        return attn_fail(ATTN_CACHE_MISMATCH, "cache of length %d is incomplete", Tp);
+    if (mv->q_offset < 0 || mv->k_offset < 0)
+        return attn_fail(ATTN_NEGATIVE_OFFSET, "position offsets must be non-negative (got %d, %d)", mv->q_offset, mv->k_offset);
     if (bug < 0 || bug >= ATTN_BUG_COUNT) return attn_fail(ATTN_BAD_ARGUMENT, "unknown bug %d", bug);
     const int C = m->C, H = m->H, D = m->D, Tk = Tp + Tkn;
     long at;
-    if (Tp > 0 && ((at = attn_find_non_finite(past_k, (long)B * H * Tp * D)) >= 0 ||
-                   (at = attn_find_non_finite(past_v, (long)B * H * Tp * D)) >= 0))
+    if (Tp > 0 && ((at = attn_find_non_finite(kc->past_k, (long)B * H * Tp * D)) >= 0 ||
+                   (at = attn_find_non_finite(kc->past_v, (long)B * H * Tp * D)) >= 0))
         return attn_fail(ATTN_NON_FINITE_INPUT, "the cache has a non-finite value at batch %ld, head %ld, token %ld",
                          at / D / Tp / H, at / D / Tp % H, at / D % Tp);
     if ((at = attn_find_non_finite(query, (long)B * Tq * C)) >= 0)
@@ -263,10 +283,13 @@ int attn_mha_forward(attn_mha *m, float *out, float *weights,
         return attn_fail(ATTN_NON_FINITE_INPUT, "keyValue has a non-finite value at batch %ld, token %ld, feature %ld",
                          at / C / Tkn, at / C % Tkn, at % C);
 
-    /* Scratch, one block: projections, heads, full K/V, attention output. */
+    const mha_plan plan = make_mha_plan(bug);
+
+    /* Scratch, one block: projections, heads, full K/V, attention output,
+     * and the key padding of the full K: O(T * C), never O(T^2). */
     const double fq = (double)B * Tq * C, fk = (double)B * Tkn * C, fall = (double)B * Tk * C;
     const double floats = 4 * fq + 4 * fk + 2 * fall;
-    const double bytes = 4 * floats + (double)B * H * Tq * Tk;
+    const double bytes = 4 * floats + (double)B * Tk;
     float *scratch = attn_alloc(bytes);
     if (!scratch) return ATTN_TOO_LARGE;
     float *q_proj = scratch;                        /* (B, Tq, C) */
@@ -279,7 +302,7 @@ int attn_mha_forward(attn_mha *m, float *out, float *weights,
     float *v_new = k_new + (long)fk;                /* (B, H, Tkn, D) */
     float *k_all = v_new + (long)fk;                /* (B, H, Tk, D) */
     float *v_all = k_all + (long)fall;              /* (B, H, Tk, D) */
-    uint8_t *allowed = (uint8_t *)(v_all + (long)fall); /* (B, H, Tq, Tk) */
+    uint8_t *key_padding_mask = (uint8_t *)(v_all + (long)fall); /* (B, Tk) */
     int status = ATTN_OK;
 
     /* 1. project; 2. split heads */
@@ -287,70 +310,60 @@ int attn_mha_forward(attn_mha *m, float *out, float *weights,
     project(q_proj, query, m, 0, B * Tq);
     project(k_proj, source, m, 1, B * Tkn);
     project(v_proj, source, m, 2, B * Tkn);
-    split_heads(q_heads, q_proj, B, Tq, H, D, bug);
-    split_heads(k_new, k_proj, B, Tkn, H, D, bug);
-    split_heads(v_new, v_proj, B, Tkn, H, D, bug);
+    plan.split(q_heads, q_proj, B, Tq, H, D);
+    plan.split(k_new, k_proj, B, Tkn, H, D);
+    plan.split(v_new, v_proj, B, Tkn, H, D);
 
     /* 3. rope */
     if (m->rope) {
-        apply_rope(q_heads, B * H, Tq, D, q_offset, 1);
-        apply_rope(k_new, B * H, Tkn, D, (double)k_offset + Tp, 1);
+        apply_rope(q_heads, B * H, Tq, D, mv->q_offset, 1);
+        apply_rope(k_new, B * H, Tkn, D, (double)mv->k_offset + Tp, 1);
     }
     if ((status = check_heads_overflow("the query projection", q_heads, B, H, Tq, D)) ||
         (status = check_heads_overflow("the key projection", k_new, B, H, Tkn, D)) ||
         (status = check_heads_overflow("the value projection", v_new, B, H, Tkn, D)))
         goto done;
 
-    /* 4. cache: full K and V */
-    concat_time(k_all, past_k, k_new, B * H, Tp, Tkn, D);
-    concat_time(v_all, past_v, v_new, B * H, Tp, Tkn, D);
-
-    /* 5. mask: allowed[b, h, i, j] = key is real AND attention mask */
+    /* 4. cache: full K and V, and which of their keys are real */
+    concat_time(k_all, kc->past_k, k_new, B * H, Tp, Tkn, D);
+    concat_time(v_all, kc->past_v, v_new, B * H, Tp, Tkn, D);
     for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int i = 0; i < Tq; i++) {
-                uint8_t *row = allowed + (((long)b * H + h) * Tq + i) * Tk;
-                for (int j = 0; j < Tk; j++) {
-                    const int real = j < Tp ? past_valid[(long)b * Tp + j] != 0
-                                   : !key_pad || key_pad[(long)b * Tkn + (j - Tp)] != 0;
-                    const int ok = !mask || mask[(long)b * msb + (long)h * msh + (long)i * msq + (long)j * msk] != 0;
-                    row[j] = (uint8_t)(real && ok);
-                }
-            }
+        for (int j = 0; j < Tk; j++)
+            key_padding_mask[(long)b * Tk + j] = j < Tp ? past_kpm[(long)b * Tp + j] != 0
+                                               : !new_kpm || new_kpm[(long)b * Tkn + (j - Tp)] != 0;
 
-    /* 6. attend: causal compares positions, q_offset + i against k_offset + j.
-     * The scale is 1/sqrt(D) rounded once, as lab.sdpa's default is. */
-    const attn_mask full = {allowed, (long)H * Tq * Tk, (long)Tq * Tk, Tk, 1};
-    status = attn_sdpa(attn_out, weights, NULL, q_heads, k_all, v_all, full, B, H, Tq, Tk, D, D,
-                       (float)(1.0 / sqrt((double)D)), causal, causal_diagonal(q_offset, k_offset, Tq, Tk), bug);
+    /* 5. visibility: the mask, the key padding, and causal by position,
+     * q_offset + i against k_offset + j */
+    const attn_visibility rule = {mv->mask, key_padding_mask, mv->causal,
+                                  causal_diagonal(mv->q_offset, mv->k_offset, Tq, Tk)};
+
+    /* 6. attend. The scale is 1/sqrt(D) rounded once, as lab.sdpa's default is. */
+    const attn_dims dims = {B, H, Tq, Tk, D, D};
+    status = attn_sdpa(attn_out, probs, NULL, q_heads, k_all, v_all, &rule, &dims,
+                       (float)(1.0 / sqrt((double)D)), bug);
     if (status) goto done;
 
     /* 7. merge heads; 8. output projection, padded queries zeroed */
-    merge_heads(merged, attn_out, B, Tq, H, D, bug);
+    plan.merge(merged, attn_out, B, Tq, H, D);
     project(out, merged, m, 3, B * Tq);
-    /* The no-all-masked-guard bug is meant to show its NaN, so let it through. */
-    if (bug != ATTN_BUG_NO_ALL_MASKED_GUARD && (at = attn_find_non_finite(out, (long)B * Tq * C)) >= 0) {
+    if (!plan.nan_expected && (at = attn_find_non_finite(out, (long)B * Tq * C)) >= 0) {
         status = attn_fail(ATTN_OVERFLOW,
                            "the output projection overflows float32 at batch %ld, token %ld, feature %ld: "
                            "the weights are too large", at / C / Tq, at / C % Tq, at % C);
         goto done;
     }
-    if (query_pad)
+    if (mv->query_padding_mask)
         for (long r = 0; r < (long)B * Tq; r++)
-            if (!query_pad[r]) memset(out + r * C, 0, sizeof(float) * C);
+            if (!mv->query_padding_mask[r]) memset(out + r * C, 0, sizeof(float) * C);
 
-    if (new_k) memcpy(new_k, k_all, sizeof(float) * (long)fall);
-    if (new_v) memcpy(new_v, v_all, sizeof(float) * (long)fall);
-    if (new_valid)
-        for (int b = 0; b < B; b++)
-            for (int j = 0; j < Tk; j++)
-                new_valid[(long)b * Tk + j] = j < Tp ? past_valid[(long)b * Tp + j] != 0
-                                            : !key_pad || key_pad[(long)b * Tkn + (j - Tp)] != 0;
-    if (save)
-        status = save_for_backward(m, query, kv, B, Tq, Tkn, Tp > 0 || new_k, q_heads, k_new, v_new,
-                                   merged, allowed, query_pad, causal,
-                                   causal_diagonal(q_offset, k_offset, Tq, Tk), q_offset,
-                                   (double)k_offset + Tp, bug);
+    if (kc->new_k) memcpy(kc->new_k, k_all, sizeof(float) * (long)fall);
+    if (kc->new_v) memcpy(kc->new_v, v_all, sizeof(float) * (long)fall);
+    if (kc->new_key_padding_mask) memcpy(kc->new_key_padding_mask, key_padding_mask, (size_t)B * Tk);
+    if (save) {
+        const mha_activations act = {query, kv, q_heads, k_all, v_all, merged};
+        status = save_for_backward(m, &act, &rule, mv->query_padding_mask, &dims,
+                                   Tp > 0 || kc->new_k, mv->q_offset, (double)mv->k_offset + Tp, bug);
+    }
 done:
     attn_free(scratch);
     return status;
@@ -364,69 +377,86 @@ done:
  *   8. project   dWo = g^T merged, dbo = sum of g, dmerged = g Wo
  *                (g = dout with padded query rows 0: their output was 0)
  *   7. merge     dmerged (B, T, C) -> (B, H, T, D)
- *   6. attend    attn_sdpa_backward per (b, h)
+ *   6. attend    attn_sdpa_backward
  *   3. rope      rotate dq and dk back by the same angles
  *   2. split     (B, H, T, D) -> (B, T, C)
  *   1. project   dW = dY^T x, db = sum of dY, dx += dY W   for q, k, v
- * The cache and mask passes (4, 5) have nothing to undo: a forward that read
- * a cache is refused, and the mask is saved as it was applied.
+ * The cache and visibility passes (4, 5) have nothing to undo: a forward
+ * that used the cache is refused, and the rule is saved as it was applied.
  */
 
-/* What backward needs from the forward, kept in one block. */
+/* What backward needs from the forward, kept in one block. The rule's mask
+ * and paddings point at copies inside the block. */
 struct mha_saved {
-    int B, Tq, Tkn;        /* Tk = Tkn: no cache */
+    attn_dims dims;        /* B, H, Tq, Tk (= Tkn, no cache), D, D */
     int used_cache;        /* the forward read or wrote a KV cache: no backward */
-    int causal, diag, bug; /* the causal rule as attn_sdpa saw it, and the bug */
+    int bug;
     double q_pos, k_pos;   /* RoPE position of the first query and first key */
+    attn_visibility rule;  /* as attn_sdpa saw it */
     float *query;          /* (B, Tq, C) */
-    float *kv;             /* (B, Tkn, C), or NULL for self-attention */
+    float *kv;             /* (B, Tk, C), or NULL for self-attention */
     float *q_heads;        /* (B, H, Tq, D), after RoPE */
-    float *k_heads;        /* (B, H, Tkn, D), after RoPE */
-    float *v_heads;        /* (B, H, Tkn, D) */
+    float *k_heads;        /* (B, H, Tk, D), after RoPE */
+    float *v_heads;        /* (B, H, Tk, D) */
     float *merged;         /* (B, Tq, C): the output projection's input */
-    uint8_t *allowed;      /* (B, H, Tq, Tkn) */
-    uint8_t *query_pad;    /* (B, Tq), or NULL */
+    uint8_t *query_padding_mask; /* (B, Tq), or NULL */
 };
 
 static void free_saved(mha_saved *saved) { attn_free(saved); }
 
-/* Keep copies of the forward's inputs and activations in m->saved,
+/* Bytes of an allowed mask broadcast to (B, H, Tq, Tk) by its strides. */
+static double mask_extent(const attn_mask *mask, const attn_dims *d) {
+    if (!mask->data) return 0;
+    return 1.0 + (double)(d->B - 1) * mask->sb + (double)(d->H - 1) * mask->sh +
+           (double)(d->Tq - 1) * mask->sq + (double)(d->Tk - 1) * mask->sk;
+}
+
+/* Keep copies of the forward's inputs, activations and rule in m->saved,
  * replacing what an earlier forward kept. A forward that used the cache
  * keeps only that fact. */
-static int save_for_backward(attn_mha *m, const float *query, const float *kv, int B, int Tq, int Tkn,
-                             int used_cache, const float *q_heads, const float *k_heads,
-                             const float *v_heads, const float *merged, const uint8_t *allowed,
-                             const uint8_t *query_pad, int causal, int diag,
-                             double q_pos, double k_pos, int bug) {
-    const int C = m->C, H = m->H;
-    const double fq = (double)B * Tq * C, fk = used_cache ? 0 : (double)B * Tkn * C;
-    const double floats = 3 * fq + (kv ? fk : 0) + 2 * fk;
-    const double bytes = sizeof(mha_saved) + 4 * floats +
-                         (used_cache ? 0 : (double)B * H * Tq * Tkn) + (query_pad ? (double)B * Tq : 0);
+static int save_for_backward(attn_mha *m, const mha_activations *act, const attn_visibility *rule,
+                             const uint8_t *query_padding_mask, const attn_dims *dims,
+                             int used_cache, double q_pos, double k_pos, int bug) {
+    const int C = m->C, B = dims->B, Tq = dims->Tq, Tk = dims->Tk;
+    const double fq = (double)B * Tq * C, fk = used_cache ? 0 : (double)B * Tk * C;
+    const double mask_bytes = used_cache ? 0 : mask_extent(&rule->mask, dims);
+    const double bytes = sizeof(mha_saved) + 4 * (3 * fq + 2 * fk + (act->kv ? fk : 0)) + mask_bytes +
+                         (used_cache ? 0 : (double)B * Tk) + (query_padding_mask ? (double)B * Tq : 0);
     mha_saved *sv = attn_alloc(bytes);
     if (!sv) return ATTN_TOO_LARGE;
-    *sv = (mha_saved){B, Tq, Tkn, used_cache, causal, diag, bug, q_pos, k_pos,
-                      NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    memset(sv, 0, sizeof *sv);
+    sv->dims = *dims;
+    sv->used_cache = used_cache;
+    sv->bug = bug;
+    sv->q_pos = q_pos;
+    sv->k_pos = k_pos;
     free_saved(m->saved);
     m->saved = sv;
     if (used_cache) return ATTN_OK;
     float *f = (float *)(sv + 1);
-    sv->query = f;    f += (long)fq;
-    sv->q_heads = f;  f += (long)fq;
-    sv->merged = f;   f += (long)fq;
-    sv->k_heads = f;  f += (long)fk;
-    sv->v_heads = f;  f += (long)fk;
-    if (kv) { sv->kv = f; f += (long)fk; }
-    sv->allowed = (uint8_t *)f;
-    sv->query_pad = query_pad ? sv->allowed + (long)B * H * Tq * Tkn : NULL;
-    memcpy(sv->query, query, sizeof(float) * (long)fq);
-    memcpy(sv->q_heads, q_heads, sizeof(float) * (long)fq);
-    memcpy(sv->merged, merged, sizeof(float) * (long)fq);
-    memcpy(sv->k_heads, k_heads, sizeof(float) * (long)fk);
-    memcpy(sv->v_heads, v_heads, sizeof(float) * (long)fk);
-    if (kv) memcpy(sv->kv, kv, sizeof(float) * (long)fk);
-    memcpy(sv->allowed, allowed, (size_t)B * H * Tq * Tkn);
-    if (query_pad) memcpy(sv->query_pad, query_pad, (size_t)B * Tq);
+    const struct { float **to; const float *from; double n; } tensors[6] = {
+        {&sv->query, act->query, fq}, {&sv->q_heads, act->q_heads, fq}, {&sv->merged, act->merged, fq},
+        {&sv->k_heads, act->k_heads, fk}, {&sv->v_heads, act->v_heads, fk}, {&sv->kv, act->kv, act->kv ? fk : 0}};
+    for (int t = 0; t < 6; t++) {
+        if (!tensors[t].from) continue;
+        *tensors[t].to = f;
+        memcpy(f, tensors[t].from, sizeof(float) * (size_t)tensors[t].n);
+        f += (long)tensors[t].n;
+    }
+    uint8_t *bytes_at = (uint8_t *)f;
+    sv->rule = *rule;
+    if (mask_bytes > 0) {
+        memcpy(bytes_at, rule->mask.data, (size_t)mask_bytes);
+        sv->rule.mask.data = bytes_at;
+        bytes_at += (long)mask_bytes;
+    }
+    memcpy(bytes_at, rule->key_padding_mask, (size_t)B * Tk); /* the forward always builds it */
+    sv->rule.key_padding_mask = bytes_at;
+    bytes_at += (long)B * Tk;
+    if (query_padding_mask) {
+        memcpy(bytes_at, query_padding_mask, (size_t)B * Tq);
+        sv->query_padding_mask = bytes_at;
+    }
     return ATTN_OK;
 }
 
@@ -435,7 +465,7 @@ void attn_mha_save_next(attn_mha *m, int on) {
 }
 
 /* dw (C, C) = dy^T x, db (C) = column sums of dy (or NULL); dy, x (N, C).
- * dx (N, C) += dy W when accumulate, else = dy W. tmp (N, C) scratch. */
+ * dx (N, C) = dy W, or += when accumulate; tmp (N, C) scratch. */
 static void project_backward(float *dx, float *dw, float *db, float *tmp, const float *dy,
                              const float *x, const attn_mha *m, int which, int N, int accumulate) {
     const int C = m->C;
@@ -445,7 +475,6 @@ static void project_backward(float *dx, float *dw, float *db, float *tmp, const 
         for (long n = 0; n < N; n++)
             for (int c = 0; c < C; c++) db[c] += dy[n * C + c];
     }
-    if (!dx) return;
     float *target = accumulate ? tmp : dx;
     attn_gemm(target, C, dy, C, m->weight[which], C, N, C, C, 1.0f);
     if (accumulate)
@@ -455,18 +484,23 @@ static void project_backward(float *dx, float *dw, float *db, float *tmp, const 
 int attn_mha_backward(attn_mha *m, float *dquery, float *dkv, float *dweight, float *dbias,
                       const float *dout) {
     attn_clear_error();
-    if (!m) return attn_fail(ATTN_BAD_ARGUMENT, "the module has been freed");
+    if (!m) return attn_fail(ATTN_MODULE_FREED, "the module has been freed");
     const mha_saved *sv = m->saved;
-    if (!sv) return attn_fail(ATTN_BAD_ARGUMENT, "no saved forward: call forward with saveForBackward first");
+    if (!sv) return attn_fail(ATTN_NO_SAVED_FORWARD, "no saved forward: call forward with saveForBackward first");
     if (sv->used_cache)
-        return attn_fail(ATTN_BAD_ARGUMENT, "the saved forward used the KV cache; gradients through the cache are not computed");
+        return attn_fail(ATTN_BACKWARD_THROUGH_CACHE,
+                         "the saved forward used the KV cache; backward does not go through the cache");
     if (!dquery || !dweight || !dout || (sv->kv && !dkv))
         return attn_fail(ATTN_BAD_ARGUMENT, "dquery, dweight, dout (and dkv for cross-attention) are required");
-    const int C = m->C, H = m->H, D = m->D, B = sv->B, Tq = sv->Tq, Tk = sv->Tkn;
+    const int C = m->C, H = m->H, D = m->D, B = sv->dims.B, Tq = sv->dims.Tq, Tk = sv->dims.Tk;
     long at = attn_find_non_finite(dout, (long)B * Tq * C);
     if (at >= 0)
         return attn_fail(ATTN_NON_FINITE_INPUT, "dOutput has a non-finite value at batch %ld, token %ld, feature %ld",
                          at / C / Tq, at / C % Tq, at % C);
+    /* The transposes of the forward's split and merge (a reshape's is a reshape). */
+    const mha_plan plan = make_mha_plan(sv->bug);
+    heads_fn *split_back = plan.split == split_heads ? merge_heads : reshape_only;
+    heads_fn *merge_back = plan.merge == merge_heads ? split_heads : reshape_only;
 
     /* Scratch, one block. */
     const double fq = (double)B * Tq * C, fk = (double)B * Tk * C;
@@ -483,26 +517,24 @@ int attn_mha_backward(attn_mha *m, float *dquery, float *dkv, float *dweight, fl
     float *dv_proj = dk_proj + (long)fk;
     float *dsource = dv_proj + (long)fk;  /* (B, Tk, C): dkv, or dquery's K and V part */
     float *tmp = dsource + (long)fk;      /* (max(B Tq, B Tk), C) */
-    float *dw = dweight, *db = m->bias[0] && dbias ? dbias : NULL;
+    float *db = m->bias[0] && dbias ? dbias : NULL;
     const long CC = (long)C * C;
     int status = ATTN_OK;
 
     /* 8. output projection; padded queries had their output set to 0 */
     memcpy(g, dout, sizeof(float) * (long)fq);
-    if (sv->query_pad)
+    if (sv->query_padding_mask)
         for (long r = 0; r < (long)B * Tq; r++)
-            if (!sv->query_pad[r]) memset(g + r * C, 0, sizeof(float) * C);
-    project_backward(d_merged, dw + 3 * CC, db ? db + 3 * C : NULL, tmp, g, sv->merged, m, 3, B * Tq, 0);
+            if (!sv->query_padding_mask[r]) memset(g + r * C, 0, sizeof(float) * C);
+    project_backward(d_merged, dweight + 3 * CC, db ? db + 3 * C : NULL, tmp, g, sv->merged, m, 3, B * Tq, 0);
 
-    /* 7. merge heads, backward: its transpose is a split */
-    split_heads(d_attn, d_merged, B, Tq, H, D,
-                sv->bug == ATTN_BUG_MERGE_WITHOUT_TRANSPOSE ? ATTN_BUG_HEADS_WITHOUT_TRANSPOSE : ATTN_BUG_NONE);
+    /* 7. merge heads, backward */
+    merge_back(d_attn, d_merged, B, Tq, H, D);
 
     /* 6. attend */
-    const attn_mask full = {sv->allowed, (long)H * Tq * Tk, (long)Tq * Tk, Tk, 1};
     status = attn_sdpa_backward(dq_heads, dk_heads, dv_heads, NULL, NULL, d_attn,
-                                sv->q_heads, sv->k_heads, sv->v_heads, full, B, H, Tq, Tk, D, D,
-                                (float)(1.0 / sqrt((double)D)), sv->causal, sv->diag, sv->bug);
+                                sv->q_heads, sv->k_heads, sv->v_heads, &sv->rule, &sv->dims,
+                                (float)(1.0 / sqrt((double)D)), sv->bug);
     if (status) goto done;
 
     /* 3. rope, backward: rotate back */
@@ -511,17 +543,16 @@ int attn_mha_backward(attn_mha *m, float *dquery, float *dkv, float *dweight, fl
         apply_rope(dk_heads, B * H, Tk, D, sv->k_pos, -1);
     }
 
-    /* 2. split heads, backward: its transpose is a merge */
-    const int merge_bug = sv->bug == ATTN_BUG_HEADS_WITHOUT_TRANSPOSE ? ATTN_BUG_MERGE_WITHOUT_TRANSPOSE : ATTN_BUG_NONE;
-    merge_heads(dq_proj, dq_heads, B, Tq, H, D, merge_bug);
-    merge_heads(dk_proj, dk_heads, B, Tk, H, D, merge_bug);
-    merge_heads(dv_proj, dv_heads, B, Tk, H, D, merge_bug);
+    /* 2. split heads, backward */
+    split_back(dq_proj, dq_heads, B, Tq, H, D);
+    split_back(dk_proj, dk_heads, B, Tk, H, D);
+    split_back(dv_proj, dv_heads, B, Tk, H, D);
 
     /* 1. input projections; in self-attention query feeds all three */
     const float *source = sv->kv ? sv->kv : sv->query;
-    project_backward(dquery, dw, db, tmp, dq_proj, sv->query, m, 0, B * Tq, 0);
-    project_backward(dsource, dw + CC, db ? db + C : NULL, tmp, dk_proj, source, m, 1, B * Tk, 0);
-    project_backward(dsource, dw + 2 * CC, db ? db + 2 * C : NULL, tmp, dv_proj, source, m, 2, B * Tk, 1);
+    project_backward(dquery, dweight, db, tmp, dq_proj, sv->query, m, 0, B * Tq, 0);
+    project_backward(dsource, dweight + CC, db ? db + C : NULL, tmp, dk_proj, source, m, 1, B * Tk, 0);
+    project_backward(dsource, dweight + 2 * CC, db ? db + 2 * C : NULL, tmp, dv_proj, source, m, 2, B * Tk, 1);
     if (sv->kv) memcpy(dkv, dsource, sizeof(float) * (long)fk);
     else
         for (long i = 0; i < (long)fq; i++) dquery[i] += dsource[i];
@@ -529,8 +560,8 @@ int attn_mha_backward(attn_mha *m, float *dquery, float *dkv, float *dweight, fl
     /* Finite inputs can still overflow float32 in the products. */
     const float *grads[3] = {dquery, sv->kv ? dkv : NULL, dweight};
     const long sizes[3] = {(long)fq, (long)fk, 4 * CC};
-    for (int t = 0; t < 3 && sv->bug != ATTN_BUG_NO_ALL_MASKED_GUARD; t++)
-        if (grads[t] && (at = attn_find_non_finite(grads[t], sizes[t])) >= 0) {
+    for (int t = 0; t < 3 && !plan.nan_expected; t++)
+        if (grads[t] && attn_find_non_finite(grads[t], sizes[t]) >= 0) {
             status = attn_fail(ATTN_OVERFLOW, "the gradients overflow float32: dOutput or the weights are too large");
             break;
         }
