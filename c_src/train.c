@@ -397,7 +397,8 @@ static void crossentropy_backward(float *dlogits, const float *probs, const int 
 static int model_forward(attn_trainer *t, const int *tokens, int B, int T, int causal, int bug, int ablate) {
     const int C = t->C, H = t->H, D = t->D, V = t->V, N = B * T;
     const float *P = t->params;
-    const attn_mask no_mask = {NULL, 0, 0, 0, 0};
+    const attn_dims dims = {B, H, T, T, D, D};
+    const attn_visibility rule = {{NULL, 0, 0, 0, 0}, NULL, causal, 0};
 
     /* 1. embed */
     embed_forward(t->x[0], tokens, P + t->o_wte, P + t->o_wpe, B, T, C);
@@ -410,8 +411,8 @@ static int model_forward(attn_trainer *t, const int *tokens, int B, int T, int c
         split_heads(t->k[l], t->flat, B, T, H, D);
         linear_forward(t, t->flat, t->x[l], P + t->o_wv[l], N, C, C);
         split_heads(t->v[l], t->flat, B, T, H, D);
-        const int status = attn_sdpa(t->atto[l], t->att[l], NULL, t->q[l], t->k[l], t->v[l], no_mask,
-                                     B, H, T, T, D, D, 1.0f / sqrtf((float)D), causal, 0, bug);
+        const int status = attn_sdpa(t->atto[l], t->att[l], NULL, t->q[l], t->k[l], t->v[l], &rule, &dims,
+                                     1.0f / sqrtf((float)D), bug);
         if (status) return status;
         merge_heads(t->merged[l], t->atto[l], B, T, H, D);
         if (ablate)
@@ -434,7 +435,8 @@ static int model_backward(attn_trainer *t, const int *tokens, const int *targets
     const int B = t->B, T = t->T, C = t->C, H = t->H, D = t->D, V = t->V, N = B * T;
     const float *P = t->params;
     float *G = t->grads;
-    const attn_mask no_mask = {NULL, 0, 0, 0, 0};
+    const attn_dims dims = {B, H, T, T, D, D};
+    const attn_visibility rule = {{NULL, 0, 0, 0, 0}, NULL, t->causal, 0};
     memset(G, 0, sizeof(float) * t->n_params);
 
     /* 5. loss */
@@ -454,8 +456,8 @@ static int model_backward(attn_trainer *t, const int *tokens, const int *targets
         linear_backward(t, t->dmerged, G + t->o_wo[l], t->dx, t->merged[l], P + t->o_wo[l], t->flat, N, C, C);
         split_heads(t->datto, t->dmerged, B, T, H, D);
         const int status = attn_sdpa_backward(t->dq, t->dk, t->dv, NULL, NULL, t->datto,
-                                              t->q[l], t->k[l], t->v[l], no_mask, B, H, T, T, D, D,
-                                              1.0f / sqrtf((float)D), t->causal, 0, t->bug);
+                                              t->q[l], t->k[l], t->v[l], &rule, &dims,
+                                              1.0f / sqrtf((float)D), t->bug);
         if (status) return status;
         const float *dheads[3] = {t->dq, t->dk, t->dv};
         const long w_at[3] = {t->o_wq[l], t->o_wk[l], t->o_wv[l]};
@@ -493,7 +495,7 @@ static void adamw_update(attn_trainer *t) {
 /* ======================================================================== */
 
 static int alive(const attn_trainer *t) {
-    return t ? ATTN_OK : attn_fail(ATTN_BAD_ARGUMENT, "the trainer has been freed");
+    return t ? ATTN_OK : attn_fail(ATTN_MODULE_FREED, "the trainer has been freed");
 }
 
 /* loss (1) <- the mean cross-entropy on tokens, targets (B, T), and the

@@ -97,7 +97,7 @@ static void test_refusals(void) {
         attn_train_free(t);
     }
     float loss;
-    CHECK(attn_train_step(NULL, &loss, 1) == ATTN_BAD_ARGUMENT && strstr(attn_last_error(), "freed"), "NULL trainer");
+    CHECK(attn_train_step(NULL, &loss, 1) == ATTN_MODULE_FREED && strstr(attn_last_error(), "freed"), "NULL trainer");
 }
 
 int main(void) {
