@@ -121,7 +121,7 @@ struct attn_trainer {
     /* Activations, for the largest (B, T); a run may use fewer rows. */
     float *x[3];                  /* (B, T, C) residual stream, x[0..L] */
     float *q[2], *k[2], *v[2];    /* (B, H, T, D) per layer */
-    float *att[2];                /* (B, H, T, T) attention probabilities */
+    float *att[2];                /* (1, H, T, T) probabilities of attn_train_attention */
     float *atto[2];               /* (B, H, T, D) attention output */
     float *merged[2];             /* (B, T, C) heads merged */
     float *ln, *ln_mean, *ln_rstd;/* (B, T, C), (B, T), (B, T) */
@@ -205,11 +205,11 @@ attn_trainer *attn_train_create(int task, int layers, int heads, int d_model, in
     t->o_wu = add_tensor(t, TENSOR_NAMES[12], V, C, 1);
 
     /* 2. one block for everything: parameters x4, activations, scratch */
-    const long BT = (long)B * T, BTC = BT * C, BHTT = (long)B * H * T * T;
+    const long BT = (long)B * T, BTC = BT * C, HTT = (long)H * T * T;
     const long wide = (long)(V > C ? V : C) * C;
     const long floats = 4 * t->n_params
                       + (t->L + 1) * BTC              /* x */
-                      + t->L * (5 * BTC + BHTT)       /* q, k, v, atto, merged, att */
+                      + t->L * (5 * BTC + HTT)        /* q, k, v, atto, merged, att */
                       + BTC + 2 * BT + BT * V         /* ln, mean, rstd, probs */
                       + 5 * BTC + 4 * BTC + BT * V    /* dx .. flat, datto .. dv, dlogits */
                       + 2 * wide;
@@ -229,7 +229,7 @@ attn_trainer *attn_train_create(int task, int layers, int heads, int d_model, in
     for (int l = 0; l <= t->L; l++) t->x[l] = TAKE(BTC);
     for (int l = 0; l < t->L; l++) {
         t->q[l] = TAKE(BTC), t->k[l] = TAKE(BTC), t->v[l] = TAKE(BTC);
-        t->atto[l] = TAKE(BTC), t->merged[l] = TAKE(BTC), t->att[l] = TAKE(BHTT);
+        t->atto[l] = TAKE(BTC), t->merged[l] = TAKE(BTC), t->att[l] = TAKE(HTT);
     }
     t->ln = TAKE(BTC), t->ln_mean = TAKE(BT), t->ln_rstd = TAKE(BT), t->probs = TAKE(BT * V);
     t->dx = TAKE(BTC), t->dln = TAKE(BTC), t->dmerged = TAKE(BTC), t->dflat = TAKE(BTC), t->flat = TAKE(BTC);
@@ -392,9 +392,11 @@ static void crossentropy_backward(float *dlogits, const float *probs, const int 
 /* ======================================================================== */
 
 /* Forward on tokens (B, T) with B <= t->B, T <= t->T rows of the buffers;
- * leaves probabilities in t->probs (B, T, V). `ablate` zeroes the outputs of
- * the heads marked in t->ablated. */
-static int model_forward(attn_trainer *t, const int *tokens, int B, int T, int causal, int bug, int ablate) {
+ * leaves the logits in t->probs (B, T, V). `ablate` zeroes the outputs of
+ * the heads marked in t->ablated; keep_probs keeps every head's attention
+ * probabilities in t->att (otherwise attn_sdpa never builds them). */
+static int model_forward(attn_trainer *t, const int *tokens, int B, int T, int causal, int bug, int ablate,
+                         int keep_probs) {
     const int C = t->C, H = t->H, D = t->D, V = t->V, N = B * T;
     const float *P = t->params;
     const attn_dims dims = {B, H, T, T, D, D};
@@ -411,7 +413,7 @@ static int model_forward(attn_trainer *t, const int *tokens, int B, int T, int c
         split_heads(t->k[l], t->flat, B, T, H, D);
         linear_forward(t, t->flat, t->x[l], P + t->o_wv[l], N, C, C);
         split_heads(t->v[l], t->flat, B, T, H, D);
-        const int status = attn_sdpa(t->atto[l], t->att[l], NULL, t->q[l], t->k[l], t->v[l], &rule, &dims,
+        const int status = attn_sdpa(t->atto[l], keep_probs ? t->att[l] : NULL, NULL, t->q[l], t->k[l], t->v[l], &rule, &dims,
                                      1.0f / sqrtf((float)D), bug);
         if (status) return status;
         merge_heads(t->merged[l], t->atto[l], B, T, H, D);
@@ -513,7 +515,7 @@ int attn_train_gradients(attn_trainer *t, float *loss, const int *tokens, const 
             return attn_fail(ATTN_BAD_ARGUMENT, "target %d at position %ld is outside -1..%d",
                              targets[i], i, t->V - 1);
     }
-    if ((status = model_forward(t, tokens, t->B, t->T, t->causal, t->bug, 0))) return status;
+    if ((status = model_forward(t, tokens, t->B, t->T, t->causal, t->bug, 0, 0))) return status;
     int count;
     const double sum = crossentropy_forward(t->probs, &count, targets, t->B * t->T, t->V);
     if (count == 0) return attn_fail(ATTN_BAD_ARGUMENT, "no position has a target");
@@ -560,7 +562,7 @@ int attn_train_evaluate(attn_trainer *t, float *result, int batches) {
             if (!any) continue;
             const int len = i + 1;
             for (int b = 0; b < B; b++) memcpy(t->prefix + (long)b * len, t->eval_tokens + (long)b * T, sizeof(int) * len);
-            if ((status = model_forward(t, t->prefix, B, len, t->causal, ATTN_BUG_NONE, 1))) return status;
+            if ((status = model_forward(t, t->prefix, B, len, t->causal, ATTN_BUG_NONE, 1, 0))) return status;
             for (int b = 0; b < B; b++) {
                 const int target = t->eval_targets[(long)b * T + i];
                 if (target < 0) continue;
@@ -594,7 +596,7 @@ int attn_train_attention(attn_trainer *t, float *weights, int *tokens, int given
         attn_rng_seed(&rng, t->seed ^ 0x0005A3E1u);
         make_sequence(tokens, t->prefix, &rng, t->task, T, t->V);
     }
-    if ((status = model_forward(t, tokens, 1, T, t->causal, ATTN_BUG_NONE, 1))) return status;
+    if ((status = model_forward(t, tokens, 1, T, t->causal, ATTN_BUG_NONE, 1, 1))) return status;
     for (int l = 0; l < t->L; l++) memcpy(weights + (long)l * H * T * T, t->att[l], sizeof(float) * H * T * T);
     return ATTN_OK;
 }
