@@ -27,7 +27,8 @@
  */
 import { CHECKS, runChecks, intendedRule } from './checks.js';
 import { EXERCISES } from './exercises.js';
-import { h, fmt as fmtNumber } from './lesson-ui.js';
+import { h, fmt as fmtNumber, oneBased } from './lesson-ui.js';
+import { paintRamp, rampLegend } from './palette.js';
 
 const STORAGE_KEY = 'attention-lab.break-it.v1';
 const ON = 1;
@@ -112,12 +113,6 @@ const el = (tag, { cls, text, attrs } = {}, ...children) =>
 /** lesson-ui.js's number text, with a typographic minus. */
 const fmt = (x) => fmtNumber(x).replace('-', '−');
 
-/** One of six colour steps for a weight in [0, 1] (a colour-blind-safe ramp). */
-function weightClass(w) {
-  if (Number.isNaN(w)) return 'bk-nan';
-  return `bk-w${Math.max(0, Math.min(5, Math.floor(w * 6)))}`;
-}
-
 // ---------------------------------------------------------------------------
 // Tables: weights / scores (queries × keys) and output (tokens × features)
 // ---------------------------------------------------------------------------
@@ -125,7 +120,8 @@ function weightClass(w) {
 /**
  * A real <table> of numbers. `worst` (or null) is marked with an outline and
  * a ◆; its row and column headers get ▶ and ▼, so the mark does not rest on
- * colour. blocked(i, j) cells are hatched and say so in text.
+ * colour. Weights are coloured with the page's one ramp (palette.js);
+ * blocked(i, j) cells are hatched like everywhere else and say so in text.
  */
 function numberTable({ caption, values, rows, cols, rowLabel, colLabel, colour, blocked, worst, name, panel }) {
   const table = el('table', { cls: 'bk-table', attrs: { 'data-table': name } }, el('caption', { text: caption }));
@@ -145,12 +141,13 @@ function numberTable({ caption, values, rows, cols, rowLabel, colLabel, colour, 
       const v = values[i * cols + j];
       const td = el('td', { attrs: { 'data-row': i, 'data-col': j } });
       const classes = ['bk-cell'];
-      if (colour) classes.push(weightClass(v));
+      const isBlocked = Boolean(blocked && blocked(i, j));
       if (Number.isNaN(v)) classes.push('bk-nan');
-      if (blocked && blocked(i, j)) classes.push('bk-blocked');
+      if (isBlocked) classes.push('blocked');
       const isWorst = worst && worst.row === i && (worst.column === j || worst.column === null);
       if (isWorst) classes.push(worst.column === null ? 'bk-worst-row' : 'bk-worst');
       td.className = classes.join(' ');
+      if (colour && !isBlocked && !Number.isNaN(v)) paintRamp(td, v);
       if (isWorst && worst.column === j) td.append(el('span', { cls: 'bk-diamond', text: '◆ ' }));
       td.append(fmt(v));
       if (blocked && blocked(i, j)) td.append(el('span', { cls: 'bk-sr', text: ' (blocked)' }));
@@ -184,6 +181,7 @@ function resultTables(lab, exercise, result, worst) {
       rowLabel: q, colLabel: k, colour: true, blocked: (i, j) => !allowed(0, h, i, j), worst: mark, name: `weights${h}`, panel: 'weights',
     }));
   }
+  wrap.append(rampLegend(document));
   if (scores) {
     wrap.append(numberTable({
       caption: 'Scores before masking', values: scores.data, rows: T, cols: Tk, rowLabel: q, colLabel: k,
@@ -302,7 +300,7 @@ class Card {
     this.owner.ran(exercise.bug, run);
     const worst = failed.find((r) => r.name === this.selected)?.worst || null;
     this.maps.replaceChildren(run.refused
-      ? el('p', { cls: 'bk-refused', text: `The core refused the call: ${run.refused.code}, ${run.refused.message}.` })
+      ? el('p', { cls: 'bk-refused', text: `The core refused the call: ${run.refused.code}, ${oneBased(run.refused.message)}.` })
       : resultTables(this.owner.lab, exercise, run, worst));
     return failed.map((r) => r.name);
   }
