@@ -29,6 +29,7 @@ import shapes from './shapes.js';
 import masks from './masks.js';
 import selfCross from './self-cross.js';
 import multiHead from './multi-head.js';
+import watchLearn from './watch-learn.js';
 import observability from './observability.js';
 import conventions from './conventions.js';
 import quiz from './quiz.js';
@@ -42,6 +43,7 @@ export const SECTIONS = Object.freeze([
   masks,
   selfCross,
   multiHead,
+  watchLearn,
   observability,
   conventions,
   quiz,
