@@ -309,4 +309,73 @@ void attn_rng_seed(attn_rng *r, uint32_t seed);
 float attn_rng_uniform(attn_rng *r);  /* in [0, 1) */
 float attn_rng_normal(attn_rng *r);   /* mean 0, variance 1 */
 
+/* ------------------------------------------------------------------------ */
+/* Training a tiny attention-only model (train.c)                           */
+/* ------------------------------------------------------------------------ */
+
+/* Keep in step with TRAIN_TASKS in web/attention.js. */
+typedef enum {
+    ATTN_TASK_PREVIOUS_TOKEN = 0, /* predict the token one position back */
+    ATTN_TASK_INDUCTION = 1,      /* n tokens, repeated: predict the repeat */
+    ATTN_TASK_REVERSE = 2,        /* n tokens, then reversed: predict the mirror */
+    ATTN_TASK_COUNT = 3
+} attn_task;
+
+#define ATTN_TRAIN_MAX_D_MODEL 64
+#define ATTN_TRAIN_MAX_HEADS 4
+#define ATTN_TRAIN_MAX_SEQ_LEN 32
+#define ATTN_TRAIN_MAX_VOCAB 64
+#define ATTN_TRAIN_MAX_BATCH 32
+#define ATTN_TRAIN_MAX_TENSORS 13
+
+/* One parameter tensor (rows, cols) at `offset` floats into the block. */
+typedef struct {
+    const char *name;
+    long offset;
+    int rows, cols;
+    int decay; /* AdamW weight decay applies */
+} attn_tensor_info;
+
+typedef struct attn_trainer attn_trainer;
+
+/* A model of `layers` (1 or 2) attention-only layers of `heads` heads,
+ * d_model wide, on sequences of seq_len tokens from a vocabulary of `vocab`,
+ * trained on `task` with batches of `batch`, AdamW at rate lr, all drawn
+ * from seed. causal: the attention rule in training; bug: ATTN_BUG_NONE or
+ * ATTN_BUG_NO_CAUSAL_MASK (training only). NULL + error on bad options,
+ * with nothing allocated. */
+ATTN_API attn_trainer *attn_train_create(int task, int layers, int heads, int d_model, int seq_len,
+                                         int vocab, int batch, float lr, uint32_t seed,
+                                         int causal, int bug);
+ATTN_API void attn_train_free(attn_trainer *t); /* NULL-safe */
+
+/* loss (1) <- the loss of the last of n optimiser steps on fresh batches. */
+ATTN_API int attn_train_step(attn_trainer *t, float *loss, int n);
+
+/* result (2) <- { loss, accuracy } on `batches` held-out batches, over the
+ * task's scored positions, each predicted from its prefix alone, with the
+ * causal rule and no bug, ablated heads zeroed. */
+ATTN_API int attn_train_evaluate(attn_trainer *t, float *result, int batches);
+
+/* weights (L, H, T, T) <- every head's probabilities on tokens (T): a fixed
+ * sample sequence written into tokens when given == 0, else tokens as
+ * given. Causal, no bug, ablated heads zeroed downstream. */
+ATTN_API int attn_train_attention(attn_trainer *t, float *weights, int *tokens, int given);
+
+/* Zero (on = 1) or restore (on = 0) head `head` of layer `layer` (0-based)
+ * in evaluate and attention. Training never ablates. */
+ATTN_API int attn_train_ablate(attn_trainer *t, int layer, int head, int on);
+
+/* For tests: loss (1) and every gradient of tokens, targets (batch, seq_len)
+ * (target -1 = no target) into attn_train_grads, without an update. */
+ATTN_API int attn_train_gradients(attn_trainer *t, float *loss, const int *tokens, const int *targets);
+ATTN_API float *attn_train_params(attn_trainer *t); /* the parameter block */
+ATTN_API float *attn_train_grads(attn_trainer *t);  /* gradients, same layout */
+ATTN_API int attn_train_step_count(const attn_trainer *t);
+/* info (3) <- { offset, rows, cols } of parameter tensor `index`, in the
+ * order wte (V, C), wpe (T, C), per layer wq, wk, wv, wo (C, C) as
+ * (out, in), lnf.weight (1, C), lnf.bias (1, C), wu (V, C); and its name. */
+ATTN_API int attn_train_tensor(const attn_trainer *t, int index, int *info);
+ATTN_API const char *attn_train_tensor_name(const attn_trainer *t, int index);
+
 #endif /* ATTENTION_H */

@@ -495,7 +495,8 @@ test('dist/attention-lab.html works from file:// with the network blocked', asyn
   await expectExWeights(page, 'single file');
   assert.match(await page.evaluate(() => location.hash), /ex\.q=1,0,-2,0/);
   // The full lesson, with the break-it lab.
-  assert.equal(await page.locator('main > section').count(), 12);
+  const { SECTIONS } = await import('../web/sections/registry.js');
+  assert.equal(await page.locator('main > section').count(), SECTIONS.length);
   const card = page.locator('#bk-no-causal-mask');
   await card.locator('summary').click();
   await card.locator('button.bk-switch').click();

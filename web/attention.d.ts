@@ -185,6 +185,53 @@ export interface MultiHeadAttention {
   free(): void;
 }
 
+export type TrainTask = 'previous-token' | 'induction' | 'reverse';
+export interface TrainerOptions {
+  task: TrainTask;
+  /** 1 or 2 */
+  layers?: number;
+  /** at most 4; divides dModel */
+  heads?: number;
+  /** at most 64 */
+  dModel?: number;
+  /** 4..32 */
+  seqLen?: number;
+  /** 2..64 */
+  vocab?: number;
+  /** at most 32 */
+  batch?: number;
+  /** in (0, 1] */
+  lr?: number;
+  seed?: number;
+  causal?: boolean;
+  bug?: 'no-causal-mask' | null;
+}
+export interface TrainerConfig {
+  readonly task: TrainTask; readonly layers: number; readonly heads: number; readonly dModel: number;
+  readonly seqLen: number; readonly vocab: number; readonly batch: number; readonly lr: number;
+  readonly seed: number; readonly causal: boolean; readonly bug: 'no-causal-mask' | null;
+}
+export interface Trainer {
+  readonly config: TrainerConfig;
+  /** n optimiser steps (default 1); the step count so far and the last step's loss. */
+  step(n?: number): { step: number; loss: number };
+  /** Held-out loss and accuracy, each position from its prefix alone, causal, no bug. */
+  evaluate(options?: { batches?: number }): { loss: number; accuracy: number };
+  /** layers[l][h]: (seqLen, seqLen) probabilities on a fixed sample sequence or on `tokens`. */
+  attention(tokens?: ArrayLike<number> | Tensor): { tokens: number[]; layers: Tensor[][] };
+  /** Zero (on = true) or restore head `head` of layer `layer`, 0-based, in evaluate and attention. */
+  ablate(layer: number, head: number, on?: boolean): void;
+  /** wte (vocab, dModel), wpe (seqLen, dModel), l1.wq … l2.wo (dModel, dModel) as (out, in), lnf.weight, lnf.bias (1, dModel), wu (vocab, dModel). */
+  parameters(): Record<string, Tensor>;
+  /** Loss and every parameter's gradient on tokens, targets (batch, seqLen), target -1 = none; no update. */
+  gradients(tokens: TensorLike, targets: TensorLike): { loss: number; gradients: Record<string, Tensor> };
+  free(): void;
+}
+export const TRAIN_TASKS: readonly TrainTask[];
+export const TRAIN_DEFAULTS: Readonly<Record<TrainTask, Readonly<{
+  layers: number; heads: number; dModel: number; seqLen: number; vocab: number; batch: number; lr: number;
+}>>>;
+
 export interface Lab {
   /** Whether the SIMD128 build runs. */
   readonly simd: boolean;
@@ -206,6 +253,8 @@ export interface Lab {
   /** The core's observability numbers for weights (batch…, Tq, Tk) under a rule. */
   observe(weights: TensorLike, options?: VisibilityOptions & { scores?: TensorLike | null }): AttentionStats;
   createMultiHeadAttention(options: MultiHeadOptions): MultiHeadAttention;
+  /** A tiny attention-only model in the core that trains on a toy task. */
+  createTrainer(options: TrainerOptions): Trainer;
   sampleDotProducts(options: { dk: number; count?: number; seed?: number }): {
     unscaled: Float32Array; scaled: Float32Array; varianceUnscaled: number; varianceScaled: number;
   };

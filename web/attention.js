@@ -644,6 +644,16 @@ class Lab {
   }
 
   /**
+   * A tiny attention-only model that trains on a toy task (see Trainer).
+   * @param {{ task: 'previous-token'|'induction'|'reverse', layers?, heads?, dModel?, seqLen?,
+   *   vocab?, batch?, lr?, seed?, causal?: boolean, bug?: 'no-causal-mask' }} options
+   *   unset sizes take TRAIN_DEFAULTS[task].
+   */
+  createTrainer(options) {
+    return new Trainer(this, options);
+  }
+
+  /**
    * The "why divide by √dk" demo: `count` dot products of seeded random q, k
    * of width dk with unit-variance entries, raw and scaled by 1/√dk.
    * @returns {{ unscaled: Float32Array, scaled: Float32Array, varianceUnscaled: number, varianceScaled: number }}
@@ -1065,6 +1075,195 @@ class MultiHeadAttention {
 
 const FORWARD_OPTIONS = ['attentionMask', 'keyPaddingMask', 'queryPaddingMask', 'causal',
   'cache', 'useCache', 'queryPositionOffset', 'keyPositionOffset', 'needWeights', 'bug', 'saveForBackward'];
+
+// ---------------------------------------------------------------------------
+// Training a tiny attention-only model (c_src/train.c)
+// ---------------------------------------------------------------------------
+
+/** Tasks a trainer can learn, in attn_task order (c_src/attention.h). */
+export const TRAIN_TASKS = Object.freeze(['previous-token', 'induction', 'reverse']);
+
+/** Per task, the sizes and rate that train well; createTrainer's defaults. */
+export const TRAIN_DEFAULTS = Object.freeze({
+  'previous-token': Object.freeze({ layers: 1, heads: 1, dModel: 32, seqLen: 16, vocab: 16, batch: 16, lr: 0.01 }),
+  induction: Object.freeze({ layers: 2, heads: 2, dModel: 32, seqLen: 32, vocab: 28, batch: 16, lr: 0.01 }),
+  reverse: Object.freeze({ layers: 1, heads: 2, dModel: 32, seqLen: 16, vocab: 16, batch: 16, lr: 0.01 }),
+});
+
+const TRAINER_OPTIONS = ['task', 'layers', 'heads', 'dModel', 'seqLen', 'vocab', 'batch', 'lr', 'seed', 'causal', 'bug'];
+
+/**
+ * A tiny attention-only transformer and its optimiser, in the C core:
+ * token and learned position embeddings, `layers` layers of multi-head
+ * attention with residuals, a final LayerNorm, an unembedding, cross-entropy
+ * on the positions the task can answer, AdamW. Data come from `seed`; the
+ * same seed gives the same losses, bit for bit, on a given build.
+ */
+class Trainer {
+  constructor(lab, options) {
+    const opts = checkOptions(options, TRAINER_OPTIONS, 'createTrainer');
+    const taskIndex = TRAIN_TASKS.indexOf(opts.task);
+    if (typeof opts.task !== 'string' || taskIndex < 0) {
+      fail('BAD_ARGUMENT', `task must be one of ${TRAIN_TASKS.join(', ')} (got ${JSON.stringify(String(opts.task))})`);
+    }
+    const config = { task: opts.task, ...TRAIN_DEFAULTS[opts.task] };
+    for (const name of ['layers', 'heads', 'dModel', 'seqLen', 'vocab', 'batch']) {
+      config[name] = checkInteger(opts[name], name, config[name], { min: 1, max: 1 << 16 });
+    }
+    if (opts.lr !== undefined && (typeof opts.lr !== 'number' || !(opts.lr > 0) || !Number.isFinite(opts.lr) || opts.lr > 1)) {
+      fail('BAD_ARGUMENT', `lr must be a number in (0, 1] (got ${String(opts.lr)})`);
+    }
+    config.lr = opts.lr ?? config.lr;
+    config.seed = checkInteger(opts.seed, 'seed', 0, { max: 2 ** 32 - 1 });
+    config.causal = checkBoolean(opts.causal, 'causal', true);
+    config.bug = opts.bug === undefined || opts.bug === null || opts.bug === 'none' ? null : opts.bug;
+    if (config.bug !== null && config.bug !== 'no-causal-mask') {
+      fail('BAD_ARGUMENT', `a trainer takes only the bug "no-causal-mask" (got ${JSON.stringify(String(config.bug))})`);
+    }
+    this.lab = lab;
+    this.config = Object.freeze(config);
+    this.ptr = lab.exports.attn_train_create(taskIndex, config.layers, config.heads, config.dModel, config.seqLen,
+      config.vocab, config.batch, config.lr, config.seed, config.causal ? 1 : 0, config.bug ? BUGS.indexOf(config.bug) : 0);
+    if (!this.ptr) lab.throwLastError();
+  }
+
+  alive() {
+    if (!this.ptr) fail('MODULE_FREED', 'this trainer was freed; create a new one with lab.createTrainer');
+  }
+
+  /** Release the trainer's memory in the core. Safe to call twice. */
+  free() {
+    if (this.ptr) this.lab.exports.attn_train_free(this.ptr);
+    this.ptr = 0;
+  }
+
+  /**
+   * Take n optimiser steps (default 1), each on a fresh batch.
+   * @returns {{ step: number, loss: number }} the step count so far and the
+   *   training loss of the last step (NaN when n = 0).
+   */
+  step(n = 1) {
+    this.alive();
+    const count = checkInteger(n, 'n', 1, { min: 0, max: 100000 });
+    const layout = new Layout(this.lab).add('loss', 4).commit();
+    this.view(Float32Array, layout.ptr('loss'), 1)[0] = NaN;
+    this.lab.check(this.lab.exports.attn_train_step(this.ptr, layout.ptr('loss'), count));
+    return { step: this.lab.exports.attn_train_step_count(this.ptr), loss: this.view(Float32Array, layout.ptr('loss'), 1)[0] };
+  }
+
+  /**
+   * Loss and accuracy on held-out batches (a seed of their own, the same
+   * sequences on every call). Each position is predicted from its prefix
+   * alone, as in generation, with the causal rule and without the bug;
+   * ablated heads stay off. Only positions the task can answer count: for
+   * induction, the repeated half.
+   * @param [options] batches (default 4)
+   * @returns {{ loss: number, accuracy: number }}
+   */
+  evaluate(options) {
+    this.alive();
+    const { batches } = checkOptions(options, ['batches'], 'evaluate');
+    const n = checkInteger(batches, 'batches', 4, { min: 1, max: 1000 });
+    const layout = new Layout(this.lab).add('result', 8).commit();
+    this.lab.check(this.lab.exports.attn_train_evaluate(this.ptr, layout.ptr('result'), n));
+    const [loss, accuracy] = this.view(Float32Array, layout.ptr('result'), 2);
+    return { loss, accuracy };
+  }
+
+  /**
+   * Every head's attention probabilities on one sequence of seqLen tokens:
+   * a fixed sample of the task when `tokens` is omitted. Causal, no bug,
+   * ablated heads zeroed.
+   * @returns {{ tokens: number[], layers: { data: Float32Array, shape: [T, T] }[][] }}
+   *   layers[l][h] is head h of layer l (0-based), rows = queries.
+   */
+  attention(tokens) {
+    this.alive();
+    const { layers: L, heads: H, seqLen: T } = this.config;
+    const given = tokens !== undefined && tokens !== null;
+    const ids = given ? this.checkTokens(tokens, 'tokens') : null;
+    const layout = new Layout(this.lab).add('weights', 4 * L * H * T * T).add('tokens', 4 * T).commit();
+    if (given) this.view(Int32Array, layout.ptr('tokens'), T).set(ids);
+    this.lab.check(this.lab.exports.attn_train_attention(this.ptr, layout.ptr('weights'), layout.ptr('tokens'), given ? 1 : 0));
+    const all = this.view(Float32Array, layout.ptr('weights'), L * H * T * T);
+    const layers = [];
+    for (let l = 0; l < L; l++) {
+      layers.push([]);
+      for (let h = 0; h < H; h++) {
+        const at = (l * H + h) * T * T;
+        layers[l].push({ data: all.slice(at, at + T * T), shape: [T, T] });
+      }
+    }
+    return { tokens: Array.from(this.view(Int32Array, layout.ptr('tokens'), T)), layers };
+  }
+
+  /** Zero (on = true) or restore head `head` of layer `layer` (0-based) in evaluate and attention. */
+  ablate(layer, head, on = true) {
+    this.alive();
+    const l = checkInteger(layer, 'layer', undefined, { max: 1 << 16 });
+    const h = checkInteger(head, 'head', undefined, { max: 1 << 16 });
+    if (l === undefined || h === undefined) fail('BAD_ARGUMENT', 'ablate needs a layer and a head');
+    this.lab.check(this.lab.exports.attn_train_ablate(this.ptr, l, h, checkBoolean(on, 'on', true) ? 1 : 0));
+  }
+
+  /** The parameters by name: { wte, wpe, 'l1.wq', …, 'lnf.weight', 'lnf.bias', wu }, each { data, shape }. */
+  parameters() {
+    this.alive();
+    return this.readTensors(this.lab.exports.attn_train_params(this.ptr));
+  }
+
+  /**
+   * For checking the backward pass: the loss on one batch and the gradient
+   * of every parameter, without an update.
+   * @param tokens (batch, seqLen) token ids
+   * @param targets (batch, seqLen) token ids, -1 where a position has none
+   * @returns {{ loss: number, gradients: Object<string, { data, shape }> }}
+   */
+  gradients(tokens, targets) {
+    this.alive();
+    const { batch: B, seqLen: T } = this.config;
+    const ids = this.checkTokens(tokens, 'tokens', B);
+    const want = this.checkTokens(targets, 'targets', B, -1);
+    const layout = new Layout(this.lab).add('loss', 4).add('tokens', 4 * B * T).add('targets', 4 * B * T).commit();
+    this.view(Int32Array, layout.ptr('tokens'), B * T).set(ids);
+    this.view(Int32Array, layout.ptr('targets'), B * T).set(want);
+    this.lab.check(this.lab.exports.attn_train_gradients(this.ptr, layout.ptr('loss'), layout.ptr('tokens'), layout.ptr('targets')));
+    return { loss: this.view(Float32Array, layout.ptr('loss'), 1)[0], gradients: this.readTensors(this.lab.exports.attn_train_grads(this.ptr)) };
+  }
+
+  /** A view of the core's memory, made after the last call (memory may have grown). */
+  view(Type, ptr, length) {
+    return new Type(this.lab.exports.memory.buffer, ptr, length);
+  }
+
+  /** ids (rows?, seqLen) as a flat array of integers in [min, vocab). */
+  checkTokens(x, name, rows = 0, min = 0) {
+    const { seqLen: T, vocab: V } = this.config;
+    const t = toTensor(x, name);
+    const shape = rows ? [rows, T] : [T];
+    if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
+      fail('SHAPE_MISMATCH', `${name} must have shape ${describe(shape)}; got ${describe(t.shape)}`);
+    }
+    const bad = t.data.findIndex((v) => !Number.isInteger(v) || v < min || v >= V);
+    if (bad >= 0) fail('BAD_ARGUMENT', `${name} entry ${bad} is ${t.data[bad]}; ids must be integers from ${min} to ${V - 1}`);
+    return Int32Array.from(t.data);
+  }
+
+  /** Named copies of the tensors in a parameter-shaped block at ptr. */
+  readTensors(ptr) {
+    const { exports } = this.lab;
+    const layout = new Layout(this.lab).add('info', 12).commit();
+    const out = {};
+    for (let i = 0; exports.attn_train_tensor(this.ptr, i, layout.ptr('info')) === 0; i++) {
+      const [offset, rows, cols] = this.view(Int32Array, layout.ptr('info'), 3);
+      const namePtr = exports.attn_train_tensor_name(this.ptr, i);
+      const bytes = this.view(Uint8Array, namePtr, 32);
+      const name = new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0)));
+      out[name] = { data: this.view(Float32Array, ptr + 4 * offset, rows * cols).slice(), shape: [rows, cols] };
+    }
+    return out;
+  }
+}
 
 // ---------------------------------------------------------------------------
 // Mask helpers: building masks and converting conventions (input only)

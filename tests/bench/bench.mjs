@@ -326,4 +326,8 @@ if (lab) {
   const { benchBackward } = await import('./backward.mjs');
   out.push('', ...(await benchBackward(lab.simd, timeColumns, peak)));
 }
+if (lab) {
+  const { benchTrain } = await import('./train.mjs');
+  out.push('', ...(await benchTrain(lab.simd, timeColumns)));
+}
 console.log(`\n${out.join('\n')}`);

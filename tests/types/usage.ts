@@ -14,6 +14,10 @@ async function main(): Promise<number> {
   const grads = mha.backward(saved.output);
   const g: SdpaGradients = lab.sdpaBackward([[1, 0]], [[1, 0]], [[1, 0]], [[1, 1]], { bug: 'grad-through-blocked' });
   mha.free();
+  const trainer = lab.createTrainer({ task: 'induction', seed: 1, bug: 'no-causal-mask' });
+  const trained = trainer.step(2).loss + trainer.evaluate({ batches: 1 }).accuracy + trainer.attention().layers[0][0].data[0];
+  trainer.ablate(0, 0, true);
+  trainer.free();
   try {
     lab.sdpa([[1]], [[1]], [[1]], { bug: 'no-scale' });
   } catch (err) {
@@ -21,7 +25,7 @@ async function main(): Promise<number> {
   }
   const widget = document.querySelector('attention-lab') as AttentionLabElement | null;
   widget?.addEventListener('attention-change', () => {});
-  return full.weights.data[0] + fast.output.data[0] + g.dScores.data[0] + grads.qProj.weight.data[0] + (grads.dKeyValue ? 1 : 0) + full.stats.maxAbsScore + lab.memoryBytes();
+  return trained + full.weights.data[0] + fast.output.data[0] + g.dScores.data[0] + grads.qProj.weight.data[0] + (grads.dKeyValue ? 1 : 0) + full.stats.maxAbsScore + lab.memoryBytes();
 }
 
 void main();

@@ -30,6 +30,7 @@ import masks from './masks.js';
 import gradients from './gradients.js';
 import selfCross from './self-cross.js';
 import multiHead from './multi-head.js';
+import watchLearn from './watch-learn.js';
 import observability from './observability.js';
 import conventions from './conventions.js';
 import quiz from './quiz.js';
@@ -44,6 +45,7 @@ export const SECTIONS = Object.freeze([
   gradients,
   selfCross,
   multiHead,
+  watchLearn,
   observability,
   conventions,
   quiz,

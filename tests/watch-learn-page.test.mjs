@@ -1,0 +1,98 @@
+// The "Watch a head learn" section in Chromium: training starts, the loss
+// falls and the maps change, the page keeps answering while it trains,
+// pausing enables the head switches and switching the copying head off drops
+// the held-out accuracy; the cheating switch trains to a low loss and chance
+// accuracy. Screenshots at 1280 and 390 px go to tests/screenshots/.
+// Run: node --test tests/watch-learn-page.test.mjs
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { browserSuite, assertClean, runAxe, typeInto } from './helpers/browser.mjs';
+
+const env = browserSuite();
+const shots = fileURLToPath(new URL('./screenshots/', import.meta.url));
+
+const number = (text) => Number(String(text).replace(/[^0-9.eE+-]/g, ''));
+
+/** Read the readout's step, loss and accuracy (percent). */
+async function readout(section) {
+  const [step, loss, accuracy] = await Promise.all(['learn-step', 'learn-loss', 'learn-accuracy']
+    .map((name) => section.locator(`[data-out="${name}"]`).textContent()));
+  return { step: number(step), loss: number(loss), accuracy: number(accuracy) };
+}
+
+test('train previous-token on the page: loss falls, maps change, the page stays interactive, ablation drops accuracy', async () => {
+  const { page, problems, context } = await env.open('#watch-learn');
+  const section = page.locator('#watch-learn');
+  const map = section.locator('canvas[data-canvas="learn-map-1-1"]');
+  const before = await map.evaluate((c) => c.toDataURL());
+  const start = await readout(section);
+  assert.equal(start.step, 0);
+
+  // Record the gaps between animation frames while training runs.
+  await page.evaluate(() => {
+    window.frameGaps = [];
+    let last = performance.now();
+    const tick = (now) => { window.frameGaps.push(now - last); last = now; if (window.frameGaps.length < 400) requestAnimationFrame(tick); };
+    requestAnimationFrame(tick);
+  });
+  await section.locator('[data-action="learn-start"]').click();
+  await page.waitForFunction(() => Number(document.querySelector('[data-out="learn-step"]').textContent) >= 60, null, { timeout: 60000 });
+
+  // Typing elsewhere on the page still works while it trains.
+  const seedField = page.locator('[data-field="scale-seed"]');
+  const typed = Date.now();
+  await typeInto(page, seedField, '42');
+  assert.equal(await seedField.inputValue(), '42');
+  const typingMs = Date.now() - typed;
+  const gaps = await page.evaluate(() => window.frameGaps.slice(5));
+  const sorted = [...gaps].sort((a, b) => a - b);
+  const median = sorted[Math.floor(sorted.length / 2)];
+  console.log(`# frame gaps while training: median ${median.toFixed(1)} ms, 90th percentile ${sorted[Math.floor(0.9 * sorted.length)].toFixed(1)} ms, longest ${sorted[sorted.length - 1].toFixed(0)} ms over ${gaps.length} frames`);
+  assert.ok(median < 100, `median gap between frames while training: ${median.toFixed(0)} ms`);
+  assert.ok(typingMs < 3000, `typing two characters took ${typingMs} ms`);
+
+  await page.waitForSelector('#watch-learn [data-action="learn-start"]:has-text("Finished")', { timeout: 90000 });
+  const end = await readout(section);
+  assert.ok(end.loss < start.loss || !Number.isFinite(start.loss), `loss ${end.loss}`);
+  assert.ok(end.loss < 0.5, `loss after training: ${end.loss}`);
+  assert.ok(end.accuracy >= 99, `held-out accuracy ${end.accuracy} %`);
+  assert.notEqual(await map.evaluate((c) => c.toDataURL()), before, 'the map did not change');
+  assert.match(await map.getAttribute('aria-label'), /previous token/);
+
+  // Paused: the head switch works; the only head carries the task.
+  const off = section.locator('[data-action="learn-ablate-1-1"]');
+  assert.equal(await off.isDisabled(), false);
+  await off.click();
+  assert.equal(await off.getAttribute('aria-pressed'), 'true');
+  const ablated = await readout(section);
+  assert.ok(ablated.accuracy < 30, `accuracy with the head off: ${ablated.accuracy} %`);
+  await off.click();
+  assert.equal((await readout(section)).accuracy, end.accuracy);
+
+  mkdirSync(shots, { recursive: true });
+  await section.screenshot({ path: `${shots}watch-learn-1280.png` });
+  await runAxe(page, 'watch-learn', { include: '#watch-learn' });
+  assertClean(problems, 'watch-learn');
+  await context.close();
+});
+
+test('the cheating switch on induction: low training loss, held-out accuracy near chance; 390 px screenshot', async () => {
+  const { page, problems, context } = await env.open('#learn.task=induction&learn.cheat=1&view=watch-learn', { viewport: { width: 390, height: 900 } });
+  const section = page.locator('#watch-learn');
+  assert.equal(await section.locator('[data-field="learn-cheat"]').isChecked(), true);
+  await section.locator('[data-action="learn-start"]').click();
+  await page.waitForFunction(() => Number(document.querySelector('[data-out="learn-step"]').textContent) >= 300, null, { timeout: 90000 });
+  await section.locator('[data-action="learn-start"]').click(); // pause
+  await page.waitForSelector('#watch-learn [data-action="learn-start"]:has-text("Start")');
+  const end = await readout(section);
+  assert.ok(end.loss < 0.1, `cheating loss ${end.loss}`);
+  assert.ok(end.accuracy < 30, `held-out accuracy ${end.accuracy} %`);
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(width <= 390, `page is ${width} px wide at 390 px`);
+  mkdirSync(shots, { recursive: true });
+  await section.screenshot({ path: `${shots}watch-learn-390.png` });
+  assertClean(problems, 'watch-learn cheat');
+  await context.close();
+});

@@ -1,0 +1,377 @@
+// Watch a head learn: a tiny attention-only model trains in the core on a toy
+// task while the page draws its loss, its held-out accuracy and every head's
+// attention map. Every number shown comes from the wasm core (lab.createTrainer).
+
+import { TRAIN_TASKS, TRAIN_DEFAULTS } from '../attention.js';
+import { h, numberField, checkbox, select, statusLine, fmt, fmtSci } from '../lesson-ui.js';
+import { codec } from '../lesson-state.js';
+import { rampRgb, rampColour, rampLegend, headColour } from '../palette.js';
+
+/** Token ids are drawn as letters: id 0 is A, id 26 is a, id 52 is 0. */
+const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+const letter = (id) => LETTERS[id] ?? '?';
+
+const TASK_NAMES = {
+  'previous-token': 'Copy the previous token (1 layer)',
+  induction: 'Induction: continue a repeated sequence (2 layers)',
+  reverse: 'Reverse the first half (1 layer)',
+};
+/** Training stops by itself after this many steps. */
+const STEP_LIMIT = { 'previous-token': 400, induction: 1500, reverse: 600 };
+const FRAME_BUDGET_MS = 8;   // training time per animation frame
+const MAPS_EVERY_MS = 150;   // redraw the attention maps at most this often
+const EVAL_EVERY = 50;       // steps between held-out checks while training
+const LOSS_COLOUR = rampColour(0.25);
+const ACCURACY_COLOUR = rampColour(0.7);
+const HATCH = '#dedcd5';
+
+const reducedMotion = () => typeof matchMedia === 'function' && matchMedia('(prefers-reduced-motion: reduce)').matches;
+const percent = (x) => `${fmt(100 * x, 1)} %`;
+/** A loss for the readout: scientific notation once it is below 0.01. */
+const lossText = (x) => (x < 0.01 ? fmtSci(x, 2) : fmt(x, 3));
+
+/** A canvas drawn at the device's pixel density; CSS size w × h. */
+function sizedCanvas(canvas, w, hgt) {
+  const ratio = (typeof devicePixelRatio === 'number' && devicePixelRatio) || 1;
+  canvas.width = Math.round(w * ratio);
+  canvas.height = Math.round(hgt * ratio);
+  canvas.style.width = `${w}px`;
+  canvas.style.maxWidth = '100%';
+  const g = canvas.getContext('2d');
+  g.setTransform(ratio, 0, 0, ratio, 0, 0);
+  return g;
+}
+
+/**
+ * One head's (T, T) map: rows are queries, columns keys, tokens as letters
+ * on both axes; pairs the rule blocks (allowed (T, T), 0 = blocked) are hatched.
+ */
+function drawMap(canvas, weights, tokens, allowed) {
+  const T = tokens.length;
+  const cell = T <= 16 ? 15 : 9;
+  const margin = cell + 4;
+  const size = margin + T * cell + 1;
+  const g = sizedCanvas(canvas, size, size);
+  g.clearRect(0, 0, size, size);
+  g.font = `${Math.max(8, cell - 3)}px ui-monospace, monospace`;
+  g.textAlign = 'center';
+  g.textBaseline = 'middle';
+  g.fillStyle = '#222';
+  for (let i = 0; i < T; i++) {
+    g.fillText(letter(tokens[i]), margin + (i + 0.5) * cell, margin / 2);
+    g.fillText(letter(tokens[i]), margin / 2, margin + (i + 0.5) * cell);
+  }
+  for (let i = 0; i < T; i++) {
+    for (let j = 0; j < T; j++) {
+      const x = margin + j * cell, y = margin + i * cell;
+      if (!allowed[i * T + j]) {
+        g.fillStyle = HATCH;
+        g.fillRect(x, y, cell, cell);
+        g.strokeStyle = '#ffffff';
+        g.beginPath();
+        g.moveTo(x, y + cell);
+        g.lineTo(x + cell, y);
+        g.stroke();
+        continue;
+      }
+      const [r, gr, b] = rampRgb(weights[i * T + j]);
+      g.fillStyle = `rgb(${r}, ${gr}, ${b})`;
+      g.fillRect(x, y, cell, cell);
+    }
+  }
+}
+
+/**
+ * In words, for screen readers and tests: the diagonal offset d (query i
+ * looking at key i - d) that takes the most weight on average.
+ */
+function describeMap(weights, T) {
+  let best = 0, bestMean = -1;
+  for (let d = 0; d < T - 1; d++) {
+    let sum = 0;
+    for (let i = d; i < T; i++) sum += weights[i * T + i - d];
+    const mean = sum / (T - d);
+    if (mean > bestMean) { bestMean = mean; best = d; }
+  }
+  const where = best === 0 ? 'itself' : best === 1 ? 'the previous token' : `the token ${best} places back`;
+  return `on average a query puts ${fmt(bestMean, 2)} of its weight on ${where}`;
+}
+
+/** The loss (left axis) and held-out accuracy (right axis, 0 to 1) against the step. */
+function drawCurve(canvas, losses, accuracies, limit, width) {
+  const W = Math.max(260, Math.min(560, width || 560)), H = 220, left = 44, right = 44, top = 12, bottom = 34;
+  const g = sizedCanvas(canvas, W, H);
+  g.clearRect(0, 0, W, H);
+  const maxLoss = Math.max(1, ...losses.map((p) => p.loss).filter(Number.isFinite).slice(0, 20));
+  const x = (step) => left + ((W - left - right) * step) / limit;
+  const yLoss = (loss) => top + (H - top - bottom) * (1 - Math.min(loss, maxLoss) / maxLoss);
+  const yAcc = (acc) => top + (H - top - bottom) * (1 - acc);
+  g.strokeStyle = '#8a8880';
+  g.lineWidth = 1;
+  g.strokeRect(left, top, W - left - right, H - top - bottom);
+  g.fillStyle = '#333';
+  g.font = '12px system-ui, sans-serif';
+  g.textAlign = 'center';
+  g.fillText('0', left, H - bottom + 14);
+  g.fillText(String(limit), W - right, H - bottom + 14);
+  g.fillText('optimiser step', W / 2, H - 6);
+  g.textAlign = 'right';
+  g.fillText(fmt(maxLoss, 2), left - 4, top + 8);
+  g.fillText('0', left - 4, H - bottom);
+  g.textAlign = 'left';
+  g.fillText('1', W - right + 4, top + 8);
+  g.fillText('0', W - right + 4, H - bottom);
+  const line = (points, colour, dash, xOf, yOf) => {
+    if (points.length === 0) return;
+    g.strokeStyle = colour;
+    g.lineWidth = 2;
+    g.setLineDash(dash);
+    g.beginPath();
+    points.forEach((p, k) => (k ? g.lineTo(xOf(p), yOf(p)) : g.moveTo(xOf(p), yOf(p))));
+    g.stroke();
+    g.setLineDash([]);
+  };
+  line(losses, LOSS_COLOUR, [], (p) => x(p.step), (p) => yLoss(p.loss));
+  line(accuracies, ACCURACY_COLOUR, [6, 4], (p) => x(p.step), (p) => yAcc(p.accuracy));
+}
+
+export const watchLearn = {
+  id: 'watch-learn',
+  prefix: 'learn',
+  title: 'Watch a head learn',
+  body: `
+<p>So far every head had random weights, and random heads look at nothing in particular. Here a tiny model <em>trains</em>, in the same core: token and position embeddings, one or two layers of multi-head attention with residual connections and nothing else, a LayerNorm and an unembedding, trained with AdamW on a toy task. Press Start and watch the maps.</p>
+<ul>
+  <li><strong>Copy the previous token</strong>: one head learns to look exactly one place back, a line just under the diagonal.</li>
+  <li><strong>Induction</strong>: random letters, then the same letters again. In the second copy the next letter is predictable: find the earlier occurrence of the current letter and copy what came after it. That takes two heads in a row: a layer-1 head that looks one place back, then a layer-2 head (the <em>induction head</em>) that looks at the token after the earlier copy of the current one.</li>
+  <li><strong>Reverse</strong>: the second half mirrors the first, so a head learns an anti-diagonal.</li>
+</ul>
+<div class="controls" data-slot="controls"></div>
+<div class="controls-row" data-slot="buttons"></div>
+<div data-slot="status"></div>
+<p class="readout" data-slot="readout"></p>
+<figure class="result">
+  <figcaption>Training loss (solid line, left axis) and held-out accuracy (dashed line, right axis, 0 to 1). Held-out sequences come from another seed, and each position is predicted from its prefix alone, as in generation.</figcaption>
+  <div data-slot="curve"></div>
+</figure>
+<div class="result heads" data-slot="maps"></div>
+<div data-slot="legend"></div>
+<p>When training pauses or finishes, switch a head off and watch the held-out accuracy: the head whose absence hurts is the one that does the work. The maps alone do not prove that; the ablation does.</p>
+<p class="aside"><strong>The cheating switch.</strong> With it on, training runs with the <code>no-causal-mask</code> bug: every position can see the whole sequence, including the very token it is asked to predict. The training loss collapses toward 0. Held-out accuracy, measured causally, stays at chance: the model learned to read the answer, not to do the task. Every unit test of the attention arithmetic would still pass. Passing an attention unit test proves local arithmetic; it does not prove that a model learned a useful task. (Try it on induction. On the other two tasks the answer also sits at a fixed place in the past, so a model trained with the leak can still find it there.)</p>
+`,
+  fields: [
+    ['task', codec.choice(TRAIN_TASKS), () => 'previous-token'],
+    ['lr', codec.num(0.0001, 0.1), () => 0.01],
+    ['seed', codec.int(0, 99999), () => 1],
+    ['cheat', codec.bool(), () => false],
+  ],
+
+  mount(ctx, st) {
+    const commit = () => ctx.commit(this.prefix);
+    this.stop();
+    ctx.slot(this.id, 'controls').replaceChildren(
+      select({ label: 'Task', name: 'learn-task', value: st.task, options: TRAIN_TASKS.map((t) => [t, TASK_NAMES[t]]),
+        onValue: (v) => { st.task = v; commit(); } }),
+      numberField({ label: 'Learning rate', name: 'learn-lr', value: st.lr, min: 0.0001, max: 0.1, size: 'sm',
+        onValue: (v) => { st.lr = v; commit(); } }),
+      numberField({ label: 'Seed', name: 'learn-seed', value: st.seed, integer: true, min: 0, max: 99999, size: 'sm',
+        onValue: (v) => { st.seed = v; commit(); } }),
+      checkbox({ label: 'Cheat: train without the causal mask (the no-causal-mask bug)', name: 'learn-cheat', checked: st.cheat,
+        onToggle: (on) => { st.cheat = on; commit(); } }),
+    );
+    const button = (action, text, onClick) => {
+      const b = h('button', { type: 'button', class: 'action', 'data-action': action, text });
+      b.addEventListener('click', onClick);
+      return b;
+    };
+    this.startButton = button('learn-start', 'Start', () => (this.running ? this.pause(ctx) : this.start(ctx, st)));
+    this.stepButton = button('learn-step', 'One step', () => this.stepOnce(ctx, st));
+    ctx.slot(this.id, 'buttons').replaceChildren(this.startButton, this.stepButton,
+      button('learn-reset', 'Reset', () => this.update(ctx, st)));
+    this.status = statusLine();
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    this.curve = h('canvas', { role: 'img', 'data-canvas': 'learn-curve' });
+    const curveHost = ctx.slot(this.id, 'curve');
+    this.curveWidth = curveHost.clientWidth; // read once, before anything is drawn
+    curveHost.replaceChildren(this.curve);
+    ctx.slot(this.id, 'legend').replaceChildren(rampLegend(document, { what: 'attention weight', blocked: false }),
+      h('p', { class: 'hint', text: 'Hatched cells: keys after the query, which the causal rule hides from it.' }));
+  },
+
+  /** New settings or Reset: a fresh trainer, nothing trained yet. */
+  update(ctx, st) {
+    this.stop();
+    const trainer = ctx.core(this.status, () => ctx.lab.createTrainer({
+      task: st.task, lr: st.lr, seed: st.seed, bug: st.cheat ? 'no-causal-mask' : null,
+    }));
+    if (!trainer) return;
+    this.trainer?.free();
+    this.trainer = trainer;
+    this.startButton.disabled = false;
+    this.stepButton.disabled = false;
+    this.task = st.task;
+    // which keys each query may see in the maps: the core's rule, causal as in evaluation
+    const T = trainer.config.seqLen;
+    this.allowed = ctx.lab.allowedPairs([T, T], { causal: trainer.config.causal }).data;
+    this.losses = [];
+    this.accuracies = [];
+    this.ablated = new Set();
+    this.loss = NaN;
+    this.evaluate(1);
+    this.buildMaps(ctx);
+    this.draw(ctx);
+  },
+
+  start(ctx) {
+    if (!this.trainer || this.trainer.config === undefined) return;
+    if (this.step() >= STEP_LIMIT[this.task]) return;
+    this.restoreHeads();
+    this.running = true;
+    this.startButton.textContent = 'Pause';
+    this.setAblateEnabled(false);
+    let lastMaps = 0;
+    const frame = (now) => {
+      if (!this.running) return;
+      const t0 = performance.now();
+      const limit = STEP_LIMIT[this.task];
+      do {
+        const { step, loss } = this.trainer.step();
+        this.loss = loss;
+        this.losses.push({ step, loss });
+        if (step % EVAL_EVERY === 0) this.evaluate(1);
+      } while (performance.now() - t0 < FRAME_BUDGET_MS && this.step() < limit);
+      const done = this.step() >= limit;
+      const mapsDue = now - lastMaps >= (reducedMotion() ? 4 * MAPS_EVERY_MS : MAPS_EVERY_MS);
+      if (done) this.pause(ctx);
+      else {
+        this.draw(ctx, { maps: mapsDue });
+        if (mapsDue) lastMaps = now;
+        this.raf = requestAnimationFrame(frame);
+      }
+    };
+    this.raf = requestAnimationFrame(frame);
+  },
+
+  pause(ctx) {
+    this.stop();
+    const finished = this.step() >= STEP_LIMIT[this.task];
+    this.startButton.textContent = finished ? 'Finished' : 'Start';
+    this.startButton.disabled = finished;
+    this.stepButton.disabled = finished;
+    this.evaluate(4);
+    this.setAblateEnabled(true);
+    this.draw(ctx);
+  },
+
+  stop() {
+    this.running = false;
+    if (this.raf) cancelAnimationFrame(this.raf);
+    this.raf = 0;
+    if (this.startButton) this.startButton.textContent = 'Start';
+  },
+
+  stepOnce(ctx) {
+    if (this.running || !this.trainer || this.step() >= STEP_LIMIT[this.task]) return;
+    this.restoreHeads();
+    const { step, loss } = this.trainer.step();
+    this.loss = loss;
+    this.losses.push({ step, loss });
+    this.evaluate(1);
+    this.draw(ctx);
+  },
+
+  step() {
+    return this.losses.length ? this.losses[this.losses.length - 1].step : 0;
+  },
+
+  evaluate(batches) {
+    const { loss, accuracy } = this.trainer.evaluate({ batches });
+    this.evalLoss = loss;
+    this.accuracy = accuracy;
+    if (this.ablated.size === 0) {
+      const step = this.step();
+      const last = this.accuracies[this.accuracies.length - 1];
+      if (last && last.step === step) last.accuracy = accuracy;
+      else this.accuracies.push({ step, accuracy });
+    }
+  },
+
+  restoreHeads() {
+    for (const key of this.ablated) {
+      const [l, hd] = key.split('.').map(Number);
+      this.trainer.ablate(l, hd, false);
+    }
+    this.ablated.clear();
+    for (const b of this.ablateButtons || []) b.setAttribute('aria-pressed', 'false');
+  },
+
+  setAblateEnabled(on) {
+    for (const b of this.ablateButtons || []) b.disabled = !on;
+  },
+
+  /** One figure per head: its canvas, a description and a switch-off button. */
+  buildMaps(ctx) {
+    const { layers: L, heads: H } = this.trainer.config;
+    this.mapCanvases = [];
+    this.mapNotes = [];
+    this.ablateButtons = [];
+    const figures = [];
+    for (let l = 0; l < L; l++) {
+      for (let hd = 0; hd < H; hd++) {
+        const canvas = h('canvas', { role: 'img', 'data-canvas': `learn-map-${l + 1}-${hd + 1}` });
+        const note = h('p', { class: 'hint' });
+        const off = h('button', { type: 'button', class: 'action', 'aria-pressed': 'false', 'data-action': `learn-ablate-${l + 1}-${hd + 1}`,
+          text: `Switch off layer ${l + 1}, head ${hd + 1}` });
+        off.disabled = true;
+        off.addEventListener('click', () => {
+          if (this.running) return;
+          const key = `${l}.${hd}`;
+          const on = !this.ablated.has(key);
+          this.trainer.ablate(l, hd, on);
+          if (on) this.ablated.add(key); else this.ablated.delete(key);
+          off.setAttribute('aria-pressed', String(on));
+          this.evaluate(4);
+          this.draw(ctx);
+        });
+        const { colour, ink } = headColour(l * H + hd, L * H);
+        const swatch = h('span', { class: `head-swatch ${ink}`, text: String(hd + 1) });
+        swatch.style.backgroundColor = colour;
+        figures.push(h('figure', { class: 'head-map', 'data-head': `${l + 1}.${hd + 1}` },
+          h('figcaption', {}, swatch, ` Layer ${l + 1}, head ${hd + 1}`), canvas, note, off));
+        this.mapCanvases.push(canvas);
+        this.mapNotes.push(note);
+        this.ablateButtons.push(off);
+      }
+    }
+    ctx.slot(this.id, 'maps').replaceChildren(...figures);
+  },
+
+  draw(ctx, { maps = true } = {}) {
+    if (!this.trainer) return;
+    const { vocab, layers: L, heads: H } = this.trainer.config;
+    const step = this.step();
+    const off = this.ablated.size ? ` with ${this.ablated.size} head${this.ablated.size > 1 ? 's' : ''} switched off` : '';
+    ctx.slot(this.id, 'readout').replaceChildren(
+      'Step ', h('strong', { 'data-out': 'learn-step', text: String(step) }),
+      ' of ', String(STEP_LIMIT[this.task]), '. Training loss ',
+      h('strong', { 'data-out': 'learn-loss', text: Number.isFinite(this.loss) ? lossText(this.loss) : 'not trained yet' }),
+      `. Held-out accuracy${off} `, h('strong', { 'data-out': 'learn-accuracy', text: percent(this.accuracy) }),
+      ` (chance is about ${percent(1 / vocab)}).`);
+    drawCurve(this.curve, this.losses, this.accuracies, STEP_LIMIT[this.task], this.curveWidth);
+    this.curve.setAttribute('aria-label', `Training loss ${Number.isFinite(this.loss) ? lossText(this.loss) : 'not measured yet'} at step ${step}; held-out accuracy ${percent(this.accuracy)}`);
+    if (!maps) return;
+    const { tokens, layers } = this.trainer.attention();
+    for (let l = 0; l < L; l++) {
+      for (let hd = 0; hd < H; hd++) {
+        const k = l * H + hd;
+        const weights = layers[l][hd].data;
+        drawMap(this.mapCanvases[k], weights, tokens, this.allowed);
+        const text = `Layer ${l + 1}, head ${hd + 1} on the sequence ${tokens.map(letter).join('')}: ${describeMap(weights, tokens.length)}`;
+        this.mapCanvases[k].setAttribute('aria-label', text);
+        this.mapNotes[k].textContent = `${describeMap(weights, tokens.length)}.`;
+      }
+    }
+  },
+};
+
+export default watchLearn;
