@@ -6,6 +6,10 @@
  *   3. mask    : blocked logits -> -INFINITY; refuse rows with no allowed key
  *   4. softmax over keys, stable
  *   5. mix     : output = weights V
+ * When no weights are kept and no bug is on, the tiled path runs instead:
+ * the same passes over tiles of keys, with FlashAttention's online softmax
+ * (a running max and sum per query row, the accumulator rescaled as each
+ * tile arrives), so no (Tq, Tk) matrix exists at any time.
  * The break-it bugs are switches on these passes, marked "bug:" below.
  */
 #include <math.h>
@@ -133,6 +137,46 @@ static visibility correct_visibility(attn_mask mask, int causal, int causal_offs
 /* Scaled dot-product attention                                              */
 /* ======================================================================== */
 
+/* The checks every SDPA entry runs first: pointers, dims, bug, scale, sizes
+ * (with_matrix: a (Tq, Tk) matrix will be allocated) and finite inputs.
+ * q (B, H, Tq, dk), k (B, H, Tk, dk), v (B, H, Tk, dv). */
+static int check_sdpa_args(const float *out, const float *q, const float *k, const float *v,
+                           int B, int H, int Tq, int Tk, int dk, int dv, float scale, int bug,
+                           int with_matrix) {
+    if (!out || !q || !k || !v) return attn_fail(ATTN_BAD_ARGUMENT, "out, q, k and v are required");
+    if (B < 1 || H < 1 || Tq < 1 || Tk < 1 || dk < 1 || dv < 1)
+        return attn_fail(ATTN_BAD_ARGUMENT,
+                         "dims must be positive: B=%d H=%d Tq=%d Tk=%d dk=%d dv=%d",
+                         B, H, Tq, Tk, dk, dv);
+    if (bug < 0 || bug >= ATTN_BUG_COUNT) return attn_fail(ATTN_BAD_ARGUMENT, "unknown bug %d", bug);
+    if (!isfinite(scale)) return attn_fail(ATTN_NON_FINITE_INPUT, "scale is not finite");
+    const double bh_count = (double)B * H;
+    const double largest = fmax(fmax(bh_count * Tq * dk, bh_count * Tk * dk),
+                                fmax(bh_count * Tk * dv, with_matrix ? bh_count * Tq * (double)Tk : 0.0));
+    if (check_request(4.0 * largest)) return ATTN_TOO_LARGE;
+    int status;
+    if ((status = check_finite("q", q, B, H, Tq, dk))) return status;
+    if ((status = check_finite("k", k, B, H, Tk, dk))) return status;
+    return check_finite("v", v, B, H, Tk, dv);
+}
+
+/* Weights are at most 1, so a non-finite output out (B, H, Tq, dv) means v
+ * times the weights overflowed float32. */
+static int check_output_finite(const float *out, int B, int H, int Tq, int dv) {
+    const long at = attn_find_non_finite(out, (long)B * H * Tq * dv);
+    if (at < 0) return ATTN_OK;
+    return attn_fail(ATTN_OVERFLOW,
+                     "output overflows float32 at batch %ld, head %ld, query %ld, column %ld: "
+                     "v is too large", at / dv / Tq / H, at / dv / Tq % H, at / dv % Tq, at % dv);
+}
+
+/* The refusal of a query row with no allowed key, the same on every path. */
+static int fail_all_masked(int b, int h, int i) {
+    return attn_fail(ATTN_ALL_MASKED_ROW,
+                     "query row has no allowed key (batch %d, head %d, query %d): "
+                     "every query needs at least one key it may attend to", b, h, i);
+}
+
 /* Refuse scores that overflowed float32 (q and k too large for the scale). */
 static int check_scores_finite(const float *s, int b, int h, int i0, int n, int Tk) {
     const long at = attn_find_non_finite(s, (long)n * Tk);
@@ -159,11 +203,7 @@ static int mask_rows(float *s, const visibility *vis, int b, int h, int i0, int 
             if (is_allowed(vis, b, h, i0 + r, j)) allowed_count++;
             else if (mask_logits) s_r[j] = -INFINITY;
         }
-        if (guard && allowed_count == 0)
-            return attn_fail(ATTN_ALL_MASKED_ROW,
-                             "query row has no allowed key (batch %d, head %d, query %d): "
-                             "every query needs at least one key it may attend to",
-                             b, h, i0 + r);
+        if (guard && allowed_count == 0) return fail_all_masked(b, h, i0 + r);
     }
     return ATTN_OK;
 }
@@ -179,28 +219,147 @@ static void softmax_columns(float *s, int Tq, int Tk) {
     }
 }
 
+/* ------------------------------------------------------------------------ */
+/* The tiled path: online softmax over key tiles                            */
+/* ------------------------------------------------------------------------ */
+
+enum { TILE_ROWS = 4 }; /* query rows per block: the matmul's register tile */
+
+/* s (n, w), row stride ld: the scores of query rows i0.. of head (b, h)
+ * against keys j0..j0+w-1; blocked logits -> -INFINITY. Returns 1 when the
+ * tile has no allowed key for any of the n rows (it can be skipped). */
+static int mask_tile(float *s, int ld, const visibility *vis, int b, int h, int i0, int n,
+                     int j0, int w) {
+    const int last_row = i0 + n - 1, last_key = j0 + w - 1;
+    if (vis->causal == CAUSAL_LOWER && j0 > last_row + vis->causal_offset) return 1;
+    const int below_diagonal = vis->causal == CAUSAL_NONE || last_key <= i0 + vis->causal_offset;
+    if (!vis->mask.data && below_diagonal) return 0; /* every key of the tile allowed */
+    for (int r = 0; r < n; r++)
+        for (int j = 0; j < w; j++)
+            if (!is_allowed(vis, b, h, i0 + r, j0 + j)) s[(long)r * ld + j] = -INFINITY;
+    return 0;
+}
+
+/* out (B, H, Tq, dv); trace (B, H, Tq, tiles, 3 + dv) or NULL;
+ * q (B, H, Tq, dk), k (B, H, Tk, dk), v (B, H, Tk, dv); arguments checked.
+ * For each (batch, head):
+ *   1. pack K^T in strips of 8 keys (as the standard path)
+ *   then for each block of TILE_ROWS query rows, m = -inf, l = 0, acc = 0,
+ *   and for each tile of block_keys keys:
+ *   2. scores  s = scale * q k^T over the tile
+ *   3. mask    blocked logits -> -INFINITY (a fully blocked tile is skipped)
+ *   4. online softmax: m_new = max(m, max s); p = exp(s - m_new);
+ *      factor = exp(m - m_new); l = l * factor + sum p
+ *   5. mix     acc = acc * factor + p v_tile
+ *   6. finish: a row with l = 0 had no allowed key and is refused;
+ *      out = acc / l
+ * bug: no-rescale uses factor = 1 in 4 and 5. */
+static int sdpa_tiled(float *out, float *trace, const float *q, const float *k, const float *v,
+                      const visibility *vis, int B, int H, int Tq, int Tk, int dk, int dv,
+                      float scale, int block_keys, int no_rescale) {
+    const int bk = block_keys < Tk ? block_keys : Tk;
+    const int tiles = (Tk + bk - 1) / bk;
+    const int s_width = bk + 2 * ATTN_STRIP; /* a tile widened to whole strips */
+    /* Scratch: K^T of one head, then per block: scores (4, s_width),
+     * p v (4, dv), acc (4, dv), and m, l, factor, sum (4 each). */
+    const double floats = (double)dk * Tk + TILE_ROWS * ((double)s_width + 2.0 * dv + 4.0);
+    float *kt = attn_alloc(4.0 * floats);
+    if (!kt) return ATTN_TOO_LARGE;
+    float *s_buf = kt + (long)dk * Tk;
+    float *pv = s_buf + (long)TILE_ROWS * s_width;
+    float *acc = pv + (long)TILE_ROWS * dv;
+    float *m = acc + (long)TILE_ROWS * dv, *l = m + TILE_ROWS, *factor = l + TILE_ROWS, *sum = factor + TILE_ROWS;
+    int status = ATTN_OK;
+
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < H; h++) {
+            const long bh = (long)b * H + h;
+            const float *q_bh = q + bh * Tq * dk;  /* (Tq, dk) */
+            const float *k_bh = k + bh * Tk * dk;  /* (Tk, dk) */
+            const float *v_bh = v + bh * Tk * dv;  /* (Tk, dv) */
+            float *out_bh = out + bh * Tq * dv;    /* (Tq, dv) */
+
+            /* 1. pack K^T */
+            attn_pack_strips(kt, k_bh, Tk, dk);
+
+            for (int i0 = 0; i0 < Tq; i0 += TILE_ROWS) {
+                const int n = Tq - i0 < TILE_ROWS ? Tq - i0 : TILE_ROWS;
+                for (int r = 0; r < n; r++) m[r] = -INFINITY, l[r] = 0.0f;
+                memset(acc, 0, sizeof(float) * n * dv);
+
+                for (int t = 0; t < tiles; t++) {
+                    const int j0 = t * bk, w = Tk - j0 < bk ? Tk - j0 : bk;
+                    /* the whole strips that hold keys j0..j0+w-1 */
+                    const int js = j0 / ATTN_STRIP * ATTN_STRIP;
+                    const int je = (j0 + w + ATTN_STRIP - 1) / ATTN_STRIP * ATTN_STRIP;
+                    const int ld = (je < Tk ? je : Tk) - js;
+                    float *s = s_buf + (j0 - js); /* (n, w), row stride ld */
+
+                    /* 2. scores */
+                    attn_gemm_packed(s_buf, ld, q_bh + (long)i0 * dk, dk, kt + (long)js * dk, n, ld, dk, scale);
+                    for (int r = 0; r < n; r++) {
+                        const long at = attn_find_non_finite(s + (long)r * ld, w);
+                        if (at >= 0) {
+                            status = attn_fail(ATTN_OVERFLOW,
+                                               "scores overflow float32 at batch %d, head %d, query %d, key %ld: "
+                                               "q and k are too large for this scale", b, h, i0 + r, j0 + at);
+                            goto done;
+                        }
+                    }
+
+                    /* 3. mask; 4. online softmax; 5. mix */
+                    if (mask_tile(s, ld, vis, b, h, i0, n, j0, w)) {
+                        for (int r = 0; r < n; r++) factor[r] = 1.0f;
+                    } else {
+                        attn_softmax_tile_online(s, m, factor, sum, ld, n, w);
+                        if (no_rescale) /* bug: old and new terms mixed at different maxima */
+                            for (int r = 0; r < n; r++) factor[r] = 1.0f;
+                        for (int r = 0; r < n; r++) l[r] = l[r] * factor[r] + sum[r];
+                        attn_gemm(pv, dv, s, ld, v_bh + (long)j0 * dv, dv, n, dv, w, 1.0f);
+                        attn_rescale_add(acc, pv, factor, n, dv);
+                    }
+                    if (trace)
+                        for (int r = 0; r < n; r++) {
+                            float *tr = trace + ((bh * Tq + i0 + r) * tiles + t) * (3L + dv);
+                            tr[0] = m[r], tr[1] = l[r], tr[2] = factor[r];
+                            memcpy(tr + 3, acc + (long)r * dv, sizeof(float) * dv);
+                        }
+                }
+
+                /* 6. finish the block */
+                for (int r = 0; r < n; r++) {
+                    if (l[r] == 0.0f) {
+                        status = fail_all_masked(b, h, i0 + r);
+                        goto done;
+                    }
+                    const float inv_l = 1.0f / l[r];
+                    float *out_r = out_bh + (long)(i0 + r) * dv;
+                    for (int c = 0; c < dv; c++) out_r[c] = acc[(long)r * dv + c] * inv_l;
+                }
+            }
+        }
+    }
+    status = check_output_finite(out, B, H, Tq, dv);
+done:
+    attn_free(kt);
+    return status;
+}
+
 int attn_sdpa(float *out, float *weights, float *scores,
               const float *q, const float *k, const float *v,
               attn_mask mask, int B, int H, int Tq, int Tk, int dk, int dv,
               float scale, int causal, int causal_offset, int bug) {
     attn_clear_error();
-
-    /* Arguments. */
-    if (!out || !q || !k || !v) return attn_fail(ATTN_BAD_ARGUMENT, "out, q, k and v are required");
-    if (B < 1 || H < 1 || Tq < 1 || Tk < 1 || dk < 1 || dv < 1)
-        return attn_fail(ATTN_BAD_ARGUMENT,
-                         "dims must be positive: B=%d H=%d Tq=%d Tk=%d dk=%d dv=%d",
-                         B, H, Tq, Tk, dk, dv);
-    if (bug < 0 || bug >= ATTN_BUG_COUNT) return attn_fail(ATTN_BAD_ARGUMENT, "unknown bug %d", bug);
-    if (!isfinite(scale)) return attn_fail(ATTN_NON_FINITE_INPUT, "scale is not finite");
-    const double bh_count = (double)B * H;
-    const double largest = fmax(fmax(bh_count * Tq * dk, bh_count * Tk * dk),
-                                fmax(bh_count * Tk * dv, bh_count * Tq * (double)Tk));
-    if (check_request(4.0 * largest)) return ATTN_TOO_LARGE;
-    int status;
-    if ((status = check_finite("q", q, B, H, Tq, dk))) return status;
-    if ((status = check_finite("k", k, B, H, Tk, dk))) return status;
-    if ((status = check_finite("v", v, B, H, Tk, dv))) return status;
+    const int tiled = !weights && !scores && (bug == ATTN_BUG_NONE || bug == ATTN_BUG_NO_RESCALE);
+    int status = check_sdpa_args(out, q, k, v, B, H, Tq, Tk, dk, dv, scale, bug, !tiled);
+    if (status) return status;
+    if (tiled) {
+        const visibility vis = correct_visibility(mask, causal, causal_offset);
+        return sdpa_tiled(out, NULL, q, k, v, &vis, B, H, Tq, Tk, dk, dv, scale,
+                          ATTN_TILE_KEYS, bug == ATTN_BUG_NO_RESCALE);
+    }
+    if (bug == ATTN_BUG_NO_RESCALE)
+        return attn_fail(ATTN_BAD_ARGUMENT, "bug no-rescale is in the tiled path, which keeps no weights");
 
     /* The visibility rule, and the bugs that change it or the scale. */
     visibility vis = correct_visibility(mask, causal, causal_offset);
@@ -282,15 +441,8 @@ int attn_sdpa(float *out, float *weights, float *scores,
         }
     }
 
-    /* Weights are at most 1, so a non-finite output means v times the
-     * weights overflowed float32. The NaN bugs are allowed to show their NaN. */
-    if (!nan_expected) {
-        const long at = attn_find_non_finite(out, (long)B * H * Tq * dv);
-        if (at >= 0)
-            status = attn_fail(ATTN_OVERFLOW,
-                               "output overflows float32 at batch %ld, head %ld, query %ld, column %ld: "
-                               "v is too large", at / dv / Tq / H, at / dv / Tq % H, at / dv % Tq, at % dv);
-    }
+    /* The NaN bugs are allowed to show their NaN. */
+    if (!nan_expected) status = check_output_finite(out, B, H, Tq, dv);
 done:
     attn_free(kt);
     return status;
@@ -303,6 +455,28 @@ int attn_sdpa_js(float *out, float *weights, float *scores,
                  float scale, int causal, int bug) {
     const attn_mask m = {mask, msb, msh, msq, msk};
     return attn_sdpa(out, weights, scores, q, k, v, m, B, H, Tq, Tk, dk, dv, scale, causal, 0, bug);
+}
+
+int attn_sdpa_tiled(float *out, float *trace, const float *q, const float *k, const float *v,
+                    attn_mask mask, int B, int H, int Tq, int Tk, int dk, int dv,
+                    float scale, int causal, int causal_offset, int block_keys, int bug) {
+    attn_clear_error();
+    int status = check_sdpa_args(out, q, k, v, B, H, Tq, Tk, dk, dv, scale, bug, 0);
+    if (status) return status;
+    if (bug != ATTN_BUG_NONE && bug != ATTN_BUG_NO_RESCALE)
+        return attn_fail(ATTN_BAD_ARGUMENT, "the tiled path knows only the bug no-rescale (got bug %d)", bug);
+    if (block_keys < 1) return attn_fail(ATTN_BAD_ARGUMENT, "blockKeys must be at least 1 (got %d)", block_keys);
+    const visibility vis = correct_visibility(mask, causal, causal_offset);
+    return sdpa_tiled(out, trace, q, k, v, &vis, B, H, Tq, Tk, dk, dv, scale, block_keys,
+                      bug == ATTN_BUG_NO_RESCALE);
+}
+
+int attn_sdpa_tiled_js(float *out, float *trace, const float *q, const float *k, const float *v,
+                       const uint8_t *mask, int msb, int msh, int msq, int msk,
+                       int B, int H, int Tq, int Tk, int dk, int dv,
+                       float scale, int causal, int block_keys, int bug) {
+    const attn_mask m = {mask, msb, msh, msq, msk};
+    return attn_sdpa_tiled(out, trace, q, k, v, m, B, H, Tq, Tk, dk, dv, scale, causal, 0, block_keys, bug);
 }
 
 /* ======================================================================== */

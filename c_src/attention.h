@@ -65,7 +65,8 @@ typedef enum {
     ATTN_BUG_HEADS_WITHOUT_TRANSPOSE = 10, /* MHA: (B,T,C) -> (B,H,T,D) by reshape only */
     ATTN_BUG_MERGE_WITHOUT_TRANSPOSE = 11, /* MHA: join heads by reshape only */
     ATTN_BUG_NO_ALL_MASKED_GUARD = 12,  /* let an all-masked row reach softmax */
-    ATTN_BUG_COUNT = 13
+    ATTN_BUG_NO_RESCALE = 13,           /* tiled path: drop exp(m_old - m_new) */
+    ATTN_BUG_COUNT = 14
 } attn_bug;
 
 /* ------------------------------------------------------------------------ */
@@ -82,8 +83,10 @@ typedef struct {
 
 /* out (B, H, Tq, dv); weights, scores (B, H, Tq, Tk) or NULL;
  * q (B, H, Tq, dk), k (B, H, Tk, dk), v (B, H, Tk, dv).
- * scores are the scaled logits before masking. With weights == NULL the
- * (Tq, Tk) matrices are never materialised: rows are done a few at a time.
+ * scores are the scaled logits before masking. With weights and scores
+ * NULL and no bug (or ATTN_BUG_NO_RESCALE) it runs the tiled path below;
+ * with weights NULL and a bug, rows are done a few at a time. Either way the
+ * (Tq, Tk) matrices are then never materialised.
  * With causal set, key j is allowed for query i only if j <= i + causal_offset
  * (0: top-left aligned, as in PyTorch; multi-head attention passes the
  * position difference), ANDed with the mask. bug is ATTN_BUG_NONE except in
@@ -93,7 +96,30 @@ int attn_sdpa(float *out, float *weights, float *scores,
               attn_mask mask, int B, int H, int Tq, int Tk, int dk, int dv,
               float scale, int causal, int causal_offset, int bug);
 
+/* The tiled online-softmax forward (FlashAttention's recurrence), which
+ * attn_sdpa also runs when it keeps no weights or scores and no bug is on.
+ * out (B, H, Tq, dv); q, k, v, mask, causal as attn_sdpa. Keys go in tiles
+ * of block_keys (>= 1); per query row it keeps a running max m, a running
+ * sum l and an output accumulator, rescaled by exp(m_old - m_new) as each
+ * tile arrives. Memory O(T d): no (Tq, Tk) matrix, not even per block.
+ * trace (B, H, Tq, tiles, 3 + dv) or NULL, tiles = ceil(Tk / block_keys):
+ * after each tile, per query row, { m, l, rescale factor, accumulator }.
+ * bug: ATTN_BUG_NONE or ATTN_BUG_NO_RESCALE. */
+int attn_sdpa_tiled(float *out, float *trace, const float *q, const float *k, const float *v,
+                    attn_mask mask, int B, int H, int Tq, int Tk, int dk, int dv,
+                    float scale, int causal, int causal_offset, int block_keys, int bug);
+
+/* Key tile width attn_sdpa uses on its tiled path. */
+#define ATTN_TILE_KEYS 128
+
 /* The same, with the mask spelled out as plain arguments for the JS side. */
+ATTN_API int attn_sdpa_tiled_js(float *out, float *trace,
+                                const float *q, const float *k, const float *v,
+                                const uint8_t *mask, int msb, int msh, int msq, int msk,
+                                int B, int H, int Tq, int Tk, int dk, int dv,
+                                float scale, int causal, int block_keys, int bug);
+
+/* attn_sdpa with the mask spelled out as plain arguments for the JS side. */
 ATTN_API int attn_sdpa_js(float *out, float *weights, float *scores,
                           const float *q, const float *k, const float *v,
                           const uint8_t *mask, int msb, int msh, int msq, int msk,

@@ -29,7 +29,8 @@ export class AttentionError extends Error {
 export type BugName =
   | 'softmax-over-queries' | 'mask-after-softmax' | 'mask-output' | 'no-causal-mask'
   | 'causal-upper' | 'inverted-mask' | 'padding-on-queries' | 'no-scale' | 'scale-by-dk'
-  | 'heads-without-transpose' | 'merge-without-transpose' | 'no-all-masked-guard';
+  | 'heads-without-transpose' | 'merge-without-transpose' | 'no-all-masked-guard'
+  | 'no-rescale';
 /** Bug names in the core's enum order; index 0 (no bug) is null. */
 export const BUGS: readonly (BugName | null)[];
 
@@ -40,7 +41,8 @@ export interface SdpaOptions {
   causal?: boolean;
   /** Defaults to 1/sqrt(dk). */
   scale?: number;
-  /** false: return only the output, without building (Tq, Tk) matrices. */
+  /** false: return only the output, without building (Tq, Tk) matrices
+   * (the tiled online-softmax path when no bug is on). */
   needWeights?: boolean;
   /** A break-it bug to switch on in the core. */
   bug?: BugName | null;
@@ -62,6 +64,37 @@ export interface SdpaResult {
   scores: Tensor;
   /** Computed by the core on first read. */
   readonly stats: AttentionStats;
+}
+
+export interface SdpaTiledOptions {
+  mask?: MaskLike | null;
+  causal?: boolean;
+  scale?: number;
+  /** Keys per tile; default 128. */
+  blockKeys?: number;
+  /** Return the running values after each tile (at most 65536 (row, tile) pairs). */
+  trace?: boolean;
+  /** Only 'no-rescale': drop the exp(m_old - m_new) factor. */
+  bug?: 'no-rescale' | null;
+}
+
+export interface TiledTrace {
+  /** (batch…, Tq, tiles): running max m after each tile */
+  max: Tensor;
+  /** (batch…, Tq, tiles): running sum l */
+  sum: Tensor;
+  /** (batch…, Tq, tiles): exp(m_old - m_new) applied at that tile */
+  rescale: Tensor;
+  /** (batch…, Tq, tiles, dv): the unnormalised output; output = accumulator / l at the last tile */
+  accumulator: Tensor;
+}
+
+export interface SdpaTiledResult {
+  /** (batch…, Tq, dv) */
+  output: Tensor;
+  /** number of key tiles */
+  tiles: number;
+  trace?: TiledTrace;
 }
 
 export interface MultiHeadOptions {
@@ -132,6 +165,8 @@ export interface Lab {
   readonly simd: boolean;
   sdpa(q: TensorLike, k: TensorLike, v: TensorLike, options: SdpaOptions & { needWeights: false }): { output: Tensor };
   sdpa(q: TensorLike, k: TensorLike, v: TensorLike, options?: SdpaOptions): SdpaResult;
+  /** The tiled online-softmax path: O(T·d) memory, no weights. */
+  sdpaTiled(q: TensorLike, k: TensorLike, v: TensorLike, options?: SdpaTiledOptions): SdpaTiledResult;
   createMultiHeadAttention(options: MultiHeadOptions): MultiHeadAttention;
   sampleDotProducts(options: { dk: number; count?: number; seed?: number }): {
     unscaled: Float32Array; scaled: Float32Array; varianceUnscaled: number; varianceScaled: number;

@@ -59,7 +59,8 @@ const fail = (code, message) => { throw new AttentionError(code, message); };
 /** Names of the deliberate bugs the core can switch on, in enum order. */
 export const BUGS = Object.freeze([null, 'softmax-over-queries', 'mask-after-softmax', 'mask-output',
   'no-causal-mask', 'causal-upper', 'inverted-mask', 'padding-on-queries', 'no-scale',
-  'scale-by-dk', 'heads-without-transpose', 'merge-without-transpose', 'no-all-masked-guard']);
+  'scale-by-dk', 'heads-without-transpose', 'merge-without-transpose', 'no-all-masked-guard',
+  'no-rescale']);
 const MHA_ONLY_BUGS = new Set(['heads-without-transpose', 'merge-without-transpose']);
 
 function bugIndex(bug, { mha }) {
@@ -67,6 +68,9 @@ function bugIndex(bug, { mha }) {
   const index = BUGS.indexOf(bug);
   if (typeof bug !== 'string' || index < 1) {
     fail('BAD_ARGUMENT', `unknown bug ${JSON.stringify(String(bug))}; known bugs: ${BUGS.slice(1).join(', ')}`);
+  }
+  if (mha && bug === 'no-rescale') {
+    fail('BAD_ARGUMENT', 'bug "no-rescale" is about the tiled path: use it with lab.sdpaTiled, not mha.forward');
   }
   if (!mha && MHA_ONLY_BUGS.has(bug)) {
     fail('BAD_ARGUMENT', `bug "${bug}" is about splitting heads: use it with mha.forward, not lab.sdpa`);
@@ -198,6 +202,66 @@ function checkInteger(value, name, fallback, { min = 0, max = 2 ** 31 - 1, code 
   if (typeof value !== 'number' || !Number.isInteger(value)) fail('BAD_ARGUMENT', `${name} must be an integer (got ${String(value)})`);
   if (value < min || value > max) fail(code, `${name} must be between ${min} and ${max} (got ${value})`);
   return value;
+}
+
+/**
+ * The arguments every SDPA entry shares, checked and laid out for the core:
+ * q (batch…, Tq, dk), k (batch…, Tk, dk), v (batch…, Tk, dv) with 0 to 2
+ * batch dims (they become (B, H) in the core), the mask's broadcast strides,
+ * the causal flag and the scale (default 1/√dk).
+ */
+function sdpaCall(q, k, v, { mask, causal, scale }) {
+  const Q = toTensor(q, 'q');
+  const K = toTensor(k, 'k');
+  const V = toTensor(v, 'v');
+  for (const [t, name] of [[Q, 'q'], [K, 'k'], [V, 'v']]) {
+    if (t.shape.length < 2 || t.shape.length > 4) {
+      fail('BAD_ARGUMENT', `${name} must have 2 to 4 dims (batch…, T, d); got shape ${describe(t.shape)}`);
+    }
+  }
+  if (Q.shape.length !== K.shape.length || Q.shape.length !== V.shape.length) {
+    fail('SHAPE_MISMATCH', `q, k and v must have the same number of dims: q ${describe(Q.shape)}, k ${describe(K.shape)}, v ${describe(V.shape)}`);
+  }
+  const nb = Q.shape.length - 2;
+  const batch = Q.shape.slice(0, nb);
+  for (const [t, name] of [[K, 'k'], [V, 'v']]) {
+    t.shape.slice(0, nb).forEach((d, i) => {
+      if (d !== batch[i]) fail('SHAPE_MISMATCH', `batch dim ${i} differs: q has ${batch[i]}, ${name} has ${d}`);
+    });
+  }
+  const [Tq, dk] = Q.shape.slice(nb);
+  const [Tk, dkK] = K.shape.slice(nb);
+  const [TkV, dv] = V.shape.slice(nb);
+  if (dk !== dkK) fail('SHAPE_MISMATCH', `q and k must share the last dim dk: q has ${dk}, k has ${dkK}`);
+  if (Tk !== TkV) fail('SHAPE_MISMATCH', `k and v must have the same number of keys Tk: k has ${Tk}, v has ${TkV}`);
+  const isCausal = checkBoolean(causal, 'causal', false);
+  if (scale !== undefined && typeof scale !== 'number') fail('BAD_ARGUMENT', `scale must be a number (got ${typeof scale})`);
+  const s = scale === undefined ? 1 / Math.sqrt(dk) : scale;
+  if (!Number.isFinite(Math.fround(s))) fail('NON_FINITE_INPUT', `scale must be finite in float32 (got ${s})`);
+
+  // Batch dims become (B, H) inside the core: none -> (1, 1), one -> (B, 1).
+  const B = nb >= 1 ? batch[0] : 1;
+  const H = nb === 2 ? batch[1] : 1;
+  const M = mask === undefined || mask === null ? null : toTensor(mask, 'mask', 'mask');
+  let strides = [0, 0, 0, 0];
+  if (M) {
+    const st = broadcastStrides(M.shape, [...batch, Tq, Tk], 'mask');
+    strides = [nb >= 1 ? st[0] : 0, nb === 2 ? st[1] : 0, st[nb], st[nb + 1]];
+  }
+  return { Q, K, V, M, batch, strides, B, H, Tq, Tk, dk, dv, s, isCausal };
+}
+
+/** Reserve q, k, v, out (and the mask) in a layout and copy the inputs in. */
+function layoutInputs(layout, { Q, K, V, M }, nOut, extra = (l) => l) {
+  layout.add('q', 4 * Q.data.length).add('k', 4 * K.data.length).add('v', 4 * V.data.length)
+    .add('out', 4 * nOut);
+  if (M) layout.add('mask', M.data.length);
+  extra(layout).commit();
+  layout.f32('q', Q.data.length).set(Q.data);
+  layout.f32('k', K.data.length).set(K.data);
+  layout.f32('v', V.data.length).set(V.data);
+  if (M) layout.u8('mask', M.data.length).set(M.data);
+  return layout;
 }
 
 // ---------------------------------------------------------------------------
@@ -338,60 +402,20 @@ class Lab {
   sdpa(q, k, v, options) {
     const { mask, causal, scale, needWeights, bug } = checkOptions(options,
       ['mask', 'causal', 'scale', 'needWeights', 'bug'], 'sdpa');
-    const Q = toTensor(q, 'q');
-    const K = toTensor(k, 'k');
-    const V = toTensor(v, 'v');
-    for (const [t, name] of [[Q, 'q'], [K, 'k'], [V, 'v']]) {
-      if (t.shape.length < 2 || t.shape.length > 4) {
-        fail('BAD_ARGUMENT', `${name} must have 2 to 4 dims (batch…, T, d); got shape ${describe(t.shape)}`);
-      }
-    }
-    if (Q.shape.length !== K.shape.length || Q.shape.length !== V.shape.length) {
-      fail('SHAPE_MISMATCH', `q, k and v must have the same number of dims: q ${describe(Q.shape)}, k ${describe(K.shape)}, v ${describe(V.shape)}`);
-    }
-    const nb = Q.shape.length - 2;
-    const batch = Q.shape.slice(0, nb);
-    for (const [t, name] of [[K, 'k'], [V, 'v']]) {
-      t.shape.slice(0, nb).forEach((d, i) => {
-        if (d !== batch[i]) fail('SHAPE_MISMATCH', `batch dim ${i} differs: q has ${batch[i]}, ${name} has ${d}`);
-      });
-    }
-    const [Tq, dk] = Q.shape.slice(nb);
-    const [Tk, dkK] = K.shape.slice(nb);
-    const [TkV, dv] = V.shape.slice(nb);
-    if (dk !== dkK) fail('SHAPE_MISMATCH', `q and k must share the last dim dk: q has ${dk}, k has ${dkK}`);
-    if (Tk !== TkV) fail('SHAPE_MISMATCH', `k and v must have the same number of keys Tk: k has ${Tk}, v has ${TkV}`);
-    const isCausal = checkBoolean(causal, 'causal', false);
+    const call = sdpaCall(q, k, v, { mask, causal, scale });
+    const { M, batch, strides, B, H, Tq, Tk, dk, dv, s, isCausal } = call;
     const keep = checkBoolean(needWeights, 'needWeights', true);
-    if (scale !== undefined && typeof scale !== 'number') fail('BAD_ARGUMENT', `scale must be a number (got ${typeof scale})`);
-    const s = scale === undefined ? 1 / Math.sqrt(dk) : scale;
-    if (!Number.isFinite(Math.fround(s))) fail('NON_FINITE_INPUT', `scale must be finite in float32 (got ${s})`);
     const bugId = bugIndex(bug, { mha: false });
-
-    // Batch dims become (B, H) inside the core: none -> (1, 1), one -> (B, 1).
-    const B = nb >= 1 ? batch[0] : 1;
-    const H = nb === 2 ? batch[1] : 1;
-    const M = mask === undefined || mask === null ? null : toTensor(mask, 'mask', 'mask');
-    let strides = [0, 0, 0, 0];
-    if (M) {
-      const st = broadcastStrides(M.shape, [...batch, Tq, Tk], 'mask');
-      strides = [nb >= 1 ? st[0] : 0, nb === 2 ? st[1] : 0, st[nb], st[nb + 1]];
+    if (keep && bug === 'no-rescale') {
+      fail('BAD_ARGUMENT', 'bug "no-rescale" is in the tiled path, which keeps no weights: use lab.sdpaTiled or needWeights: false');
     }
 
     const outShape = [...batch, Tq, dv];
     const wShape = [...batch, Tq, Tk];
     const nOut = product(outShape);
     const nW = product(wShape);
-    const layout = new Layout(this)
-      .add('q', 4 * Q.data.length).add('k', 4 * K.data.length).add('v', 4 * V.data.length)
-      .add('out', 4 * nOut);
-    if (M) layout.add('mask', M.data.length);
-    if (keep) layout.add('weights', 4 * nW).add('scores', 4 * nW);
-    layout.commit();
-    layout.f32('q', Q.data.length).set(Q.data);
-    layout.f32('k', K.data.length).set(K.data);
-    layout.f32('v', V.data.length).set(V.data);
-    if (M) layout.u8('mask', M.data.length).set(M.data);
+    const layout = layoutInputs(new Layout(this), call, nOut,
+      (l) => (keep ? l.add('weights', 4 * nW).add('scores', 4 * nW) : l));
 
     this.check(this.exports.attn_sdpa_js(layout.ptr('out'), layout.ptr('weights'), layout.ptr('scores'),
       layout.ptr('q'), layout.ptr('k'), layout.ptr('v'), layout.ptr('mask'), ...strides,
@@ -410,6 +434,60 @@ class Lab {
         return stats;
       },
     };
+  }
+
+  /**
+   * The tiled online-softmax path (FlashAttention's recurrence), which
+   * lab.sdpa runs itself when it keeps no weights and no bug is on.
+   * @param q (batch…, Tq, dk), k (batch…, Tk, dk), v (batch…, Tk, dv)
+   * @param [options] mask, causal, scale as in sdpa; blockKeys: keys per
+   *   tile (default 128); trace: true to return the running values after
+   *   each tile (at most 65536 (row, tile) pairs); bug: 'no-rescale'.
+   * @returns {{ output, tiles, trace? }} output (batch…, Tq, dv); tiles: the
+   *   number of key tiles; trace: { max, sum, rescale } each
+   *   (batch…, Tq, tiles) and accumulator (batch…, Tq, tiles, dv), the
+   *   running m, l, exp(m_old − m_new) and the unnormalised output.
+   */
+  sdpaTiled(q, k, v, options) {
+    const { mask, causal, scale, blockKeys, trace, bug } = checkOptions(options,
+      ['mask', 'causal', 'scale', 'blockKeys', 'trace', 'bug'], 'sdpaTiled');
+    const call = sdpaCall(q, k, v, { mask, causal, scale });
+    const { batch, strides, B, H, Tq, Tk, dk, dv, s, isCausal } = call;
+    const bk = checkInteger(blockKeys, 'blockKeys', 128, { min: 1 });
+    const wantTrace = checkBoolean(trace, 'trace', false);
+    const bugId = bugIndex(bug, { mha: false });
+    if (bugId !== 0 && bug !== 'no-rescale') fail('BAD_ARGUMENT', `the tiled path knows only the bug "no-rescale" (got "${bug}")`);
+    const tiles = Math.ceil(Tk / Math.min(bk, Tk));
+    const pairs = B * H * Tq * tiles;
+    if (wantTrace && pairs > 65536) {
+      fail('TOO_LARGE', `trace is for small sizes: ${pairs} (query row, key tile) pairs, at most 65536; raise blockKeys or shrink T`);
+    }
+    const nOut = B * H * Tq * dv;
+    const nTrace = pairs * (3 + dv);
+    const layout = layoutInputs(new Layout(this), call, nOut, (l) => (wantTrace ? l.add('trace', 4 * nTrace) : l));
+    this.check(this.exports.attn_sdpa_tiled_js(layout.ptr('out'), layout.ptr('trace'),
+      layout.ptr('q'), layout.ptr('k'), layout.ptr('v'), layout.ptr('mask'), ...strides,
+      B, H, Tq, Tk, dk, dv, s, isCausal ? 1 : 0, bk, bugId));
+    const result = { output: { data: layout.f32('out', nOut).slice(), shape: [...batch, Tq, dv] }, tiles };
+    if (!wantTrace) return result;
+    const raw = layout.f32('trace', nTrace);
+    const rowShape = [...batch, Tq, tiles];
+    const [max, sum, rescale] = [0, 1, 2].map(() => new Float32Array(pairs));
+    const accumulator = new Float32Array(pairs * dv);
+    for (let p = 0; p < pairs; p++) {
+      const at = p * (3 + dv);
+      max[p] = raw[at];
+      sum[p] = raw[at + 1];
+      rescale[p] = raw[at + 2];
+      accumulator.set(raw.subarray(at + 3, at + 3 + dv), p * dv);
+    }
+    result.trace = {
+      max: { data: max, shape: rowShape },
+      sum: { data: sum, shape: rowShape.slice() },
+      rescale: { data: rescale, shape: rowShape.slice() },
+      accumulator: { data: accumulator, shape: [...rowShape, dv] },
+    };
+    return result;
   }
 
   /** Observability numbers for one sdpa result, computed by the core. */

@@ -26,6 +26,9 @@
  *   { kind: 'sdpa', inputs: { q, k, v }, options: { causal?, mask? }, bug }
  *     q, k, v nested arrays (T, d); mask an allowed mask broadcastable to
  *     (Tq, Tk).
+ *   { kind: 'tiled', inputs: { q, k, v }, options: { causal?, mask?, blockKeys }, bug }
+ *     the same run through the tiled online-softmax path (lab.sdpaTiled);
+ *     its weights are its output for v = identity.
  *   { kind: 'mha', module: { dModel, numHeads, seed, bias? }, inputs: { x },
  *     options: { causal?, attentionMask?, keyPaddingMask? }, bug }
  *     x nested array (T, dModel): one sequence, self-attention;
@@ -78,6 +81,17 @@ export function runExercise(lab, exercise, { bug = exercise.bug, inputs = exerci
       } finally {
         module.free();
       }
+    }
+    if (exercise.kind === 'tiled') {
+      // The tiled path keeps no weights; its weights are what it makes of
+      // v = identity (row i of the output is then query i's weights).
+      const { blockKeys, ...plain } = options;
+      const Tk = inputs.k.length;
+      const identity = Array.from({ length: Tk }, (_, j) => Array.from({ length: Tk }, (__, c) => (c === j ? 1 : 0)));
+      const { output } = lab.sdpaTiled(inputs.q, inputs.k, inputs.v, options);
+      const weights = lab.sdpaTiled(inputs.q, inputs.k, identity, options).output;
+      const { scores } = lab.sdpa(inputs.q, inputs.k, inputs.v, { ...plain, bug: undefined });
+      return { output, weights, scores };
     }
     const { output, weights, scores } = lab.sdpa(inputs.q, inputs.k, inputs.v, options);
     return { output, weights, scores };

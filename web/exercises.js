@@ -26,6 +26,7 @@ const ROW_3_EMPTY = [[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0], [1, 1, 1, 1]];
 const MODULE = Object.freeze({ dModel: 4, numHeads: 2, seed: 7, bias: true });
 
 const sdpa = (options) => ({ kind: 'sdpa', inputs: INPUTS, options });
+const tiled = (options) => ({ kind: 'tiled', inputs: INPUTS, options });
 const mha = (options) => ({ kind: 'mha', module: MODULE, inputs: { x: Q }, options });
 
 /** The exercises, in BUGS order. */
@@ -149,6 +150,16 @@ export const EXERCISES = Object.freeze([
     repair: 'assert allowed.any(dim=-1).all()   # refuse a query with no key first',
     catchers: ['finiteOutputs', 'allMaskedRowsRefused'],
     prompt: 'Softmax over a row of nothing but −∞ has no answer. Which check turns red?',
+  },
+  {
+    bug: 'no-rescale',
+    title: 'Online softmax without the rescale',
+    ...tiled({ blockKeys: 1 }),
+    setting: '4 tokens, no mask; the tiled path, one key per tile.',
+    mistake: 'l = l + p.sum(); acc = acc + p @ v_tile   # m grew, old terms kept their old max',
+    repair: 'f = exp(m_old - m_new); l = l * f + p.sum(); acc = acc * f + p @ v_tile',
+    catchers: ['matchesReference', 'permutationEquivariance'],
+    prompt: 'Rows still sum to 1, yet a key that arrives after a larger score counts for too much, so the order of the keys now matters. Which checks notice?',
   },
 ].map((exercise) => Object.freeze(exercise)));
 

@@ -169,6 +169,55 @@ static void test_random_shapes(void) {
         }
 }
 
+/* The tiled path: every tile width (1, 3, 8, wider than Tk) against the
+ * double reference, with a causal diagonal and a mask; the trace's last tile
+ * holds l and acc with out = acc / l; a row with no key is refused. */
+static void test_tiled(void) {
+    const int Tq = 13, Tk = 21, dk = 7, dv = 5, widths[] = {1, 3, 8, 64};
+    attn_rng rng;
+    attn_rng_seed(&rng, 9);
+    float q[13 * 7], k[21 * 7], v[21 * 5], out[13 * 5], trace[13 * 21 * (3 + 5)];
+    uint8_t mask[13 * 21], allowed[13 * 21];
+    double want[13 * 5];
+    for (int i = 0; i < Tq * dk; i++) q[i] = 3.0f * attn_rng_normal(&rng);
+    for (int i = 0; i < Tk * dk; i++) k[i] = 3.0f * attn_rng_normal(&rng);
+    for (int i = 0; i < Tk * dv; i++) v[i] = attn_rng_normal(&rng);
+    for (int i = 0; i < Tq * Tk; i++) mask[i] = i % Tk == 0 || attn_rng_uniform(&rng) < 0.6f;
+    const int offset = 4; /* causal: key j visible to query i iff j <= i + 4 */
+    for (int i = 0; i < Tq; i++)
+        for (int j = 0; j < Tk; j++) allowed[i * Tk + j] = mask[i * Tk + j] && j <= i + offset;
+    reference(want, q, k, v, allowed, Tq, Tk, dk, dv, 0.5);
+    const attn_mask m = {mask, 0, 0, Tk, 1};
+    for (int w = 0; w < 4; w++) {
+        const int bk = widths[w], tiles = (Tk + (bk < Tk ? bk : Tk) - 1) / (bk < Tk ? bk : Tk);
+        CHECK(attn_sdpa_tiled(out, trace, q, k, v, m, 1, 1, Tq, Tk, dk, dv, 0.5f, 1, offset, bk, 0) == ATTN_OK,
+              "tiled %d: %s", bk, attn_last_error());
+        char name[64];
+        snprintf(name, sizeof name, "tiled, %d keys per tile", bk);
+        check_close(name, out, want, Tq * dv, 1e-5);
+        for (int i = 0; i < Tq; i++) {
+            const float *last = trace + ((long)i * tiles + tiles - 1) * (3 + dv);
+            for (int c = 0; c < dv; c++)
+                CHECK(fabsf(last[3 + c] / last[1] - out[i * dv + c]) <= 1e-6f * (1 + fabsf(out[i * dv + c])),
+                      "tiled %d: trace acc / l is the output (row %d)", bk, i);
+        }
+        /* the bug mixes exps taken against different maxima */
+        CHECK(attn_sdpa_tiled(out, NULL, q, k, v, m, 1, 1, Tq, Tk, dk, dv, 0.5f, 1, offset, bk,
+                              ATTN_BUG_NO_RESCALE) == ATTN_OK, "no-rescale runs");
+        double worst = 0;
+        for (int i = 0; i < Tq * dv; i++) worst = fmax(worst, fabs(out[i] - want[i]));
+        CHECK(bk >= Tk || worst > 1e-3, "no-rescale with %d keys per tile changes the output (max diff %g)", bk, worst);
+    }
+    /* row 2 loses every key: refused, naming the row, before any NaN */
+    for (int j = 0; j < Tk; j++) mask[2 * Tk + j] = 0;
+    CHECK(attn_sdpa_tiled(out, NULL, q, k, v, m, 1, 1, Tq, Tk, dk, dv, 0.5f, 0, 0, 3, 0) == ATTN_ALL_MASKED_ROW &&
+          strstr(attn_last_error(), "query 2") != NULL, "tiled all-masked row: %s", attn_last_error());
+    CHECK(attn_sdpa_tiled(out, NULL, q, k, v, m, 1, 1, Tq, Tk, dk, dv, 0.5f, 0, 0, 0, 0) == ATTN_BAD_ARGUMENT,
+          "block_keys 0 refused");
+    CHECK(attn_sdpa_tiled(out, NULL, q, k, v, m, 1, 1, Tq, Tk, dk, dv, 0.5f, 0, 0, 3, ATTN_BUG_NO_SCALE) ==
+          ATTN_BAD_ARGUMENT, "other bugs refused");
+}
+
 /* Multi-head attention: the seed's B=2, T=5, dModel=32, H=4, causal. */
 static void test_mha(void) {
     attn_mha *m = attn_mha_create(32, 4, 1, 0, 3);
@@ -204,6 +253,7 @@ int main(void) {
     test_causal();
     test_errors();
     test_random_shapes();
+    test_tiled();
     test_mha();
     test_lesson_demos();
     printf("native C tests: %d checks, %d failed\n", checks, failures);
