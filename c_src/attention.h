@@ -187,6 +187,18 @@ ATTN_API int attn_mha_forward(attn_mha *m, float *out, float *weights,
                               int causal, int q_offset, int k_offset, int bug);
 
 /* ------------------------------------------------------------------------ */
+/* Rotary position embeddings (rope.c)                                      */
+/* ------------------------------------------------------------------------ */
+
+/* x (BH, T, D) <- RoPE in place, split-halves pairing: entry d < D/2 turns
+ * with entry d + D/2 by the angle positions[t] * base^(-2d/D).
+ * positions (T); D even; base > 0 (10000 in the multi-head module). */
+ATTN_API int attn_rope(float *x, const double *positions, int BH, int T, int D, double base);
+
+/* The rotation without checks: positions (T), or first_pos + t when NULL. */
+void attn_rope_rotate(float *x, const double *positions, double first_pos, int BH, int T, int D, double base);
+
+/* ------------------------------------------------------------------------ */
 /* Lesson demos (lesson.c)                                                  */
 /* ------------------------------------------------------------------------ */
 

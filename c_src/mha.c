@@ -14,9 +14,9 @@
  * [-1/sqrt(C), 1/sqrt(C)), the bound nn.Linear uses by default, drawn from the
  * seed in the order q, k, v, out; for each, the weight row by row, then the bias.
  *
- * RoPE uses the split-halves pairing (as GPT-NeoX and Llama code do): in a
- * head of width D, entry d < D/2 is rotated together with entry d + D/2 by
- * the angle pos * 10000^(-2d/D).
+ * RoPE (rope.c) uses the split-halves pairing: in a head of width D, entry
+ * d < D/2 is rotated together with entry d + D/2 by the angle
+ * pos * 10000^(-2d/D).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -160,25 +160,6 @@ static void merge_heads(float *x, const float *heads, int B, int T, int H, int D
                        heads + (((long)b * H + h) * T + t) * D, sizeof(float) * D);
 }
 
-/* x (BH, T, D) <- RoPE at positions first_pos + t, split-halves pairing.
- * first_pos is a double so that offset + cache length cannot wrap around. */
-static void apply_rope(float *x, int BH, int T, int D, double first_pos) {
-    const int half = D / 2;
-    for (int t = 0; t < T; t++) {
-        const double pos = first_pos + t;
-        for (int d = 0; d < half; d++) {
-            const double angle = pos * pow(10000.0, -2.0 * d / D);
-            const float c = (float)cos(angle), s = (float)sin(angle);
-            for (int bh = 0; bh < BH; bh++) {
-                float *row = x + ((long)bh * T + t) * D;
-                const float x1 = row[d], x2 = row[d + half];
-                row[d] = x1 * c - x2 * s;
-                row[d + half] = x2 * c + x1 * s;
-            }
-        }
-    }
-}
-
 /* full (B, H, Tp + Tn, D) <- past (B, H, Tp, D) then new (B, H, Tn, D). */
 static void concat_time(float *full, const float *past, const float *fresh, int BH, int Tp, int Tn, int D) {
     for (int bh = 0; bh < BH; bh++) {
@@ -275,8 +256,8 @@ int attn_mha_forward(attn_mha *m, float *out, float *weights,
 
     /* 3. rope */
     if (m->rope) {
-        apply_rope(q_heads, B * H, Tq, D, q_offset);
-        apply_rope(k_new, B * H, Tkn, D, (double)k_offset + Tp);
+        attn_rope_rotate(q_heads, NULL, q_offset, B * H, Tq, D, 10000.0);
+        attn_rope_rotate(k_new, NULL, (double)k_offset + Tp, B * H, Tkn, D, 10000.0);
     }
     if ((status = check_heads_overflow("the query projection", q_heads, B, H, Tq, D)) ||
         (status = check_heads_overflow("the key projection", k_new, B, H, Tkn, D)) ||

@@ -167,6 +167,9 @@ export interface Lab {
   sdpa(q: TensorLike, k: TensorLike, v: TensorLike, options?: SdpaOptions): SdpaResult;
   /** The tiled online-softmax path: O(T·d) memory, no weights. */
   sdpaTiled(q: TensorLike, k: TensorLike, v: TensorLike, options?: SdpaTiledOptions): SdpaTiledResult;
+  /** RoPE on x (…, T, d), d even, split-halves pairing as the multi-head module;
+   * positions: T numbers or the first position (default 0); base default 10000. */
+  applyRope(x: TensorLike, options?: { positions?: number | ArrayLike<number>; base?: number }): Tensor;
   createMultiHeadAttention(options: MultiHeadOptions): MultiHeadAttention;
   sampleDotProducts(options: { dk: number; count?: number; seed?: number }): {
     unscaled: Float32Array; scaled: Float32Array; varianceUnscaled: number; varianceScaled: number;

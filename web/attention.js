@@ -506,6 +506,42 @@ class Lab {
   }
 
   /**
+   * Rotary position embeddings, as the multi-head module applies them:
+   * split-halves pairing, entry c < d/2 turns with entry c + d/2 by the
+   * angle position · base^(−2c/d).
+   * @param x (…, T, d), d even
+   * @param [options] positions: T numbers, or one number p (positions
+   *   p, p + 1, …); default 0, 1, …, T − 1. base: default 10000.
+   * @returns {{ data: Float32Array, shape: number[] }} x rotated, same shape
+   */
+  applyRope(x, options) {
+    const { positions, base } = checkOptions(options, ['positions', 'base'], 'applyRope');
+    const X = toTensor(x, 'x');
+    if (X.shape.length < 2) fail('BAD_ARGUMENT', `x must have at least 2 dims (…, T, d); got shape ${describe(X.shape)}`);
+    const [T, d] = X.shape.slice(-2);
+    if (d % 2 !== 0) fail('BAD_ARGUMENT', `RoPE pairs entries, so the last dim d must be even (got ${d})`);
+    if (base !== undefined && (typeof base !== 'number' || !Number.isFinite(base) || base <= 0)) {
+      fail('BAD_ARGUMENT', `base must be a positive finite number (got ${String(base)})`);
+    }
+    const pos = new Float64Array(T);
+    if (positions === undefined || typeof positions === 'number') {
+      const first = positions ?? 0;
+      if (!Number.isFinite(first)) fail('NON_FINITE_INPUT', `positions must be finite (got ${first})`);
+      for (let t = 0; t < T; t++) pos[t] = first + t;
+    } else {
+      const P = toTensor(positions, 'positions');
+      if (P.shape.length !== 1 || P.shape[0] !== T) fail('SHAPE_MISMATCH', `positions must hold T = ${T} numbers; got shape ${describe(P.shape)}`);
+      pos.set(Array.from(positions.data ?? positions));
+    }
+    const n = X.data.length;
+    const layout = new Layout(this).add('x', 4 * n).add('pos', 8 * T).commit();
+    layout.f32('x', n).set(X.data);
+    new Float64Array(this.exports.memory.buffer, layout.ptr('pos'), T).set(pos);
+    this.check(this.exports.attn_rope(layout.ptr('x'), layout.ptr('pos'), n / (T * d), T, d, base ?? 10000));
+    return { data: layout.f32('x', n).slice(), shape: X.shape.slice() };
+  }
+
+  /**
    * Multi-head attention with its own projections (see MultiHeadAttention).
    * @param {{ dModel: number, numHeads: number, bias?: boolean, rope?: boolean, seed?: number }} options
    */
