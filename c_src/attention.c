@@ -223,7 +223,7 @@ static void softmax_columns(float *s, int Tq, int Tk) {
 /* The tiled path: online softmax over key tiles                            */
 /* ------------------------------------------------------------------------ */
 
-enum { TILE_ROWS = 4 }; /* query rows per block: the matmul's register tile */
+enum { TILE_ROWS = 16 }; /* query rows per block */
 
 /* s (n, w), row stride ld: the scores of query rows i0.. of head (b, h)
  * against keys j0..j0+w-1; blocked logits -> -INFINITY. Returns 1 when the
@@ -298,13 +298,12 @@ static int sdpa_tiled(float *out, float *trace, const float *q, const float *k, 
                     /* 2. scores */
                     attn_gemm_packed(s_buf, ld, q_bh + (long)i0 * dk, dk, kt + (long)js * dk, n, ld, dk, scale);
                     for (int r = 0; r < n; r++) {
-                        const long at = attn_find_non_finite(s + (long)r * ld, w);
-                        if (at >= 0) {
-                            status = attn_fail(ATTN_OVERFLOW,
-                                               "scores overflow float32 at batch %d, head %d, query %d, key %ld: "
-                                               "q and k are too large for this scale", b, h, i0 + r, j0 + at);
-                            goto done;
-                        }
+                        if (attn_all_finite(s + (long)r * ld, w)) continue;
+                        status = attn_fail(ATTN_OVERFLOW,
+                                           "scores overflow float32 at batch %d, head %d, query %d, key %ld: "
+                                           "q and k are too large for this scale",
+                                           b, h, i0 + r, j0 + attn_find_non_finite(s + (long)r * ld, w));
+                        goto done;
                     }
 
                     /* 3. mask; 4. online softmax; 5. mix */

@@ -345,3 +345,36 @@ void attn_rescale_add(float *acc, const float *x, const float *factor, int rows,
     rescale_add_scalar(acc, x, factor, rows, n);
 #endif
 }
+
+/* ======================================================================== */
+/* Finiteness of a row                                                       */
+/* ======================================================================== */
+
+/* x (n): 1 when every entry is finite. */
+SCALAR_PATH int all_finite_scalar(const float *x, int n) {
+    float zero = 0.0f;
+    for (int j = 0; j < n; j++) zero += x[j] * 0.0f;
+    return zero == 0.0f;
+}
+
+#if ATTN_SIMD
+/* The same sum, four lanes at a time. */
+static int all_finite_simd(const float *x, int n) {
+    v128_t zero4 = wasm_f32x4_splat(0.0f);
+    const v128_t z = wasm_f32x4_splat(0.0f);
+    int j = 0;
+    for (; j + 4 <= n; j += 4) zero4 = wasm_f32x4_add(zero4, wasm_f32x4_mul(wasm_v128_load(x + j), z));
+    float zero = (wasm_f32x4_extract_lane(zero4, 0) + wasm_f32x4_extract_lane(zero4, 1)) +
+                 (wasm_f32x4_extract_lane(zero4, 2) + wasm_f32x4_extract_lane(zero4, 3));
+    for (; j < n; j++) zero += x[j] * 0.0f;
+    return zero == 0.0f;
+}
+#endif
+
+int attn_all_finite(const float *x, int n) {
+#if ATTN_SIMD
+    return all_finite_simd(x, n);
+#else
+    return all_finite_scalar(x, n);
+#endif
+}
