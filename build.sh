@@ -14,6 +14,8 @@
 #   web/wasm/attention-scalar.wasm   the same sources without SIMD
 #   build/native/test_*              one binary per tests/c/test_*.c, each
 #                                    linked with c_src under ASan/UBSan
+#   build/wasm-test/kernels-*.wasm   c_src/kernels.c + tests/c/kernel_exports.c,
+#                                    SIMD and scalar, for tests/kernels.test.mjs
 #   build/emcache/                   Emscripten's cache, seeded from Debian's
 set -euo pipefail
 
@@ -67,7 +69,7 @@ stale() { # stale OUTPUT [EXTRA_SOURCES...]: true when OUTPUT is missing or olde
 export ATTENTION_LAB_ROOT="$ROOT"
 export EM_CONFIG="$ROOT/emscripten.cfg"
 export NODE_PATH="/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}"
-mkdir -p build/native web/wasm
+mkdir -p build/native build/wasm-test web/wasm
 if [ ! -d build/emcache ]; then
   # Debian ships the system libraries prebuilt; a copy in the build folder
   # keeps every write inside the repo and saves minutes on a fresh clone.
@@ -100,6 +102,13 @@ for test_c in tests/c/test_*.c; do
     gcc "${NATIVE_FLAGS[@]}" "${C_FILES[@]}" "$test_c" -lm -o "$bin"
   fi
 done
+
+KERNEL_TEST=(c_src/kernels.c tests/c/kernel_exports.c)
+if stale build/wasm-test/kernels-simd.wasm tests/c/kernel_exports.c; then
+  say "building build/wasm-test/kernels-{simd,scalar}.wasm"
+  emcc "${EMFLAGS[@]}" -msimd128 -Ic_src "${KERNEL_TEST[@]}" -o build/wasm-test/kernels-simd.wasm
+  emcc "${EMFLAGS[@]}" -Ic_src "${KERNEL_TEST[@]}" -o build/wasm-test/kernels-scalar.wasm
+fi
 
 # ---------------------------------------------------------------------------
 # Modes

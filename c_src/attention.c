@@ -5,12 +5,12 @@
  *   2. scores  = scale * Q K^T           (block of query rows at a time)
  *   3. mask    : blocked logits -> -INFINITY; refuse rows with no allowed key
  *   4. softmax over keys, stable
- *   5. mix     : output = weights V
- * When no weights are kept and no bug is on, the tiled path runs instead:
- * the same passes over tiles of keys, with FlashAttention's online softmax
- * (a running max and sum per query row, the accumulator rescaled as each
- * tile arrives), so no (Tq, Tk) matrix exists at any time.
- * The break-it bugs are switches on these passes, marked "bug:" below.
+ *   5. mix     : output = probs V
+ * When no probabilities are kept and no bug is on, the tiled path runs
+ * instead: the same passes over tiles of keys, with FlashAttention's online
+ * softmax (a running max and sum per query row, the accumulator rescaled as
+ * each tile arrives), so no (Tq, Tk) matrix exists at any time.
+ * A break-it bug changes the plan of a call (make_plan), never the passes.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -25,11 +25,12 @@
 /* Errors                                                                    */
 /* ======================================================================== */
 
-static char last_error[512];
+static char last_error[ATTN_ERROR_BYTES];
 static int last_status;
 
 const char *attn_last_error(void) { return last_error; }
 int attn_last_status(void) { return last_status; }
+int attn_error_bytes(void) { return ATTN_ERROR_BYTES; }
 
 void attn_clear_error(void) {
     last_error[0] = '\0';
@@ -106,44 +107,72 @@ void *attn_workspace(double bytes) {
 /* Which keys a query may see                                                */
 /* ======================================================================== */
 
-enum { CAUSAL_NONE = 0, CAUSAL_LOWER = 1, CAUSAL_UPPER = 2 };
-
-/* The visibility rule of one call: the allowed mask, the causal triangle and,
- * only for the inverted-mask bug, a flag that reads the mask upside down. */
+/* The rule as the passes apply it: the caller's attn_visibility plus the
+ * three ways a break-it bug can bend it. The correct path leaves them 0. */
 typedef struct {
-    attn_mask mask;
-    int causal;        /* CAUSAL_NONE, CAUSAL_LOWER or (bug) CAUSAL_UPPER */
-    int causal_offset; /* the diagonal: key j vs query i + causal_offset */
-    int invert_mask;
+    attn_visibility rule;
+    int Tk;           /* row length of rule.key_padding_mask */
+    int causal_upper; /* bug causal-upper: blocks j < i + offset instead */
+    int invert;       /* bug inverted-mask: the mask read as a blocked mask */
+    int transpose;    /* bug padding-on-queries: mask and padding read at (j, i) */
 } visibility;
+
+/* The correct rule of a call; vis may be NULL (every key visible). */
+static visibility correct_visibility(const attn_visibility *vis, int Tk) {
+    static const attn_visibility everything = {{NULL, 0, 0, 0, 0}, NULL, 0, 0};
+    visibility v = {vis ? *vis : everything, Tk, 0, 0, 0};
+    return v;
+}
+
+/* Whether any pair can be blocked: otherwise the passes skip the rule. */
+static int blocks_anything(const visibility *vis) {
+    return vis->rule.causal || vis->rule.mask.data || vis->rule.key_padding_mask;
+}
 
 /* Whether query i may attend to key j in head (b, h) under the rule. */
 static int is_allowed(const visibility *vis, int b, int h, int i, int j) {
-    if (vis->causal == CAUSAL_LOWER && j > i + vis->causal_offset) return 0;
-    if (vis->causal == CAUSAL_UPPER && j < i + vis->causal_offset) return 0;
-    if (!vis->mask.data) return 1;
-    const attn_mask *m = &vis->mask;
-    const int bit = m->data[b * m->sb + h * m->sh + i * m->sq + j * m->sk] != 0;
-    return vis->invert_mask ? !bit : bit;
+    const attn_visibility *r = &vis->rule;
+    const int64_t diagonal = (int64_t)i + r->causal_offset; /* any offset, no overflow */
+    if (r->causal && !vis->causal_upper && j > diagonal) return 0;
+    if (r->causal && vis->causal_upper && j < diagonal) return 0;
+    if (!r->mask.data && !r->key_padding_mask) return 1;
+    const int mi = vis->transpose ? j : i, mj = vis->transpose ? i : j;
+    const attn_mask *m = &r->mask;
+    const int bit = (!m->data || m->data[b * m->sb + h * m->sh + mi * m->sq + mj * m->sk] != 0) &&
+                    (!r->key_padding_mask || r->key_padding_mask[(long)b * vis->Tk + mj] != 0);
+    return vis->invert ? !bit : bit;
 }
 
-/* The correct rule for a call, before any bug touches it. */
-static visibility correct_visibility(attn_mask mask, int causal, int causal_offset) {
-    visibility vis = {mask, causal ? CAUSAL_LOWER : CAUSAL_NONE, causal_offset, 0};
-    return vis;
+/* allowed (B, H, Tq, Tk) <- the correct rule, one byte per pair. */
+int attn_allowed_pairs(uint8_t *allowed, const attn_visibility *vis, int B, int H, int Tq, int Tk) {
+    attn_clear_error();
+    if (!allowed) return attn_fail(ATTN_BAD_ARGUMENT, "allowed is required");
+    if (B < 1 || H < 1 || Tq < 1 || Tk < 1)
+        return attn_fail(ATTN_BAD_ARGUMENT, "dims must be positive: B=%d H=%d Tq=%d Tk=%d", B, H, Tq, Tk);
+    const visibility rule = correct_visibility(vis, Tk);
+    long at = 0;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < Tq; i++)
+                for (int j = 0; j < Tk; j++) allowed[at++] = (uint8_t)is_allowed(&rule, b, h, i, j);
+    return ATTN_OK;
 }
 
 /* ======================================================================== */
 /* Scaled dot-product attention                                              */
 /* ======================================================================== */
 
+/* Query rows per block when the probabilities are not kept: a block's
+ * score rows stay in cache between the passes. */
+#define ATTN_QUERY_BLOCK 4
+
 /* The checks every SDPA entry runs first: pointers, dims, bug, scale, sizes
  * (with_matrix: a (Tq, Tk) matrix will be allocated) and finite inputs.
  * q (B, H, Tq, dk), k (B, H, Tk, dk), v (B, H, Tk, dv). */
 static int check_sdpa_args(const float *out, const float *q, const float *k, const float *v,
-                           int B, int H, int Tq, int Tk, int dk, int dv, float scale, int bug,
-                           int with_matrix) {
-    if (!out || !q || !k || !v) return attn_fail(ATTN_BAD_ARGUMENT, "out, q, k and v are required");
+                           const attn_dims *dims, float scale, int bug, int with_matrix) {
+    if (!out || !q || !k || !v || !dims) return attn_fail(ATTN_BAD_ARGUMENT, "out, q, k, v and dims are required");
+    const int B = dims->B, H = dims->H, Tq = dims->Tq, Tk = dims->Tk, dk = dims->dk, dv = dims->dv;
     if (B < 1 || H < 1 || Tq < 1 || Tk < 1 || dk < 1 || dv < 1)
         return attn_fail(ATTN_BAD_ARGUMENT,
                          "dims must be positive: B=%d H=%d Tq=%d Tk=%d dk=%d dv=%d",
@@ -160,8 +189,8 @@ static int check_sdpa_args(const float *out, const float *q, const float *k, con
     return check_finite("v", v, B, H, Tk, dv);
 }
 
-/* Weights are at most 1, so a non-finite output out (B, H, Tq, dv) means v
- * times the weights overflowed float32. */
+/* Probabilities are at most 1, so a non-finite output out (B, H, Tq, dv)
+ * means v times them overflowed float32. */
 static int check_output_finite(const float *out, int B, int H, int Tq, int dv) {
     const long at = attn_find_non_finite(out, (long)B * H * Tq * dv);
     if (at < 0) return ATTN_OK;
@@ -187,28 +216,51 @@ static int check_scores_finite(const float *s, int b, int h, int i0, int n, int 
                      b, h, i0 + at / Tk, at % Tk);
 }
 
+/* Everything a break-it bug changes in attn_sdpa, resolved once per call.
+ * For ATTN_BUG_NONE it is the correct path: the given scale and rule, blocks
+ * of ATTN_QUERY_BLOCK rows, logits masked, empty rows refused, no fix-ups. */
+typedef struct sdpa_plan sdpa_plan;
+typedef void softmax_fn(float *s, int n, int Tk);
+typedef void fixup_fn(const sdpa_plan *p, float *x, long ld, int b, int h, int i0, int n, int width);
+struct sdpa_plan {
+    float scale;
+    visibility vis;
+    int block;          /* query rows per pass */
+    int mask_logits;    /* blocked logits -> -INFINITY before the softmax */
+    int guard;          /* refuse a row with no allowed key */
+    int nan_expected;   /* the output may hold NaN: the bug's point */
+    softmax_fn *softmax;
+    fixup_fn *after_softmax; /* NULL, or a change to probability rows */
+    fixup_fn *after_mix;     /* NULL, or a change to output rows */
+};
+
+/* s (n, Tk) <- softmax over keys of each row: the correct pass 4. */
+static void softmax_keys(float *s, int n, int Tk) { attn_softmax_rows(s, Tk, n, Tk); }
+
 /* s (n, Tk): the scores of query rows i0..i0+n-1 of head (b, h).
- * Blocked logits become -INFINITY. Refuses a row with no allowed key (unless
- * `guard` is 0) and scores that overflowed float32.
- * bug: mask-after-softmax and mask-output pass mask_logits = 0, which checks
- * the rows but leaves the blocked logits in. */
-static int mask_rows(float *s, const visibility *vis, int b, int h, int i0, int n, int Tk,
-                     int mask_logits, int guard) {
+ * Blocked logits become -INFINITY (when the plan masks logits). Refuses a
+ * row with no allowed key (when the plan guards) and scores that
+ * overflowed float32. */
+static int mask_rows(float *s, const sdpa_plan *p, int b, int h, int i0, int n, int Tk) {
     int status = check_scores_finite(s, b, h, i0, n, Tk);
-    if (status || (!vis->mask.data && vis->causal == CAUSAL_NONE)) return status; /* all allowed */
+    if (status || !blocks_anything(&p->vis)) return status;
     for (int r = 0; r < n; r++) {
         float *s_r = s + (long)r * Tk;
         int allowed_count = 0;
         for (int j = 0; j < Tk; j++) {
-            if (is_allowed(vis, b, h, i0 + r, j)) allowed_count++;
-            else if (mask_logits) s_r[j] = -INFINITY;
+            if (is_allowed(&p->vis, b, h, i0 + r, j)) allowed_count++;
+            else if (p->mask_logits) s_r[j] = -INFINITY;
         }
-        if (guard && allowed_count == 0) return fail_all_masked(b, h, i0 + r);
+        if (p->guard && allowed_count == 0) return fail_all_masked(b, h, i0 + r);
     }
     return ATTN_OK;
 }
 
-/* bug: softmax-over-queries. s (Tq, Tk) <- each column normalised over
+/* -------------------------------------------------------------------------
+ * Break-it bugs: the variants of the passes above, kept out of the path.
+ * ---------------------------------------------------------------------- */
+
+/* bug softmax-over-queries: s (Tq, Tk) <- each column normalised over
  * queries, so columns sum to 1 instead of rows. */
 static void softmax_columns(float *s, int Tq, int Tk) {
     for (int j = 0; j < Tk; j++) {
@@ -219,21 +271,90 @@ static void softmax_columns(float *s, int Tq, int Tk) {
     }
 }
 
+/* bug mask-after-softmax: probs (n, Tk), row stride ld <- blocked entries
+ * zeroed after the softmax, too late for the rows to sum to 1. */
+static void zero_blocked(const sdpa_plan *p, float *probs, long ld, int b, int h, int i0, int n, int Tk) {
+    for (int r = 0; r < n; r++)
+        for (int j = 0; j < Tk; j++)
+            if (!is_allowed(&p->vis, b, h, i0 + r, j)) probs[r * ld + j] = 0.0f;
+}
+
+/* bug padding-on-queries: probs (n, Tk) <- a query row the rule blocks
+ * entirely is blanked instead of refused. */
+static void blank_blocked_rows(const sdpa_plan *p, float *probs, long ld, int b, int h, int i0, int n, int Tk) {
+    for (int r = 0; r < n; r++) {
+        int any = 0;
+        for (int j = 0; j < Tk && !any; j++) any = is_allowed(&p->vis, b, h, i0 + r, j);
+        if (!any) memset(probs + r * ld, 0, sizeof(float) * Tk);
+    }
+}
+
+/* bug mask-output: out (n, dv), row stride ld <- out.masked_fill(~allowed, 0)
+ * with the (Tq, Tk) rule read over the output columns (dv == Tk). */
+static void zero_blocked_outputs(const sdpa_plan *p, float *out, long ld, int b, int h, int i0, int n, int dv) {
+    zero_blocked(p, out, ld, b, h, i0, n, dv);
+}
+
+/* The plan for (bug, scale, vis, dims); refuses a bug the dims cannot show. */
+static int make_plan(sdpa_plan *p, int bug, float scale, const attn_visibility *vis, const attn_dims *d) {
+    *p = (sdpa_plan){scale, correct_visibility(vis, d->Tk), ATTN_QUERY_BLOCK, 1, 1, 0, softmax_keys, NULL, NULL};
+    switch (bug) {
+    case ATTN_BUG_SOFTMAX_OVER_QUERIES: /* needs the whole (Tq, Tk) matrix at once */
+        p->block = d->Tq;
+        p->softmax = softmax_columns;
+        p->nan_expected = 1;
+        break;
+    case ATTN_BUG_MASK_AFTER_SOFTMAX:
+        p->mask_logits = 0;
+        p->after_softmax = zero_blocked;
+        break;
+    case ATTN_BUG_MASK_OUTPUT:
+        if (d->dv != d->Tk)
+            return attn_fail(ATTN_SHAPE_MISMATCH,
+                             "bug mask-output masks the (Tq, dv) output with the (Tq, Tk) mask, "
+                             "so it needs dv == Tk (got dv=%d, Tk=%d)", d->dv, d->Tk);
+        p->mask_logits = 0;
+        p->after_mix = zero_blocked_outputs;
+        break;
+    case ATTN_BUG_NO_CAUSAL_MASK: p->vis.rule.causal = 0; break;
+    case ATTN_BUG_CAUSAL_UPPER: p->vis.causal_upper = 1; break;
+    case ATTN_BUG_INVERTED_MASK: p->vis.invert = 1; break;
+    case ATTN_BUG_PADDING_ON_QUERIES:
+        if (d->Tq != d->Tk)
+            return attn_fail(ATTN_SHAPE_MISMATCH, "bug padding-on-queries needs Tq == Tk (got %d, %d)", d->Tq, d->Tk);
+        p->vis.transpose = 1; /* a key-padding mask now blocks query rows */
+        p->guard = 0;         /* ... which are blanked instead of refused */
+        p->after_softmax = blank_blocked_rows;
+        break;
+    case ATTN_BUG_NO_SCALE: p->scale = 1.0f; break;
+    case ATTN_BUG_SCALE_BY_DK: p->scale = 1.0f / (float)d->dk; break;
+    case ATTN_BUG_NO_ALL_MASKED_GUARD:
+        p->guard = 0;
+        p->nan_expected = 1;
+        break;
+    default: break; /* none, and the multi-head bugs that act outside attn_sdpa */
+    }
+    return ATTN_OK;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The tiled path: online softmax over key tiles                            */
 /* ------------------------------------------------------------------------ */
 
-enum { TILE_ROWS = 16 }; /* query rows per block */
+/* Query rows per block on the tiled path: each key tile, loaded once, serves
+ * all of them. */
+#define ATTN_TILE_QUERIES 16
 
 /* s (n, w), row stride ld: the scores of query rows i0.. of head (b, h)
  * against keys j0..j0+w-1; blocked logits -> -INFINITY. Returns 1 when the
  * tile has no allowed key for any of the n rows (it can be skipped). */
 static int mask_tile(float *s, int ld, const visibility *vis, int b, int h, int i0, int n,
                      int j0, int w) {
-    const int last_row = i0 + n - 1, last_key = j0 + w - 1;
-    if (vis->causal == CAUSAL_LOWER && j0 > last_row + vis->causal_offset) return 1;
-    const int below_diagonal = vis->causal == CAUSAL_NONE || last_key <= i0 + vis->causal_offset;
-    if (!vis->mask.data && below_diagonal) return 0; /* every key of the tile allowed */
+    const attn_visibility *r = &vis->rule;
+    const int64_t first_diagonal = (int64_t)i0 + r->causal_offset, last_diagonal = first_diagonal + n - 1;
+    if (r->causal && j0 > last_diagonal) return 1;
+    const int below_diagonal = !r->causal || j0 + w - 1 <= first_diagonal;
+    if (!r->mask.data && !r->key_padding_mask && below_diagonal) return 0; /* every key of the tile allowed */
     for (int r = 0; r < n; r++)
         for (int j = 0; j < w; j++)
             if (!is_allowed(vis, b, h, i0 + r, j0 + j)) s[(long)r * ld + j] = -INFINITY;
@@ -241,10 +362,11 @@ static int mask_tile(float *s, int ld, const visibility *vis, int b, int h, int 
 }
 
 /* out (B, H, Tq, dv); trace (B, H, Tq, tiles, 3 + dv) or NULL;
- * q (B, H, Tq, dk), k (B, H, Tk, dk), v (B, H, Tk, dv); arguments checked.
+ * q (B, H, Tq, dk), k (B, H, Tk, dk), v (B, H, Tk, dv); arguments checked;
+ * vis the correct rule (no bug bends it here).
  * For each (batch, head):
  *   1. pack K^T in strips of 8 keys (as the standard path)
- *   then for each block of TILE_ROWS query rows, m = -inf, l = 0, acc = 0,
+ *   then for each block of ATTN_TILE_QUERIES query rows, m = -inf, l = 0, acc = 0,
  *   and for each tile of block_keys keys:
  *   2. scores  s = scale * q k^T over the tile
  *   3. mask    blocked logits -> -INFINITY (a fully blocked tile is skipped)
@@ -255,20 +377,21 @@ static int mask_tile(float *s, int ld, const visibility *vis, int b, int h, int 
  *      out = acc / l
  * bug: no-rescale uses factor = 1 in 4 and 5. */
 static int sdpa_tiled(float *out, float *trace, const float *q, const float *k, const float *v,
-                      const visibility *vis, int B, int H, int Tq, int Tk, int dk, int dv,
-                      float scale, int block_keys, int no_rescale) {
+                      const visibility *vis, const attn_dims *dims, float scale, int block_keys,
+                      int no_rescale) {
+    const int B = dims->B, H = dims->H, Tq = dims->Tq, Tk = dims->Tk, dk = dims->dk, dv = dims->dv;
     const int bk = block_keys < Tk ? block_keys : Tk;
     const int tiles = (Tk + bk - 1) / bk;
     const int s_width = bk + 2 * ATTN_STRIP; /* a tile widened to whole strips */
     /* Scratch: K^T of one head, then per block: scores (4, s_width),
      * p v (4, dv), acc (4, dv), and m, l, factor, sum (4 each). */
-    const double floats = (double)dk * Tk + TILE_ROWS * ((double)s_width + 2.0 * dv + 4.0);
+    const double floats = (double)dk * Tk + ATTN_TILE_QUERIES * ((double)s_width + 2.0 * dv + 4.0);
     float *kt = attn_alloc(4.0 * floats);
     if (!kt) return ATTN_TOO_LARGE;
     float *s_buf = kt + (long)dk * Tk;
-    float *pv = s_buf + (long)TILE_ROWS * s_width;
-    float *acc = pv + (long)TILE_ROWS * dv;
-    float *m = acc + (long)TILE_ROWS * dv, *l = m + TILE_ROWS, *factor = l + TILE_ROWS, *sum = factor + TILE_ROWS;
+    float *pv = s_buf + (long)ATTN_TILE_QUERIES * s_width;
+    float *acc = pv + (long)ATTN_TILE_QUERIES * dv;
+    float *m = acc + (long)ATTN_TILE_QUERIES * dv, *l = m + ATTN_TILE_QUERIES, *factor = l + ATTN_TILE_QUERIES, *sum = factor + ATTN_TILE_QUERIES;
     int status = ATTN_OK;
 
     for (int b = 0; b < B; b++) {
@@ -282,8 +405,8 @@ static int sdpa_tiled(float *out, float *trace, const float *q, const float *k, 
             /* 1. pack K^T */
             attn_pack_strips(kt, k_bh, Tk, dk);
 
-            for (int i0 = 0; i0 < Tq; i0 += TILE_ROWS) {
-                const int n = Tq - i0 < TILE_ROWS ? Tq - i0 : TILE_ROWS;
+            for (int i0 = 0; i0 < Tq; i0 += ATTN_TILE_QUERIES) {
+                const int n = Tq - i0 < ATTN_TILE_QUERIES ? Tq - i0 : ATTN_TILE_QUERIES;
                 for (int r = 0; r < n; r++) m[r] = -INFINITY, l[r] = 0.0f;
                 memset(acc, 0, sizeof(float) * n * dv);
 
@@ -344,51 +467,26 @@ done:
     return status;
 }
 
-int attn_sdpa(float *out, float *weights, float *scores,
+int attn_sdpa(float *out, float *probs, float *scores,
               const float *q, const float *k, const float *v,
-              attn_mask mask, int B, int H, int Tq, int Tk, int dk, int dv,
-              float scale, int causal, int causal_offset, int bug) {
+              const attn_visibility *vis, const attn_dims *dims, float scale, int bug) {
     attn_clear_error();
-    const int tiled = !weights && !scores && (bug == ATTN_BUG_NONE || bug == ATTN_BUG_NO_RESCALE);
-    int status = check_sdpa_args(out, q, k, v, B, H, Tq, Tk, dk, dv, scale, bug, !tiled);
+    const int tiled = !probs && !scores && (bug == ATTN_BUG_NONE || bug == ATTN_BUG_NO_RESCALE);
+    int status = check_sdpa_args(out, q, k, v, dims, scale, bug, !tiled);
     if (status) return status;
     if (tiled) {
-        const visibility vis = correct_visibility(mask, causal, causal_offset);
-        return sdpa_tiled(out, NULL, q, k, v, &vis, B, H, Tq, Tk, dk, dv, scale,
-                          ATTN_TILE_KEYS, bug == ATTN_BUG_NO_RESCALE);
+        const visibility rule = correct_visibility(vis, dims->Tk);
+        return sdpa_tiled(out, NULL, q, k, v, &rule, dims, scale, ATTN_TILE_KEYS, bug == ATTN_BUG_NO_RESCALE);
     }
     if (bug == ATTN_BUG_NO_RESCALE)
-        return attn_fail(ATTN_BAD_ARGUMENT, "bug no-rescale is in the tiled path, which keeps no weights");
+        return attn_fail(ATTN_BAD_ARGUMENT, "bug no-rescale is in the tiled path, which keeps no probabilities");
+    const int B = dims->B, H = dims->H, Tq = dims->Tq, Tk = dims->Tk, dk = dims->dk, dv = dims->dv;
+    sdpa_plan plan;
+    if ((status = make_plan(&plan, bug, scale, vis, dims))) return status;
 
-    /* The visibility rule, and the bugs that change it or the scale. */
-    visibility vis = correct_visibility(mask, causal, causal_offset);
-    if (bug == ATTN_BUG_NO_CAUSAL_MASK) vis.causal = CAUSAL_NONE;
-    if (bug == ATTN_BUG_CAUSAL_UPPER && causal) vis.causal = CAUSAL_UPPER;
-    if (bug == ATTN_BUG_INVERTED_MASK) vis.invert_mask = 1;
-    if (bug == ATTN_BUG_PADDING_ON_QUERIES) {
-        if (Tq != Tk)
-            return attn_fail(ATTN_BAD_ARGUMENT, "bug padding-on-queries needs Tq == Tk (got %d, %d)", Tq, Tk);
-        vis.mask.sq = mask.sk; /* a key-padding mask now blocks query rows */
-        vis.mask.sk = mask.sq;
-    }
-    if (bug == ATTN_BUG_MASK_OUTPUT && dv != Tk)
-        return attn_fail(ATTN_BAD_ARGUMENT,
-                         "bug mask-output masks the (Tq, dv) output with the (Tq, Tk) mask, "
-                         "so it needs dv == Tk (got dv=%d, Tk=%d)", dv, Tk);
-    if (bug == ATTN_BUG_NO_SCALE) scale = 1.0f;
-    if (bug == ATTN_BUG_SCALE_BY_DK) scale = 1.0f / (float)dk;
-    const int mask_logits = bug != ATTN_BUG_MASK_AFTER_SOFTMAX && bug != ATTN_BUG_MASK_OUTPUT;
-    /* padding-on-queries blanks the rows it blocks instead of refusing them */
-    const int guard = bug != ATTN_BUG_NO_ALL_MASKED_GUARD && bug != ATTN_BUG_PADDING_ON_QUERIES;
-    /* the two bugs whose NaN is part of the lesson */
-    const int nan_expected = bug == ATTN_BUG_NO_ALL_MASKED_GUARD || bug == ATTN_BUG_SOFTMAX_OVER_QUERIES;
-
-    /* Query rows go 4 at a time, so a block's scores stay in cache; a bug
-     * that normalises over queries needs the whole (Tq, Tk) matrix at once.
-     * Scratch: K^T for one head, plus the score rows when weights are not
-     * kept (kept weights are written in place). */
-    const int block = bug == ATTN_BUG_SOFTMAX_OVER_QUERIES ? Tq : 4;
-    const double scratch_floats = (double)dk * Tk + (weights ? 0.0 : (double)block * Tk);
+    /* Scratch: K^T for one head, plus the score rows when probs are not
+     * kept (kept probabilities are written in place). */
+    const double scratch_floats = (double)dk * Tk + (probs ? 0.0 : (double)plan.block * Tk);
     float *kt = attn_alloc(4.0 * scratch_floats);
     if (!kt) return ATTN_TOO_LARGE;
     float *s_scratch = kt + (long)dk * Tk;
@@ -404,109 +502,89 @@ int attn_sdpa(float *out, float *weights, float *scores,
             /* 1. pack K^T: kt holds strips of (dk, 8) */
             attn_pack_strips(kt, k_bh, Tk, dk);
 
-            for (int i0 = 0; i0 < Tq; i0 += block) {
-                const int n = Tq - i0 < block ? Tq - i0 : block;
-                float *s = weights ? weights + (bh * Tq + i0) * Tk : s_scratch;  /* (n, Tk) */
+            for (int i0 = 0; i0 < Tq; i0 += plan.block) {
+                const int n = Tq - i0 < plan.block ? Tq - i0 : plan.block;
+                float *s = probs ? probs + (bh * Tq + i0) * Tk : s_scratch;  /* (n, Tk) */
 
                 /* 2. scores = scale * q k^T, one strip of keys at a time */
-                attn_gemm_packed(s, Tk, q_bh + (long)i0 * dk, dk, kt, n, Tk, dk, scale);
+                attn_gemm_packed(s, Tk, q_bh + (long)i0 * dk, dk, kt, n, Tk, dk, plan.scale);
                 if (scores) memcpy(scores + (bh * Tq + i0) * Tk, s, sizeof(float) * n * Tk);
 
                 /* 3. mask the logits */
-                status = mask_rows(s, &vis, b, h, i0, n, Tk, mask_logits, guard);
-                if (status) goto done;
+                if ((status = mask_rows(s, &plan, b, h, i0, n, Tk))) goto done;
 
                 /* 4. softmax over keys */
-                if (bug == ATTN_BUG_SOFTMAX_OVER_QUERIES) softmax_columns(s, n, Tk);
-                else attn_softmax_rows(s, Tk, n, Tk);
-                if (bug == ATTN_BUG_MASK_AFTER_SOFTMAX) /* zero blocked weights, too late */
-                    for (int r = 0; r < n; r++)
-                        for (int j = 0; j < Tk; j++)
-                            if (!is_allowed(&vis, b, h, i0 + r, j)) s[(long)r * Tk + j] = 0.0f;
-                if (bug == ATTN_BUG_PADDING_ON_QUERIES) /* a blocked query row is blanked */
-                    for (int r = 0; r < n; r++) {
-                        int any = 0;
-                        for (int j = 0; j < Tk && !any; j++) any = is_allowed(&vis, b, h, i0 + r, j);
-                        if (!any) memset(s + (long)r * Tk, 0, sizeof(float) * Tk);
-                    }
+                plan.softmax(s, n, Tk);
+                if (plan.after_softmax) plan.after_softmax(&plan, s, Tk, b, h, i0, n, Tk);
 
-                /* 5. mix: out = weights v */
+                /* 5. mix: out = probs v */
                 attn_gemm(out_bh + (long)i0 * dv, dv, s, Tk, v_bh, dv, n, dv, Tk, 1.0f);
-                if (bug == ATTN_BUG_MASK_OUTPUT) /* out.masked_fill(~allowed, 0): dv == Tk */
-                    for (int r = 0; r < n; r++)
-                        for (int c = 0; c < dv; c++)
-                            if (!is_allowed(&vis, b, h, i0 + r, c)) out_bh[(long)(i0 + r) * dv + c] = 0.0f;
+                if (plan.after_mix) plan.after_mix(&plan, out_bh + (long)i0 * dv, dv, b, h, i0, n, dv);
             }
         }
     }
 
     /* The NaN bugs are allowed to show their NaN. */
-    if (!nan_expected) status = check_output_finite(out, B, H, Tq, dv);
+    if (!plan.nan_expected) status = check_output_finite(out, B, H, Tq, dv);
 done:
     attn_free(kt);
     return status;
 }
 
-int attn_sdpa_js(float *out, float *weights, float *scores,
-                 const float *q, const float *k, const float *v,
-                 const uint8_t *mask, int msb, int msh, int msq, int msk,
-                 int B, int H, int Tq, int Tk, int dk, int dv,
-                 float scale, int causal, int bug) {
-    const attn_mask m = {mask, msb, msh, msq, msk};
-    return attn_sdpa(out, weights, scores, q, k, v, m, B, H, Tq, Tk, dk, dv, scale, causal, 0, bug);
-}
-
 int attn_sdpa_tiled(float *out, float *trace, const float *q, const float *k, const float *v,
-                    attn_mask mask, int B, int H, int Tq, int Tk, int dk, int dv,
-                    float scale, int causal, int causal_offset, int block_keys, int bug) {
+                    const attn_visibility *vis, const attn_dims *dims, float scale,
+                    int block_keys, int bug) {
     attn_clear_error();
-    int status = check_sdpa_args(out, q, k, v, B, H, Tq, Tk, dk, dv, scale, bug, 0);
+    int status = check_sdpa_args(out, q, k, v, dims, scale, bug, 0);
     if (status) return status;
     if (bug != ATTN_BUG_NONE && bug != ATTN_BUG_NO_RESCALE)
         return attn_fail(ATTN_BAD_ARGUMENT, "the tiled path knows only the bug no-rescale (got bug %d)", bug);
     if (block_keys < 1) return attn_fail(ATTN_BAD_ARGUMENT, "blockKeys must be at least 1 (got %d)", block_keys);
-    const visibility vis = correct_visibility(mask, causal, causal_offset);
-    return sdpa_tiled(out, trace, q, k, v, &vis, B, H, Tq, Tk, dk, dv, scale, block_keys,
-                      bug == ATTN_BUG_NO_RESCALE);
-}
-
-int attn_sdpa_tiled_js(float *out, float *trace, const float *q, const float *k, const float *v,
-                       const uint8_t *mask, int msb, int msh, int msq, int msk,
-                       int B, int H, int Tq, int Tk, int dk, int dv,
-                       float scale, int causal, int block_keys, int bug) {
-    const attn_mask m = {mask, msb, msh, msq, msk};
-    return attn_sdpa_tiled(out, trace, q, k, v, m, B, H, Tq, Tk, dk, dv, scale, causal, 0, block_keys, bug);
+    const visibility rule = correct_visibility(vis, dims->Tk);
+    return sdpa_tiled(out, trace, q, k, v, &rule, dims, scale, block_keys, bug == ATTN_BUG_NO_RESCALE);
 }
 
 /* ======================================================================== */
 /* Observability                                                             */
 /* ======================================================================== */
 
-/* stats[4] <- max |score|, masked fraction, max |row sum - 1|, max blocked
- * weight; scores, weights (B, H, Tq, Tk), judged by the correct rule. */
-int attn_observe(float *stats, const float *scores, const float *weights,
-                 const uint8_t *mask, int msb, int msh, int msq, int msk,
-                 int B, int H, int Tq, int Tk, int causal) {
+/* Whether badness x beats the worst so far; NaN beats everything once. */
+static int worse(double x, double worst_so_far) {
+    if (isnan(worst_so_far)) return 0;
+    return isnan(x) || x > worst_so_far;
+}
+
+/* stats[4], where[7]: see attention.h. scores (or NULL), probs (B, H, Tq, Tk). */
+int attn_observe(float *stats, int32_t *where, const float *scores, const float *probs,
+                 const attn_visibility *vis, int B, int H, int Tq, int Tk) {
     attn_clear_error();
-    if (!stats || !scores || !weights) return attn_fail(ATTN_BAD_ARGUMENT, "stats, scores and weights are required");
-    const attn_mask m = {mask, msb, msh, msq, msk};
-    const visibility vis = correct_visibility(m, causal, 0);
+    if (!stats || !where || !probs) return attn_fail(ATTN_BAD_ARGUMENT, "stats, where and probs are required");
+    if (B < 1 || H < 1 || Tq < 1 || Tk < 1)
+        return attn_fail(ATTN_BAD_ARGUMENT, "dims must be positive: B=%d H=%d Tq=%d Tk=%d", B, H, Tq, Tk);
+    const visibility rule = correct_visibility(vis, Tk);
     double max_score = 0, blocked = 0, max_row_error = 0, max_forbidden = 0;
+    for (int w = 0; w < 7; w++) where[w] = -1;
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)
             for (int i = 0; i < Tq; i++) {
                 const long row = (((long)b * H + h) * Tq + i) * Tk;
                 double sum = 0;
                 for (int j = 0; j < Tk; j++) {
-                    max_score = fmax(max_score, fabs(scores[row + j]));
-                    sum += weights[row + j];
-                    if (!is_allowed(&vis, b, h, i, j)) {
-                        blocked++;
-                        max_forbidden = fmax(max_forbidden, fabs(weights[row + j]));
+                    if (scores) max_score = fmax(max_score, fabs(scores[row + j]));
+                    sum += probs[row + j];
+                    if (is_allowed(&rule, b, h, i, j)) continue;
+                    blocked++;
+                    const double p = fabs(probs[row + j]);
+                    if (worse(p, max_forbidden)) {
+                        max_forbidden = p;
+                        where[3] = b, where[4] = h, where[5] = i, where[6] = j;
                     }
                 }
-                /* fmax drops NaN, so carry it explicitly */
-                max_row_error = (isnan(sum) || isnan(max_row_error)) ? NAN : fmax(max_row_error, fabs(sum - 1.0));
+                const double error = fabs(sum - 1.0);
+                if (worse(error, max_row_error)) {
+                    max_row_error = error;
+                    where[0] = b, where[1] = h, where[2] = i;
+                }
             }
     stats[0] = (float)max_score;
     stats[1] = (float)(blocked / ((double)B * H * Tq * Tk));

@@ -36,12 +36,23 @@ typedef enum {
     ATTN_NON_FINITE_INPUT = 3,/* NaN or +-Infinity in an input */
     ATTN_ALL_MASKED_ROW = 4,  /* a query row with no allowed key */
     ATTN_TOO_LARGE = 5,       /* the request does not fit in memory */
-    ATTN_OVERFLOW = 6         /* scores or outputs overflow float32 */
+    ATTN_OVERFLOW = 6,        /* scores or outputs overflow float32 */
+    /* multi-head attention */
+    ATTN_HEADS_DO_NOT_DIVIDE = 7, /* d_model is not a multiple of num_heads */
+    ATTN_ROPE_ODD_HEAD_DIM = 8,   /* RoPE needs an even head width */
+    ATTN_EMPTY_QUERY = 9,         /* a query with no token */
+    ATTN_CACHE_MISMATCH = 10,     /* a KV cache that does not fit the call */
+    ATTN_NEGATIVE_OFFSET = 11,    /* a position offset below 0 */
+    ATTN_MODULE_FREED = 12        /* a call on a freed module */
 } attn_status;
 
-/* Why the last failing call failed ("" after a success), and its status. */
+/* Why the last failing call failed ("" after a success), and its status.
+ * The message is NUL-terminated within ATTN_ERROR_BYTES bytes, a size JS
+ * reads with attn_error_bytes(). */
+#define ATTN_ERROR_BYTES 512
 ATTN_API const char *attn_last_error(void);
 ATTN_API int attn_last_status(void);
+ATTN_API int attn_error_bytes(void);
 
 /* Largest single request, in bytes, that the core will try to allocate. */
 #define ATTN_MAX_REQUEST_BYTES (1536.0 * 1024.0 * 1024.0)
@@ -54,7 +65,7 @@ ATTN_API int attn_last_status(void);
 typedef enum {
     ATTN_BUG_NONE = 0,
     ATTN_BUG_SOFTMAX_OVER_QUERIES = 1,  /* normalise over dim -2, not keys */
-    ATTN_BUG_MASK_AFTER_SOFTMAX = 2,    /* softmax first, then zero blocked weights */
+    ATTN_BUG_MASK_AFTER_SOFTMAX = 2,    /* softmax first, then zero blocked probabilities */
     ATTN_BUG_MASK_OUTPUT = 3,           /* leave logits unmasked, mask only the output */
     ATTN_BUG_NO_CAUSAL_MASK = 4,        /* ignore the causal flag */
     ATTN_BUG_CAUSAL_UPPER = 5,          /* triu instead of tril */
@@ -70,7 +81,7 @@ typedef enum {
 } attn_bug;
 
 /* ------------------------------------------------------------------------ */
-/* Scaled dot-product attention                                             */
+/* Which keys a query may see                                               */
 /* ------------------------------------------------------------------------ */
 
 /* An allowed mask broadcast to (B, H, Tq, Tk) by element strides: entry
@@ -81,58 +92,83 @@ typedef struct {
     long sb, sh, sq, sk;
 } attn_mask;
 
-/* out (B, H, Tq, dv); weights, scores (B, H, Tq, Tk) or NULL;
+/* The visibility rule of one call: key j is visible to query i of head
+ * (b, h) when all three hold
+ *   mask(b, h, i, j)                         the broadcast allowed mask
+ *   key_padding_mask[b*Tk + j]               the key is a real token
+ *   !causal || j <= i + causal_offset        the causal triangle
+ * A NULL rule pointer means every key is visible. causal_offset 0 aligns the
+ * triangle top-left, as PyTorch does; multi-head attention passes the
+ * position difference between the first query and the first key.
+ * Layout for JS (wasm32: pointers and longs are 4 bytes), 8 int32 words:
+ *   [0] mask.data [1] sb [2] sh [3] sq [4] sk [5] key_padding_mask
+ *   [6] causal    [7] causal_offset */
+typedef struct {
+    attn_mask mask;
+    const uint8_t *key_padding_mask; /* (B, Tk): 1 = real key, 0 = padding; NULL = all real */
+    int causal;
+    int causal_offset;
+} attn_visibility;
+
+#define ATTN_VISIBILITY_WORDS 8
+
+/* allowed (B, H, Tq, Tk) <- 1 where the rule lets query i see key j, else 0. */
+ATTN_API int attn_allowed_pairs(uint8_t *allowed, const attn_visibility *vis,
+                                int B, int H, int Tq, int Tk);
+
+/* ------------------------------------------------------------------------ */
+/* Scaled dot-product attention                                             */
+/* ------------------------------------------------------------------------ */
+
+/* The dims of one attention call. Layout for JS: 6 int32 words in this order. */
+typedef struct {
+    int B, H;   /* batch, heads */
+    int Tq, Tk; /* queries, keys */
+    int dk, dv; /* width of q and k, width of v */
+} attn_dims;
+
+#define ATTN_DIMS_WORDS 6
+
+/* out (B, H, Tq, dv); probs, scores (B, H, Tq, Tk) or NULL;
  * q (B, H, Tq, dk), k (B, H, Tk, dk), v (B, H, Tk, dv).
- * scores are the scaled logits before masking. With weights and scores
- * NULL and no bug (or ATTN_BUG_NO_RESCALE) it runs the tiled path below;
- * with weights NULL and a bug, rows are done a few at a time. Either way the
- * (Tq, Tk) matrices are then never materialised.
- * With causal set, key j is allowed for query i only if j <= i + causal_offset
- * (0: top-left aligned, as in PyTorch; multi-head attention passes the
- * position difference), ANDed with the mask. bug is ATTN_BUG_NONE except in
+ * scores are the scaled logits before masking, probs the attention
+ * probabilities. With probs and scores NULL and no bug (or
+ * ATTN_BUG_NO_RESCALE) it runs the tiled path, attn_sdpa_tiled; with probs
+ * NULL and another bug, query rows are done a block at a time. Either way the
+ * (Tq, Tk) matrices are then never materialised. vis is the visibility rule
+ * (NULL: all keys visible). bug is ATTN_BUG_NONE except in
  * the break-it lab. */
-int attn_sdpa(float *out, float *weights, float *scores,
-              const float *q, const float *k, const float *v,
-              attn_mask mask, int B, int H, int Tq, int Tk, int dk, int dv,
-              float scale, int causal, int causal_offset, int bug);
+ATTN_API int attn_sdpa(float *out, float *probs, float *scores,
+                       const float *q, const float *k, const float *v,
+                       const attn_visibility *vis, const attn_dims *dims, float scale, int bug);
 
 /* The tiled online-softmax forward (FlashAttention's recurrence), which
- * attn_sdpa also runs when it keeps no weights or scores and no bug is on.
- * out (B, H, Tq, dv); q, k, v, mask, causal as attn_sdpa. Keys go in tiles
- * of block_keys (>= 1); per query row it keeps a running max m, a running
- * sum l and an output accumulator, rescaled by exp(m_old - m_new) as each
- * tile arrives. Memory O(T d): no (Tq, Tk) matrix, not even per block.
+ * attn_sdpa runs when it keeps no probabilities or scores and no bug is on.
+ * out (B, H, Tq, dv); q, k, v, vis, dims as attn_sdpa. Keys go in tiles of
+ * block_keys (>= 1); per query row it keeps a running max m, a running sum l
+ * and an output accumulator, rescaled by exp(m_old - m_new) as each tile
+ * arrives. Memory O(T d): no (Tq, Tk) matrix, not even per block.
  * trace (B, H, Tq, tiles, 3 + dv) or NULL, tiles = ceil(Tk / block_keys):
  * after each tile, per query row, { m, l, rescale factor, accumulator }.
  * bug: ATTN_BUG_NONE or ATTN_BUG_NO_RESCALE. */
-int attn_sdpa_tiled(float *out, float *trace, const float *q, const float *k, const float *v,
-                    attn_mask mask, int B, int H, int Tq, int Tk, int dk, int dv,
-                    float scale, int causal, int causal_offset, int block_keys, int bug);
+ATTN_API int attn_sdpa_tiled(float *out, float *trace, const float *q, const float *k, const float *v,
+                             const attn_visibility *vis, const attn_dims *dims, float scale,
+                             int block_keys, int bug);
 
 /* Key tile width attn_sdpa uses on its tiled path. */
 #define ATTN_TILE_KEYS 128
 
-/* The same, with the mask spelled out as plain arguments for the JS side. */
-ATTN_API int attn_sdpa_tiled_js(float *out, float *trace,
-                                const float *q, const float *k, const float *v,
-                                const uint8_t *mask, int msb, int msh, int msq, int msk,
-                                int B, int H, int Tq, int Tk, int dk, int dv,
-                                float scale, int causal, int block_keys, int bug);
-
-/* attn_sdpa with the mask spelled out as plain arguments for the JS side. */
-ATTN_API int attn_sdpa_js(float *out, float *weights, float *scores,
-                          const float *q, const float *k, const float *v,
-                          const uint8_t *mask, int msb, int msh, int msq, int msk,
-                          int B, int H, int Tq, int Tk, int dk, int dv,
-                          float scale, int causal, int bug);
-
-/* Observability for one attention call, for the lesson page.
- * stats[4] <- { max |score|, fraction of masked logits, max |row sum - 1|,
- *               max weight on a blocked key }.
- * scores, weights (B, H, Tq, Tk); mask and causal as given to attn_sdpa. */
-ATTN_API int attn_observe(float *stats, const float *scores, const float *weights,
-                          const uint8_t *mask, int msb, int msh, int msq, int msk,
-                          int B, int H, int Tq, int Tk, int causal);
+/* Observability of one attention call, judged by the correct rule vis.
+ * stats[4] <- { max |score|, fraction of blocked pairs, max |row sum - 1|,
+ *               max |probability| on a blocked pair } (NaN when a row sum or
+ *               a blocked probability is NaN);
+ * where[7] <- { b, h, i } of the row with the largest row-sum error and
+ *             { b, h, i, j } of the largest blocked probability, each -1 when
+ *             there is none (error exactly 0, every blocked probability 0).
+ * A NaN counts as the largest. scores may be NULL (max |score| is then 0);
+ * scores, probs (B, H, Tq, Tk). */
+ATTN_API int attn_observe(float *stats, int32_t *where, const float *scores, const float *probs,
+                          const attn_visibility *vis, int B, int H, int Tq, int Tk);
 
 /* ------------------------------------------------------------------------ */
 /* Memory shared with JS                                                     */
@@ -144,8 +180,8 @@ ATTN_API int attn_observe(float *stats, const float *scores, const float *weight
  * size computed in JS cannot wrap around. */
 ATTN_API void *attn_workspace(double bytes);
 
-ATTN_API void *attn_alloc(double bytes);  /* checked malloc, NULL + error on failure */
-ATTN_API void attn_free(void *p);         /* NULL-safe */
+void *attn_alloc(double bytes);  /* checked malloc, NULL + error on failure */
+void attn_free(void *p);         /* NULL-safe */
 
 /* ------------------------------------------------------------------------ */
 /* Multi-head attention (mha.c)                                             */
@@ -153,7 +189,7 @@ ATTN_API void attn_free(void *p);         /* NULL-safe */
 
 typedef struct attn_mha attn_mha;
 
-/* A module with d_model = num_heads * head_dim; weights drawn from seed. */
+/* A module with d_model = num_heads * head_dim; parameters drawn from seed. */
 ATTN_API attn_mha *attn_mha_create(int d_model, int num_heads, int bias, int rope,
                                    uint32_t seed);
 ATTN_API void attn_mha_free(attn_mha *m);
@@ -166,25 +202,40 @@ ATTN_API const float *attn_mha_weight(const attn_mha *m, int which);
 ATTN_API const float *attn_mha_bias(const attn_mha *m, int which);
 ATTN_API int attn_mha_set(attn_mha *m, int which, const float *weight, const float *bias);
 
-/* out (B, Tq, C), weights (B, H, Tq, Tk) or NULL;
+/* The KV cache of one forward call. past_* hold what an earlier call
+ * returned in new_*; new_* receive [past, new] along T when not NULL.
+ * Layout for JS (wasm32), 7 int32 words in field order. */
+typedef struct {
+    const float *past_k, *past_v;             /* (B, H, Tp, D), already rotated; NULL when Tp = 0 */
+    const uint8_t *past_key_padding_mask;     /* (B, Tp): 1 = real key */
+    int Tp;                                   /* cached keys */
+    float *new_k, *new_v;                     /* (B, H, Tp + Tkn, D) or NULL */
+    uint8_t *new_key_padding_mask;            /* (B, Tp + Tkn) or NULL */
+} attn_kv_cache;
+
+#define ATTN_KV_CACHE_WORDS 7
+
+/* Which keys each query sees in multi-head attention, by position: query i
+ * is at q_offset + i, key j of the full K at k_offset + j; they drive RoPE
+ * and the causal rule. Layout for JS (wasm32), 10 int32 words in field order
+ * (attn_mask's five first). */
+typedef struct {
+    attn_mask mask;                         /* allowed, broadcast to (B, H, Tq, Tk); data NULL: none */
+    const uint8_t *key_padding_mask;        /* (B, Tkn): 1 = real new key; NULL = all real */
+    const uint8_t *query_padding_mask;      /* (B, Tq): 1 = real query; padded rows of out are 0 */
+    int causal;
+    int q_offset, k_offset;                 /* >= 0 */
+} attn_mha_visibility;
+
+#define ATTN_MHA_VISIBILITY_WORDS 10
+
+/* out (B, Tq, C), probs (B, H, Tq, Tk) or NULL;
  * query (B, Tq, C), kv (B, Tkn, C) or NULL for self-attention (Tkn = Tq);
- * past_k, past_v (B, H, Tp, D) cached keys/values (already rotated) and
- * past_valid (B, Tp), all NULL when Tp = 0; new_k, new_v (B, H, Tk, D) and
- * new_valid (B, Tk) receive the updated cache when not NULL, Tk = Tp + Tkn.
- * key_pad (B, Tkn) marks real new keys, or NULL; query_pad (B, Tq) marks
- * real queries (padded query rows of out are zeroed), or NULL;
- * mask: allowed mask broadcast to (B, H, Tq, Tk) by strides, or NULL.
- * Positions: query i is at q_offset + i, key j of the full K at k_offset + j;
- * they drive RoPE and the causal rule. */
-ATTN_API int attn_mha_forward(attn_mha *m, float *out, float *weights,
-                              const float *query, const float *kv,
-                              int B, int Tq, int Tkn,
-                              const float *past_k, const float *past_v,
-                              const uint8_t *past_valid, int Tp,
-                              float *new_k, float *new_v, uint8_t *new_valid,
-                              const uint8_t *key_pad, const uint8_t *query_pad,
-                              const uint8_t *mask, int msb, int msh, int msq, int msk,
-                              int causal, int q_offset, int k_offset, int bug);
+ * cache NULL or as above, Tk = Tp + Tkn; vis NULL (every key visible, no
+ * offsets) or as above. */
+ATTN_API int attn_mha_forward(float *out, float *probs, attn_mha *m,
+                              const float *query, const float *kv, int B, int Tq, int Tkn,
+                              const attn_kv_cache *cache, const attn_mha_visibility *vis, int bug);
 
 /* ------------------------------------------------------------------------ */
 /* Rotary position embeddings (rope.c)                                      */
@@ -192,8 +243,11 @@ ATTN_API int attn_mha_forward(attn_mha *m, float *out, float *weights,
 
 /* x (BH, T, D) <- RoPE in place, split-halves pairing: entry d < D/2 turns
  * with entry d + D/2 by the angle positions[t] * base^(-2d/D).
- * positions (T); D even; base > 0 (10000 in the multi-head module). */
+ * positions (T); D even; base > 0 (ATTN_ROPE_BASE in the multi-head module). */
 ATTN_API int attn_rope(float *x, const double *positions, int BH, int T, int D, double base);
+
+/* The base of RoPE's angles, as in the original RoPE paper and Llama. */
+#define ATTN_ROPE_BASE 10000.0
 
 /* The rotation without checks: positions (T), or first_pos + t when NULL. */
 void attn_rope_rotate(float *x, const double *positions, double first_pos, int BH, int T, int D, double base);
@@ -201,6 +255,13 @@ void attn_rope_rotate(float *x, const double *positions, double first_pos, int B
 /* ------------------------------------------------------------------------ */
 /* Lesson demos (lesson.c)                                                  */
 /* ------------------------------------------------------------------------ */
+
+/* The ranges the demos accept (web/attention.js checks the same). */
+#define ATTN_DOTS_MAX_DK 65536
+#define ATTN_DOTS_MAX_COUNT (1 << 20)
+#define ATTN_PEAK_MAX_DK 4096
+#define ATTN_PEAK_MAX_KEYS 1024
+#define ATTN_PEAK_MAX_COUNT 65536
 
 /* unscaled, scaled (count): dot products of seeded unit-variance q, k of
  * width dk, raw and divided by sqrt(dk). var[2] <- their variances. */

@@ -21,8 +21,6 @@
  * versions; there some are only reference code. */
 #define SCALAR_PATH __attribute__((unused)) static
 
-const char *attn_kernel_isa(void) { return ATTN_SIMD ? "wasm-simd128" : "scalar"; }
-
 /* ======================================================================== */
 /* Matmul                                                                    */
 /* ======================================================================== */

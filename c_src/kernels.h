@@ -48,7 +48,4 @@ void attn_rescale_add(float *acc, const float *x, const float *factor, int rows,
  * for NaN or +-Infinity, so one sum of x * 0 answers for the whole row. */
 int attn_all_finite(const float *x, int n);
 
-/* Name of the kernel set compiled in: "wasm-simd128" or "scalar". */
-const char *attn_kernel_isa(void);
-
 #endif

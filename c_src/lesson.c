@@ -21,8 +21,10 @@ static double variance(const float *x, int n) {
 int attn_sample_dots(float *unscaled, float *scaled, float *var, int dk, int count, uint32_t seed) {
     attn_clear_error();
     if (!unscaled || !scaled || !var) return attn_fail(ATTN_BAD_ARGUMENT, "output buffers are required");
-    if (dk < 1 || dk > 65536) return attn_fail(ATTN_BAD_ARGUMENT, "dk must be in 1..65536 (got %d)", dk);
-    if (count < 1 || count > 1 << 20) return attn_fail(ATTN_BAD_ARGUMENT, "count must be in 1..1048576 (got %d)", count);
+    if (dk < 1 || dk > ATTN_DOTS_MAX_DK)
+        return attn_fail(ATTN_BAD_ARGUMENT, "dk must be in 1..%d (got %d)", ATTN_DOTS_MAX_DK, dk);
+    if (count < 1 || count > ATTN_DOTS_MAX_COUNT)
+        return attn_fail(ATTN_BAD_ARGUMENT, "count must be in 1..%d (got %d)", ATTN_DOTS_MAX_COUNT, count);
     attn_rng rng;
     attn_rng_seed(&rng, seed);
     const float scale = 1.0f / sqrtf((float)dk);
@@ -42,10 +44,13 @@ int attn_sample_dots(float *unscaled, float *scaled, float *var, int dk, int cou
 int attn_softmax_peak(float *peak, int dk, int keys, int count, uint32_t seed) {
     attn_clear_error();
     if (!peak) return attn_fail(ATTN_BAD_ARGUMENT, "output buffer is required");
-    if (dk < 1 || dk > 4096) return attn_fail(ATTN_BAD_ARGUMENT, "dk must be in 1..4096 (got %d)", dk);
-    if (keys < 1 || keys > 1024) return attn_fail(ATTN_BAD_ARGUMENT, "keys must be in 1..1024 (got %d)", keys);
-    if (count < 1 || count > 65536) return attn_fail(ATTN_BAD_ARGUMENT, "count must be in 1..65536 (got %d)", count);
-    float row_scaled[1024], row_raw[1024];
+    if (dk < 1 || dk > ATTN_PEAK_MAX_DK)
+        return attn_fail(ATTN_BAD_ARGUMENT, "dk must be in 1..%d (got %d)", ATTN_PEAK_MAX_DK, dk);
+    if (keys < 1 || keys > ATTN_PEAK_MAX_KEYS)
+        return attn_fail(ATTN_BAD_ARGUMENT, "keys must be in 1..%d (got %d)", ATTN_PEAK_MAX_KEYS, keys);
+    if (count < 1 || count > ATTN_PEAK_MAX_COUNT)
+        return attn_fail(ATTN_BAD_ARGUMENT, "count must be in 1..%d (got %d)", ATTN_PEAK_MAX_COUNT, count);
+    float row_scaled[ATTN_PEAK_MAX_KEYS], row_raw[ATTN_PEAK_MAX_KEYS];
     attn_rng rng;
     attn_rng_seed(&rng, seed);
     const float scale = 1.0f / sqrtf((float)dk);

@@ -5,8 +5,8 @@
  *   2. split     (B, T, C) -> (B, H, T, D)    reshape, then transpose
  *   3. rope      rotate q and k by position   (optional)
  *   4. cache     K, V <- [past, new] along T
- *   5. mask      key padding AND attention mask, per (b, h, i, j)
- *   6. attend    attn_sdpa per (b, h), with the causal rule by position
+ *   5. visibility  attention mask, key padding of the full K, causal by position
+ *   6. attend    attn_sdpa, which applies the rule key by key
  *   7. merge     (B, H, T, D) -> (B, T, C)    transpose, then reshape
  *   8. project   out = merged Wo^T + bo, padded queries zeroed
  *
@@ -16,7 +16,7 @@
  *
  * RoPE (rope.c) uses the split-halves pairing: in a head of width D, entry
  * d < D/2 is rotated together with entry d + D/2 by the angle
- * pos * 10000^(-2d/D).
+ * pos * ATTN_ROPE_BASE^(-2d/D).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -24,6 +24,7 @@
 
 #include "attention.h"
 #include "kernels.h"
+
 
 struct attn_mha {
     int C;            /* d_model */
@@ -46,11 +47,11 @@ attn_mha *attn_mha_create(int d_model, int num_heads, int bias, int rope, uint32
         return NULL;
     }
     if (d_model % num_heads) {
-        attn_fail(ATTN_BAD_ARGUMENT, "dModel %d is not divisible by numHeads %d", d_model, num_heads);
+        attn_fail(ATTN_HEADS_DO_NOT_DIVIDE, "dModel %d is not divisible by numHeads %d", d_model, num_heads);
         return NULL;
     }
     if (rope && (d_model / num_heads) % 2) {
-        attn_fail(ATTN_BAD_ARGUMENT, "RoPE needs an even head width; dModel/numHeads = %d", d_model / num_heads);
+        attn_fail(ATTN_ROPE_ODD_HEAD_DIM, "RoPE needs an even head width; dModel/numHeads = %d", d_model / num_heads);
         return NULL;
     }
     const int C = d_model;
@@ -103,7 +104,7 @@ const float *attn_mha_bias(const attn_mha *m, int which) {
 /* weight (C, C) (out, in); bias (C) or NULL. */
 int attn_mha_set(attn_mha *m, int which, const float *weight, const float *bias) {
     attn_clear_error();
-    if (!m) return attn_fail(ATTN_BAD_ARGUMENT, "the module has been freed");
+    if (!m) return attn_fail(ATTN_MODULE_FREED, "the module has been freed");
     if (which < 0 || which > 3 || !weight) return attn_fail(ATTN_BAD_ARGUMENT, "bad projection %d", which);
     static const char *names[4] = {"qProj", "kProj", "vProj", "outProj"};
     const int C = m->C;
@@ -132,13 +133,8 @@ static void project(float *y, const float *x, const attn_mha *m, int which, int 
             for (int c = 0; c < C; c++) y[(long)n * C + c] += m->bias[which][c];
 }
 
-/* heads (B, H, T, D) <- x (B, T, C) viewed as (B, T, H, D), transposed.
- * bug: heads-without-transpose reads (B, T, C) straight as (B, H, T, D). */
-static void split_heads(float *heads, const float *x, int B, int T, int H, int D, int bug) {
-    if (bug == ATTN_BUG_HEADS_WITHOUT_TRANSPOSE) {
-        memcpy(heads, x, sizeof(float) * B * T * H * D);
-        return;
-    }
+/* heads (B, H, T, D) <- x (B, T, C) viewed as (B, T, H, D), transposed. */
+static void split_heads(float *heads, const float *x, int B, int T, int H, int D) {
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)
             for (int t = 0; t < T; t++)
@@ -146,18 +142,34 @@ static void split_heads(float *heads, const float *x, int B, int T, int H, int D
                        x + ((long)b * T + t) * H * D + (long)h * D, sizeof(float) * D);
 }
 
-/* x (B, T, C) <- heads (B, H, T, D) transposed to (B, T, H, D).
- * bug: merge-without-transpose reads (B, H, T, D) straight as (B, T, C). */
-static void merge_heads(float *x, const float *heads, int B, int T, int H, int D, int bug) {
-    if (bug == ATTN_BUG_MERGE_WITHOUT_TRANSPOSE) {
-        memcpy(x, heads, sizeof(float) * B * T * H * D);
-        return;
-    }
+/* x (B, T, C) <- heads (B, H, T, D) transposed to (B, T, H, D). */
+static void merge_heads(float *x, const float *heads, int B, int T, int H, int D) {
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)
             for (int t = 0; t < T; t++)
                 memcpy(x + ((long)b * T + t) * H * D + (long)h * D,
                        heads + (((long)b * H + h) * T + t) * D, sizeof(float) * D);
+}
+
+/* bugs heads-without-transpose and merge-without-transpose: dst <- src
+ * (B*T*H*D floats) read straight through, a reshape with no transpose. */
+static void reshape_only(float *dst, const float *src, int B, int T, int H, int D) {
+    memcpy(dst, src, sizeof(float) * B * T * H * D);
+}
+
+/* What a break-it bug changes in the multi-head passes, resolved once. */
+typedef void heads_fn(float *dst, const float *src, int B, int T, int H, int D);
+typedef struct {
+    heads_fn *split, *merge;
+    int nan_expected; /* the output may hold NaN: the bug's point */
+} mha_plan;
+
+static mha_plan make_mha_plan(int bug) {
+    mha_plan p = {split_heads, merge_heads, 0};
+    if (bug == ATTN_BUG_HEADS_WITHOUT_TRANSPOSE) p.split = reshape_only;
+    if (bug == ATTN_BUG_MERGE_WITHOUT_TRANSPOSE) p.merge = reshape_only;
+    if (bug == ATTN_BUG_NO_ALL_MASKED_GUARD) p.nan_expected = 1;
+    return p;
 }
 
 /* full (B, H, Tp + Tn, D) <- past (B, H, Tp, D) then new (B, H, Tn, D). */
@@ -193,30 +205,31 @@ static int causal_diagonal(int q_offset, int k_offset, int Tq, int Tk) {
 /* Forward                                                                   */
 /* ======================================================================== */
 
-int attn_mha_forward(attn_mha *m, float *out, float *weights,
-                     const float *query, const float *kv,
-                     int B, int Tq, int Tkn,
-                     const float *past_k, const float *past_v,
-                     const uint8_t *past_valid, int Tp,
-                     float *new_k, float *new_v, uint8_t *new_valid,
-                     const uint8_t *key_pad, const uint8_t *query_pad,
-                     const uint8_t *mask, int msb, int msh, int msq, int msk,
-                     int causal, int q_offset, int k_offset, int bug) {
+int attn_mha_forward(float *out, float *probs, attn_mha *m,
+                     const float *query, const float *kv, int B, int Tq, int Tkn,
+                     const attn_kv_cache *cache, const attn_mha_visibility *vis, int bug) {
     attn_clear_error();
-    if (!m) return attn_fail(ATTN_BAD_ARGUMENT, "the module has been freed");
+    static const attn_kv_cache no_cache = {NULL, NULL, NULL, 0, NULL, NULL, NULL};
+    static const attn_mha_visibility see_all = {{NULL, 0, 0, 0, 0}, NULL, NULL, 0, 0, 0};
+    const attn_kv_cache *kc = cache ? cache : &no_cache;
+    const attn_mha_visibility *mv = vis ? vis : &see_all;
+    if (!m) return attn_fail(ATTN_MODULE_FREED, "the module has been freed");
     if (!out || !query) return attn_fail(ATTN_BAD_ARGUMENT, "out and query are required");
-    if (B < 1 || Tq < 1) return attn_fail(ATTN_BAD_ARGUMENT, "query needs at least one token (B=%d, Tq=%d)", B, Tq);
+    if (B < 1) return attn_fail(ATTN_BAD_ARGUMENT, "query needs a batch of at least one sequence (B=%d)", B);
+    if (Tq < 1) return attn_fail(ATTN_EMPTY_QUERY, "query needs at least one token (Tq=%d)", Tq);
     if (!kv) Tkn = Tq;
     if (Tkn < 1) return attn_fail(ATTN_BAD_ARGUMENT, "keyValue needs at least one token");
-    if (Tp < 0 || (Tp > 0 && (!past_k || !past_v || !past_valid)))
-        return attn_fail(ATTN_BAD_ARGUMENT, "cache of length %d is incomplete", Tp);
-    if (q_offset < 0 || k_offset < 0)
-        return attn_fail(ATTN_BAD_ARGUMENT, "position offsets must be non-negative (got %d, %d)", q_offset, k_offset);
+    const int Tp = kc->Tp;
+    const uint8_t *past_kpm = kc->past_key_padding_mask, *new_kpm = mv->key_padding_mask;
+    if (Tp < 0 || (Tp > 0 && (!kc->past_k || !kc->past_v || !past_kpm)))
+        return attn_fail(ATTN_CACHE_MISMATCH, "cache of length %d is incomplete", Tp);
+    if (mv->q_offset < 0 || mv->k_offset < 0)
+        return attn_fail(ATTN_NEGATIVE_OFFSET, "position offsets must be non-negative (got %d, %d)", mv->q_offset, mv->k_offset);
     if (bug < 0 || bug >= ATTN_BUG_COUNT) return attn_fail(ATTN_BAD_ARGUMENT, "unknown bug %d", bug);
     const int C = m->C, H = m->H, D = m->D, Tk = Tp + Tkn;
     long at;
-    if (Tp > 0 && ((at = attn_find_non_finite(past_k, (long)B * H * Tp * D)) >= 0 ||
-                   (at = attn_find_non_finite(past_v, (long)B * H * Tp * D)) >= 0))
+    if (Tp > 0 && ((at = attn_find_non_finite(kc->past_k, (long)B * H * Tp * D)) >= 0 ||
+                   (at = attn_find_non_finite(kc->past_v, (long)B * H * Tp * D)) >= 0))
         return attn_fail(ATTN_NON_FINITE_INPUT, "the cache has a non-finite value at batch %ld, head %ld, token %ld",
                          at / D / Tp / H, at / D / Tp % H, at / D % Tp);
     if ((at = attn_find_non_finite(query, (long)B * Tq * C)) >= 0)
@@ -226,10 +239,13 @@ int attn_mha_forward(attn_mha *m, float *out, float *weights,
         return attn_fail(ATTN_NON_FINITE_INPUT, "keyValue has a non-finite value at batch %ld, token %ld, feature %ld",
                          at / C / Tkn, at / C % Tkn, at % C);
 
-    /* Scratch, one block: projections, heads, full K/V, attention output. */
+    const mha_plan plan = make_mha_plan(bug);
+
+    /* Scratch, one block: projections, heads, full K/V, attention output,
+     * and the key padding of the full K: O(T * C), never O(T^2). */
     const double fq = (double)B * Tq * C, fk = (double)B * Tkn * C, fall = (double)B * Tk * C;
     const double floats = 4 * fq + 4 * fk + 2 * fall;
-    const double bytes = 4 * floats + (double)B * H * Tq * Tk;
+    const double bytes = 4 * floats + (double)B * Tk;
     float *scratch = attn_alloc(bytes);
     if (!scratch) return ATTN_TOO_LARGE;
     float *q_proj = scratch;                        /* (B, Tq, C) */
@@ -242,7 +258,7 @@ int attn_mha_forward(attn_mha *m, float *out, float *weights,
     float *v_new = k_new + (long)fk;                /* (B, H, Tkn, D) */
     float *k_all = v_new + (long)fk;                /* (B, H, Tk, D) */
     float *v_all = k_all + (long)fall;              /* (B, H, Tk, D) */
-    uint8_t *allowed = (uint8_t *)(v_all + (long)fall); /* (B, H, Tq, Tk) */
+    uint8_t *key_padding_mask = (uint8_t *)(v_all + (long)fall); /* (B, Tk) */
     int status = ATTN_OK;
 
     /* 1. project; 2. split heads */
@@ -250,65 +266,55 @@ int attn_mha_forward(attn_mha *m, float *out, float *weights,
     project(q_proj, query, m, 0, B * Tq);
     project(k_proj, source, m, 1, B * Tkn);
     project(v_proj, source, m, 2, B * Tkn);
-    split_heads(q_heads, q_proj, B, Tq, H, D, bug);
-    split_heads(k_new, k_proj, B, Tkn, H, D, bug);
-    split_heads(v_new, v_proj, B, Tkn, H, D, bug);
+    plan.split(q_heads, q_proj, B, Tq, H, D);
+    plan.split(k_new, k_proj, B, Tkn, H, D);
+    plan.split(v_new, v_proj, B, Tkn, H, D);
 
     /* 3. rope */
     if (m->rope) {
-        attn_rope_rotate(q_heads, NULL, q_offset, B * H, Tq, D, 10000.0);
-        attn_rope_rotate(k_new, NULL, (double)k_offset + Tp, B * H, Tkn, D, 10000.0);
+        attn_rope_rotate(q_heads, NULL, mv->q_offset, B * H, Tq, D, ATTN_ROPE_BASE);
+        attn_rope_rotate(k_new, NULL, (double)mv->k_offset + Tp, B * H, Tkn, D, ATTN_ROPE_BASE);
     }
     if ((status = check_heads_overflow("the query projection", q_heads, B, H, Tq, D)) ||
         (status = check_heads_overflow("the key projection", k_new, B, H, Tkn, D)) ||
         (status = check_heads_overflow("the value projection", v_new, B, H, Tkn, D)))
         goto done;
 
-    /* 4. cache: full K and V */
-    concat_time(k_all, past_k, k_new, B * H, Tp, Tkn, D);
-    concat_time(v_all, past_v, v_new, B * H, Tp, Tkn, D);
-
-    /* 5. mask: allowed[b, h, i, j] = key is real AND attention mask */
+    /* 4. cache: full K and V, and which of their keys are real */
+    concat_time(k_all, kc->past_k, k_new, B * H, Tp, Tkn, D);
+    concat_time(v_all, kc->past_v, v_new, B * H, Tp, Tkn, D);
     for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int i = 0; i < Tq; i++) {
-                uint8_t *row = allowed + (((long)b * H + h) * Tq + i) * Tk;
-                for (int j = 0; j < Tk; j++) {
-                    const int real = j < Tp ? past_valid[(long)b * Tp + j] != 0
-                                   : !key_pad || key_pad[(long)b * Tkn + (j - Tp)] != 0;
-                    const int ok = !mask || mask[(long)b * msb + (long)h * msh + (long)i * msq + (long)j * msk] != 0;
-                    row[j] = (uint8_t)(real && ok);
-                }
-            }
+        for (int j = 0; j < Tk; j++)
+            key_padding_mask[(long)b * Tk + j] = j < Tp ? past_kpm[(long)b * Tp + j] != 0
+                                               : !new_kpm || new_kpm[(long)b * Tkn + (j - Tp)] != 0;
 
-    /* 6. attend: causal compares positions, q_offset + i against k_offset + j.
-     * The scale is 1/sqrt(D) rounded once, as lab.sdpa's default is. */
-    const attn_mask full = {allowed, (long)H * Tq * Tk, (long)Tq * Tk, Tk, 1};
-    status = attn_sdpa(attn_out, weights, NULL, q_heads, k_all, v_all, full, B, H, Tq, Tk, D, D,
-                       (float)(1.0 / sqrt((double)D)), causal, causal_diagonal(q_offset, k_offset, Tq, Tk), bug);
+    /* 5. visibility: the mask, the key padding, and causal by position,
+     * q_offset + i against k_offset + j */
+    const attn_visibility rule = {mv->mask, key_padding_mask, mv->causal,
+                                  causal_diagonal(mv->q_offset, mv->k_offset, Tq, Tk)};
+
+    /* 6. attend. The scale is 1/sqrt(D) rounded once, as lab.sdpa's default is. */
+    const attn_dims dims = {B, H, Tq, Tk, D, D};
+    status = attn_sdpa(attn_out, probs, NULL, q_heads, k_all, v_all, &rule, &dims,
+                       (float)(1.0 / sqrt((double)D)), bug);
     if (status) goto done;
 
     /* 7. merge heads; 8. output projection, padded queries zeroed */
-    merge_heads(merged, attn_out, B, Tq, H, D, bug);
+    plan.merge(merged, attn_out, B, Tq, H, D);
     project(out, merged, m, 3, B * Tq);
-    /* The no-all-masked-guard bug is meant to show its NaN, so let it through. */
-    if (bug != ATTN_BUG_NO_ALL_MASKED_GUARD && (at = attn_find_non_finite(out, (long)B * Tq * C)) >= 0) {
+    if (!plan.nan_expected && (at = attn_find_non_finite(out, (long)B * Tq * C)) >= 0) {
         status = attn_fail(ATTN_OVERFLOW,
                            "the output projection overflows float32 at batch %ld, token %ld, feature %ld: "
                            "the weights are too large", at / C / Tq, at / C % Tq, at % C);
         goto done;
     }
-    if (query_pad)
+    if (mv->query_padding_mask)
         for (long r = 0; r < (long)B * Tq; r++)
-            if (!query_pad[r]) memset(out + r * C, 0, sizeof(float) * C);
+            if (!mv->query_padding_mask[r]) memset(out + r * C, 0, sizeof(float) * C);
 
-    if (new_k) memcpy(new_k, k_all, sizeof(float) * (long)fall);
-    if (new_v) memcpy(new_v, v_all, sizeof(float) * (long)fall);
-    if (new_valid)
-        for (int b = 0; b < B; b++)
-            for (int j = 0; j < Tk; j++)
-                new_valid[(long)b * Tk + j] = j < Tp ? past_valid[(long)b * Tp + j] != 0
-                                            : !key_pad || key_pad[(long)b * Tkn + (j - Tp)] != 0;
+    if (kc->new_k) memcpy(kc->new_k, k_all, sizeof(float) * (long)fall);
+    if (kc->new_v) memcpy(kc->new_v, v_all, sizeof(float) * (long)fall);
+    if (kc->new_key_padding_mask) memcpy(kc->new_key_padding_mask, key_padding_mask, (size_t)B * Tk);
 done:
     attn_free(scratch);
     return status;

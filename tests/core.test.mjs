@@ -186,6 +186,56 @@ for (const simd of [true, false]) {
       assert.ok(Math.abs(stats.maxAbsScore - Math.SQRT1_2) < 1e-6, `maxAbsScore ${stats.maxAbsScore}`);
     });
 
+    test('stats say where the worst row sum and the largest blocked weight are', () => {
+      const clean = lab.sdpa([[1, 0], [0, 1]], [[1, 0], [0, 1]], [[1, 2], [3, 4]], { causal: true }).stats;
+      assert.equal(clean.maxForbiddenAt, null);
+      // Softmax first, then zero the blocked weights: query 1 loses its weight on key 2.
+      const q = [[[1, 0], [0, 1], [1, 1]], [[0, 1], [2, 0], [1, 0]]];
+      const late = lab.sdpa(q, q, q, { causal: true, bug: 'mask-after-softmax' }).stats;
+      assert.ok(late.maxRowSumError > 0.1, `row-sum error ${late.maxRowSumError}`);
+      assert.equal(late.maxForbiddenAt, null, 'the blocked weights were zeroed, late');
+      const { weights } = lab.sdpa(q, q, q, { causal: true, bug: 'mask-after-softmax' });
+      let worst = -1;
+      let at = null;
+      for (let b = 0; b < 2; b++) for (let i = 0; i < 3; i++) {
+        let sum = 0;
+        for (let j = 0; j < 3; j++) sum += weights.data[(b * 3 + i) * 3 + j];
+        if (Math.abs(sum - 1) > worst) { worst = Math.abs(sum - 1); at = [b, 0, i]; }
+      }
+      assert.deepEqual(late.worstRowSumAt, at);
+      // Skip the causal mask: the largest weight above the diagonal is the blocked one.
+      const leak = lab.sdpa(q, q, q, { causal: true, bug: 'no-causal-mask' });
+      let big = 0;
+      let where = null;
+      for (let b = 0; b < 2; b++) for (let i = 0; i < 3; i++) for (let j = i + 1; j < 3; j++) {
+        const w = leak.weights.data[(b * 3 + i) * 3 + j];
+        if (w > big) { big = w; where = [b, 0, i, j]; }
+      }
+      assert.deepEqual(leak.stats.maxForbiddenAt, where);
+      assert.equal(leak.stats.maxForbiddenWeight, big);
+    });
+
+    test('allowedPairs is the rule sdpa applies', () => {
+      const causal = lab.allowedPairs([3, 4], { causal: true });
+      assert.deepEqual(causal.shape, [3, 4]);
+      assert.deepEqual(Array.from(causal.data), [1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 0]);
+      const shifted = lab.allowedPairs([2, 3], { causal: true, causalOffset: 1 });
+      assert.deepEqual(Array.from(shifted.data), [1, 1, 0, 1, 1, 1]);
+      const padded = lab.allowedPairs([2, 1, 2, 3], { keyPaddingMask: [[1, 1, 0], [1, 0, 0]] });
+      assert.deepEqual(Array.from(padded.data), [1, 1, 0, 1, 1, 0, 1, 0, 0, 1, 0, 0]);
+      // A random broadcast mask, causal: blocked pairs are exactly the zero weights.
+      const random = rng(21);
+      const mask = { data: Uint8Array.from({ length: 2 * 5 * 5 }, (_, n) => (n % 5 === 0 || random() < 0.6 ? 1 : 0)), shape: [2, 1, 5, 5] };
+      const x = randomTensor([2, 3, 5, 4], random);
+      const { weights } = lab.sdpa(x, x, x, { mask, causal: true });
+      const pairs = lab.allowedPairs(weights.shape, { mask, causal: true });
+      assert.deepEqual(pairs.shape, [2, 3, 5, 5]);
+      weights.data.forEach((w, n) => assert.equal(w === 0, pairs.data[n] === 0, `pair ${n}: weight ${w}, allowed ${pairs.data[n]}`));
+      assert.throws(() => lab.allowedPairs([2, 3], { mask: [[1, 0]] }), (err) => err.code === 'SHAPE_MISMATCH');
+      assert.throws(() => lab.allowedPairs([3], {}), (err) => err.code === 'BAD_ARGUMENT');
+      assert.throws(() => lab.allowedPairs([2, 3], { keyPaddingMask: [[1, 1]] }), (err) => err.code === 'SHAPE_MISMATCH');
+    });
+
     test('returned tensors stay valid after later calls and memory growth', () => {
       const first = lab.sdpa([[1, 0]], [[1, 0], [0, 1]], [[10, 0], [0, 20]]);
       const copy = Array.from(first.output.data);

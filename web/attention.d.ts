@@ -53,6 +53,22 @@ export interface AttentionStats {
   maskedFraction: number;
   maxRowSumError: number;
   maxForbiddenWeight: number;
+  /** [b, h, i] (0-based) of the row with the largest row-sum error; null when every row sums to exactly 1. */
+  worstRowSumAt: [number, number, number] | null;
+  /** [b, h, i, j] (0-based) of the largest weight on a blocked pair; null when every blocked weight is 0. */
+  maxForbiddenAt: [number, number, number, number] | null;
+}
+
+/** The visibility rule: which key each query may see. */
+export interface VisibilityOptions {
+  /** Allowed mask, broadcastable to the scores shape. */
+  mask?: MaskLike | null;
+  /** (B, Tk), 1 = real key; B = 1 when the shape has no batch dims. */
+  keyPaddingMask?: MaskLike | null;
+  /** Key j allowed for query i only if j <= i + causalOffset. */
+  causal?: boolean;
+  /** Default 0 (top-left aligned). */
+  causalOffset?: number;
 }
 
 export interface SdpaResult {
@@ -170,6 +186,10 @@ export interface Lab {
   /** RoPE on x (…, T, d), d even, split-halves pairing as the multi-head module;
    * positions: T numbers or the first position (default 0); base default 10000. */
   applyRope(x: TensorLike, options?: { positions?: number | ArrayLike<number>; base?: number }): Tensor;
+  /** 1 where the rule allows the pair, for the scores shape (batch…, Tq, Tk) with 0 to 2 batch dims. */
+  allowedPairs(shape: readonly number[], options?: VisibilityOptions): MaskTensor;
+  /** The core's observability numbers for weights (batch…, Tq, Tk) under a rule. */
+  observe(weights: TensorLike, options?: VisibilityOptions & { scores?: TensorLike | null }): AttentionStats;
   createMultiHeadAttention(options: MultiHeadOptions): MultiHeadAttention;
   sampleDotProducts(options: { dk: number; count?: number; seed?: number }): {
     unscaled: Float32Array; scaled: Float32Array; varianceUnscaled: number; varianceScaled: number;

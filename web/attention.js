@@ -32,7 +32,8 @@
 
 /** Status codes of the C core, by number (see c_src/attention.h). */
 const STATUS_CODES = ['OK', 'BAD_ARGUMENT', 'SHAPE_MISMATCH', 'NON_FINITE_INPUT',
-  'ALL_MASKED_ROW', 'TOO_LARGE', 'OVERFLOW'];
+  'ALL_MASKED_ROW', 'TOO_LARGE', 'OVERFLOW', 'HEADS_DO_NOT_DIVIDE', 'ROPE_ODD_HEAD_DIM', 'EMPTY_QUERY',
+  'CACHE_MISMATCH', 'NEGATIVE_OFFSET', 'MODULE_FREED'];
 
 /**
  * The error every refused call throws.
@@ -53,7 +54,7 @@ export class AttentionError extends Error {
 const fail = (code, message) => { throw new AttentionError(code, message); };
 
 // ---------------------------------------------------------------------------
-// Break-it bugs (issue 5): index = attn_bug in c_src/attention.h
+// Break-it bugs: index = attn_bug in c_src/attention.h
 // ---------------------------------------------------------------------------
 
 /** Names of the deliberate bugs the core can switch on, in enum order. */
@@ -107,7 +108,7 @@ function nestedShape(x, name) {
  * Normalise an input tensor to `{ data: Float32Array | Uint8Array, shape }`.
  * kind 'float' for q/k/v and friends, 'mask' for allowed masks.
  */
-function toTensor(x, name, kind = 'float', { allowEmpty = false } = {}) {
+function toTensor(x, name, kind = 'float', allowEmpty = false) {
   if (x === undefined || x === null) fail('BAD_ARGUMENT', `${name} is required`);
   let shape;
   let values;
@@ -124,13 +125,15 @@ function toTensor(x, name, kind = 'float', { allowEmpty = false } = {}) {
   } else {
     fail('BAD_ARGUMENT', `${name} must be a tensor { data, shape } or a nested array (got ${x === null ? 'null' : typeof x})`);
   }
-  shape.forEach((d, i) => {
+  let count = 1;
+  for (let i = 0; i < shape.length; i++) {
+    const d = shape[i];
     if (!Number.isInteger(d) || d < 0 || (d === 0 && !allowEmpty)) {
       fail('BAD_ARGUMENT', `${name} dim ${i} must be a positive integer (shape ${describe(shape)})`);
     }
-  });
+    count *= d;
+  }
   if (shape.length === 0) fail('BAD_ARGUMENT', `${name} must have at least one dim`);
-  const count = product(shape);
   if (count * 4 > 2 ** 31) fail('TOO_LARGE', `${name} has ${count} values: more than wasm memory can hold`);
   if (values.length !== count) {
     fail('SHAPE_MISMATCH', `${name} has ${values.length} values but its shape ${describe(shape)} needs ${count}`);
@@ -202,66 +205,6 @@ function checkInteger(value, name, fallback, { min = 0, max = 2 ** 31 - 1, code 
   if (typeof value !== 'number' || !Number.isInteger(value)) fail('BAD_ARGUMENT', `${name} must be an integer (got ${String(value)})`);
   if (value < min || value > max) fail(code, `${name} must be between ${min} and ${max} (got ${value})`);
   return value;
-}
-
-/**
- * The arguments every SDPA entry shares, checked and laid out for the core:
- * q (batch…, Tq, dk), k (batch…, Tk, dk), v (batch…, Tk, dv) with 0 to 2
- * batch dims (they become (B, H) in the core), the mask's broadcast strides,
- * the causal flag and the scale (default 1/√dk).
- */
-function sdpaCall(q, k, v, { mask, causal, scale }) {
-  const Q = toTensor(q, 'q');
-  const K = toTensor(k, 'k');
-  const V = toTensor(v, 'v');
-  for (const [t, name] of [[Q, 'q'], [K, 'k'], [V, 'v']]) {
-    if (t.shape.length < 2 || t.shape.length > 4) {
-      fail('BAD_ARGUMENT', `${name} must have 2 to 4 dims (batch…, T, d); got shape ${describe(t.shape)}`);
-    }
-  }
-  if (Q.shape.length !== K.shape.length || Q.shape.length !== V.shape.length) {
-    fail('SHAPE_MISMATCH', `q, k and v must have the same number of dims: q ${describe(Q.shape)}, k ${describe(K.shape)}, v ${describe(V.shape)}`);
-  }
-  const nb = Q.shape.length - 2;
-  const batch = Q.shape.slice(0, nb);
-  for (const [t, name] of [[K, 'k'], [V, 'v']]) {
-    t.shape.slice(0, nb).forEach((d, i) => {
-      if (d !== batch[i]) fail('SHAPE_MISMATCH', `batch dim ${i} differs: q has ${batch[i]}, ${name} has ${d}`);
-    });
-  }
-  const [Tq, dk] = Q.shape.slice(nb);
-  const [Tk, dkK] = K.shape.slice(nb);
-  const [TkV, dv] = V.shape.slice(nb);
-  if (dk !== dkK) fail('SHAPE_MISMATCH', `q and k must share the last dim dk: q has ${dk}, k has ${dkK}`);
-  if (Tk !== TkV) fail('SHAPE_MISMATCH', `k and v must have the same number of keys Tk: k has ${Tk}, v has ${TkV}`);
-  const isCausal = checkBoolean(causal, 'causal', false);
-  if (scale !== undefined && typeof scale !== 'number') fail('BAD_ARGUMENT', `scale must be a number (got ${typeof scale})`);
-  const s = scale === undefined ? 1 / Math.sqrt(dk) : scale;
-  if (!Number.isFinite(Math.fround(s))) fail('NON_FINITE_INPUT', `scale must be finite in float32 (got ${s})`);
-
-  // Batch dims become (B, H) inside the core: none -> (1, 1), one -> (B, 1).
-  const B = nb >= 1 ? batch[0] : 1;
-  const H = nb === 2 ? batch[1] : 1;
-  const M = mask === undefined || mask === null ? null : toTensor(mask, 'mask', 'mask');
-  let strides = [0, 0, 0, 0];
-  if (M) {
-    const st = broadcastStrides(M.shape, [...batch, Tq, Tk], 'mask');
-    strides = [nb >= 1 ? st[0] : 0, nb === 2 ? st[1] : 0, st[nb], st[nb + 1]];
-  }
-  return { Q, K, V, M, batch, strides, B, H, Tq, Tk, dk, dv, s, isCausal };
-}
-
-/** Reserve q, k, v, out (and the mask) in a layout and copy the inputs in. */
-function layoutInputs(layout, { Q, K, V, M }, nOut, extra = (l) => l) {
-  layout.add('q', 4 * Q.data.length).add('k', 4 * K.data.length).add('v', 4 * V.data.length)
-    .add('out', 4 * nOut);
-  if (M) layout.add('mask', M.data.length);
-  extra(layout).commit();
-  layout.f32('q', Q.data.length).set(Q.data);
-  layout.f32('k', K.data.length).set(K.data);
-  layout.f32('v', V.data.length).set(V.data);
-  if (M) layout.u8('mask', M.data.length).set(M.data);
-  return layout;
 }
 
 // ---------------------------------------------------------------------------
@@ -339,32 +282,178 @@ export function loadAttention({ simd } = {}) {
 // The lab
 // ---------------------------------------------------------------------------
 
-const align = (bytes) => Math.ceil(bytes / 16) * 16;
+const align = (bytes) => (bytes + 15) & ~15;
 
 /**
  * Lays out one call's buffers in the core's reusable workspace.
  * `add(name, bytes)` reserves space; `commit()` gets the memory (or throws
- * TOO_LARGE, before any allocation when the size is out of reach).
+ * TOO_LARGE, before any allocation when the size is out of reach). After
+ * commit, `ptr(name)` is a slot's address (0 for a slot never added),
+ * `put(name, data)` copies a typed array in with one .set, `get(name, n)`
+ * copies n values out, and `words(name, ...values)` writes a C struct of int32
+ * words (attn_visibility, attn_dims, ...).
  */
 class Layout {
-  constructor(core) { this.core = core; this.offsets = {}; this.total = 0; }
+  constructor(lab) { this.lab = lab; this.offsets = {}; this.total = 0; this.base = 0; this.heap = null; }
   add(name, bytes) { this.offsets[name] = this.total; this.total += align(bytes); return this; }
   commit() {
-    const base = this.core.exports.attn_workspace(this.total);
-    if (!base) this.core.throwLastError();
+    const base = this.lab.exports.attn_workspace(this.total);
+    if (!base) this.lab.throwLastError();
     this.base = base;
+    this.heap = this.lab.heap(); // valid until the next call into the core
     return this;
   }
-  ptr(name) { return name in this.offsets ? this.base + this.offsets[name] : 0; }
-  f32(name, length) { return new Float32Array(this.core.exports.memory.buffer, this.ptr(name), length); }
-  u8(name, length) { return new Uint8Array(this.core.exports.memory.buffer, this.ptr(name), length); }
+  ptr(name) { const at = this.offsets[name]; return at === undefined ? 0 : this.base + at; }
+  put(name, data) {
+    if (data instanceof Float32Array) this.heap.f32.set(data, this.ptr(name) >>> 2);
+    else this.heap.u8.set(data, this.ptr(name));
+  }
+  get(name, length) { const at = this.ptr(name) >>> 2; return this.lab.heap().f32.slice(at, at + length); }
+  getU8(name, length) { const at = this.ptr(name); return this.lab.heap().u8.slice(at, at + length); }
+  getI32(name, length) { const at = this.ptr(name) >>> 2; return this.lab.heap().i32.subarray(at, at + length); }
+  words(name, ...values) {
+    const { i32 } = this.heap;
+    const at = this.ptr(name) >>> 2;
+    for (let w = 0; w < values.length; w++) i32[at + w] = values[w];
+  }
 }
 
+/**
+ * The visibility rule of one call, checked against the scores shape
+ * (batch…, Tq, Tk) with 0 to 2 batch dims: the allowed mask broadcast to it,
+ * the key padding (B, Tk), the causal flag and its offset. The C core
+ * (attn_visibility) applies it; JS only checks shapes and lays it out.
+ */
+function resolveVisibility(batch, Tq, Tk, { mask, keyPaddingMask, causal, causalOffset }) {
+  const nb = batch.length;
+  const M = mask === undefined || mask === null ? null : toTensor(mask, 'mask', 'mask');
+  let strides = NO_STRIDES;
+  if (M) {
+    const st = broadcastStrides(M.shape, nb === 0 ? [Tq, Tk] : nb === 1 ? [batch[0], Tq, Tk] : [batch[0], batch[1], Tq, Tk], 'mask');
+    strides = [nb >= 1 ? st[0] : 0, nb === 2 ? st[1] : 0, st[nb], st[nb + 1]];
+  }
+  const B = nb >= 1 ? batch[0] : 1;
+  const P = keyPaddingMask === undefined || keyPaddingMask === null ? null : toTensor(keyPaddingMask, 'keyPaddingMask', 'mask');
+  if (P && (P.shape.length !== 2 || P.shape[0] !== B || P.shape[1] !== Tk)) {
+    fail('SHAPE_MISMATCH', `keyPaddingMask must have shape (B=${B}, Tk=${Tk}); got ${describe(P.shape)}`);
+  }
+  return {
+    M, strides, P,
+    causal: checkBoolean(causal, 'causal', false),
+    offset: checkInteger(causalOffset, 'causalOffset', 0, { min: -(2 ** 31) }),
+  };
+}
+const NO_STRIDES = Object.freeze([0, 0, 0, 0]);
+
+/** Reserve the slots of a resolved rule in `layout`. */
+function addVisibility(layout, rule) {
+  layout.add('vis', 4 * VISIBILITY_WORDS);
+  if (rule.M) layout.add('mask', rule.M.data.length);
+  if (rule.P) layout.add('keyPaddingMask', rule.P.data.length);
+}
+
+/** Copy a resolved rule into its committed slots, as attn_visibility. */
+function putVisibility(layout, rule) {
+  if (rule.M) layout.put('mask', rule.M.data);
+  if (rule.P) layout.put('keyPaddingMask', rule.P.data);
+  const [sb, sh, sq, sk] = rule.strides;
+  layout.words('vis', layout.ptr('mask'), sb, sh, sq, sk, layout.ptr('keyPaddingMask'), rule.causal ? 1 : 0, rule.offset);
+}
+
+/** Words of C structs written by JS (see c_src/attention.h). */
+const VISIBILITY_WORDS = 8; // attn_visibility
+const DIMS_WORDS = 6; // attn_dims
+const KV_CACHE_WORDS = 7; // attn_kv_cache
+const MHA_VISIBILITY_WORDS = 10; // attn_mha_visibility
+
+/** Ranges of the lesson demos (c_src/lesson.c refuses the same). */
+const DEMO_LIMITS = Object.freeze({
+  sampleDots: { dk: 65536, count: 1 << 20, defaultCount: 4096 },
+  softmaxPeak: { dk: 4096, keys: 1024, count: 65536, defaultKeys: 16, defaultCount: 512 },
+});
+/** Largest dModel and numHeads a multi-head module may have. */
+const MHA_MAX_DIM = 8192;
+
+/** Split the scores shape (batch…, Tq, Tk) of allowedPairs and observe. */
+function scoresShape(shape, name) {
+  if (!Array.isArray(shape) && !ArrayBuffer.isView(shape)) fail('BAD_ARGUMENT', `${name} must be an array of dims`);
+  const dims = Array.from(shape);
+  if (dims.length < 2 || dims.length > 4) fail('BAD_ARGUMENT', `${name} must have 2 to 4 dims (batch…, Tq, Tk); got ${describe(dims)}`);
+  dims.forEach((d, i) => {
+    if (!Number.isInteger(d) || d < 1) fail('BAD_ARGUMENT', `${name} dim ${i} must be a positive integer (shape ${describe(dims)})`);
+  });
+  if (product(dims) > 2 ** 31) fail('TOO_LARGE', `${name} ${describe(dims)} has more pairs than wasm memory can hold`);
+  const nb = dims.length - 2;
+  return { dims, batch: dims.slice(0, nb), Tq: dims[nb], Tk: dims[nb + 1], B: nb >= 1 ? dims[0] : 1, H: nb === 2 ? dims[1] : 1 };
+}
+
+const SDPA_OPTIONS = ['mask', 'causal', 'scale', 'needWeights', 'bug'];
+
+/** q, k and v of sdpa have 2 to 4 dims. */
+function checkRank(t, name) {
+  if (t.shape.length < 2 || t.shape.length > 4) {
+    fail('BAD_ARGUMENT', `${name} must have 2 to 4 dims (batch…, T, d); got shape ${describe(t.shape)}`);
+  }
+}
+const RULE_OPTIONS = ['mask', 'keyPaddingMask', 'causal', 'causalOffset'];
+const SDPA_TILED_OPTIONS = ['mask', 'causal', 'scale', 'blockKeys', 'trace', 'bug'];
+
+/**
+ * The arguments sdpa and sdpaTiled share, checked: q (batch…, Tq, dk),
+ * k (batch…, Tk, dk), v (batch…, Tk, dv) with 0 to 2 batch dims (they become
+ * (B, H) in the core), the scale (default 1/√dk) and the visibility rule.
+ */
+function sdpaCall(q, k, v, { mask, causal, scale }) {
+  const Q = toTensor(q, 'q');
+  const K = toTensor(k, 'k');
+  const V = toTensor(v, 'v');
+  const rank = Q.shape.length;
+  checkRank(Q, 'q');
+  checkRank(K, 'k');
+  checkRank(V, 'v');
+  if (rank !== K.shape.length || rank !== V.shape.length) {
+    fail('SHAPE_MISMATCH', `q, k and v must have the same number of dims: q ${describe(Q.shape)}, k ${describe(K.shape)}, v ${describe(V.shape)}`);
+  }
+  const nb = rank - 2;
+  const batch = Q.shape.slice(0, nb);
+  for (let i = 0; i < nb; i++) {
+    if (K.shape[i] !== batch[i]) fail('SHAPE_MISMATCH', `batch dim ${i} differs: q has ${batch[i]}, k has ${K.shape[i]}`);
+    if (V.shape[i] !== batch[i]) fail('SHAPE_MISMATCH', `batch dim ${i} differs: q has ${batch[i]}, v has ${V.shape[i]}`);
+  }
+  const Tq = Q.shape[nb], dk = Q.shape[nb + 1];
+  const Tk = K.shape[nb], dkK = K.shape[nb + 1];
+  const TkV = V.shape[nb], dv = V.shape[nb + 1];
+  if (dk !== dkK) fail('SHAPE_MISMATCH', `q and k must share the last dim dk: q has ${dk}, k has ${dkK}`);
+  if (Tk !== TkV) fail('SHAPE_MISMATCH', `k and v must have the same number of keys Tk: k has ${Tk}, v has ${TkV}`);
+  if (scale !== undefined && typeof scale !== 'number') fail('BAD_ARGUMENT', `scale must be a number (got ${typeof scale})`);
+  const s = scale === undefined ? 1 / Math.sqrt(dk) : scale;
+  if (!Number.isFinite(Math.fround(s))) fail('NON_FINITE_INPUT', `scale must be finite in float32 (got ${s})`);
+  const rule = resolveVisibility(batch, Tq, Tk, { mask, causal });
+  // Batch dims become (B, H) inside the core: none -> (1, 1), one -> (B, 1).
+  const B = nb >= 1 ? batch[0] : 1;
+  const H = nb === 2 ? batch[1] : 1;
+  return { Q, K, V, batch, B, H, Tq, Tk, dk, dv, s, rule };
+}
+
+const OBSERVE_OPTIONS = ['scores', ...RULE_OPTIONS];
+
 class Lab {
+  #heap = null;
+
   constructor(exports, simd) {
     this.exports = exports;
     /** Whether this lab runs the SIMD128 build. */
     this.simd = simd;
+    this.errorBytes = exports.attn_error_bytes();
+  }
+
+  /** Views of the core's memory, rebuilt only after memory grew. */
+  heap() {
+    const buffer = this.exports.memory.buffer;
+    if (this.#heap === null || this.#heap.u8.buffer !== buffer) {
+      this.#heap = { u8: new Uint8Array(buffer), i32: new Int32Array(buffer), f32: new Float32Array(buffer) };
+    }
+    return this.#heap;
   }
 
   /** Current size of the core's linear memory, in bytes. */
@@ -375,8 +464,9 @@ class Lab {
     const { exports } = this;
     const status = exports.attn_last_status();
     const ptr = exports.attn_last_error();
-    const bytes = new Uint8Array(exports.memory.buffer, ptr, 512);
-    const message = new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0)));
+    const bytes = this.heap().u8.subarray(ptr, ptr + this.errorBytes);
+    const end = bytes.indexOf(0);
+    const message = new TextDecoder().decode(end < 0 ? bytes : bytes.subarray(0, end));
     fail(STATUS_CODES[status] || 'BAD_ARGUMENT', message || 'the attention core refused the call');
   }
 
@@ -397,40 +487,36 @@ class Lab {
    * @returns {{ output, weights?, scores?, stats? }} output (batch…, Tq, dv),
    *   weights (batch…, Tq, Tk), scores: the scaled logits before masking,
    *   stats (computed by the core when first read): { maxAbsScore,
-   *   maskedFraction, maxRowSumError, maxForbiddenWeight }.
+   *   maskedFraction, maxRowSumError, maxForbiddenWeight, worstRowSumAt,
+   *   maxForbiddenAt }.
    */
   sdpa(q, k, v, options) {
-    const { mask, causal, scale, needWeights, bug } = checkOptions(options,
-      ['mask', 'causal', 'scale', 'needWeights', 'bug'], 'sdpa');
+    const { mask, causal, scale, needWeights, bug } = checkOptions(options, SDPA_OPTIONS, 'sdpa');
     const call = sdpaCall(q, k, v, { mask, causal, scale });
-    const { M, batch, strides, B, H, Tq, Tk, dk, dv, s, isCausal } = call;
+    const { batch, B, H, Tq, Tk, dv, s, rule } = call;
     const keep = checkBoolean(needWeights, 'needWeights', true);
     const bugId = bugIndex(bug, { mha: false });
     if (keep && bug === 'no-rescale') {
       fail('BAD_ARGUMENT', 'bug "no-rescale" is in the tiled path, which keeps no weights: use lab.sdpaTiled or needWeights: false');
     }
+    const nOut = B * H * Tq * dv;
+    const nW = B * H * Tq * Tk;
+    const layout = this.#sdpaLayout(call, nOut, (l) => (keep ? l.add('weights', 4 * nW).add('scores', 4 * nW) : l));
 
-    const outShape = [...batch, Tq, dv];
-    const wShape = [...batch, Tq, Tk];
-    const nOut = product(outShape);
-    const nW = product(wShape);
-    const layout = layoutInputs(new Layout(this), call, nOut,
-      (l) => (keep ? l.add('weights', 4 * nW).add('scores', 4 * nW) : l));
+    this.check(this.exports.attn_sdpa(layout.ptr('out'), layout.ptr('weights'), layout.ptr('scores'),
+      layout.ptr('q'), layout.ptr('k'), layout.ptr('v'), layout.ptr('vis'), layout.ptr('dims'), s, bugId));
 
-    this.check(this.exports.attn_sdpa_js(layout.ptr('out'), layout.ptr('weights'), layout.ptr('scores'),
-      layout.ptr('q'), layout.ptr('k'), layout.ptr('v'), layout.ptr('mask'), ...strides,
-      B, H, Tq, Tk, dk, dv, s, isCausal ? 1 : 0, bugId));
-
-    const output = { data: layout.f32('out', nOut).slice(), shape: outShape };
+    const output = { data: layout.get('out', nOut), shape: [...batch, Tq, dv] };
     if (!keep) return { output };
-    const weights = { data: layout.f32('weights', nW).slice(), shape: wShape };
-    const scores = { data: layout.f32('scores', nW).slice(), shape: wShape.slice() };
+    const wShape = [...batch, Tq, Tk];
+    const weights = { data: layout.get('weights', nW), shape: wShape };
+    const scores = { data: layout.get('scores', nW), shape: wShape.slice() };
     const lab = this;
     let stats;
     return {
       output, weights, scores,
       get stats() {
-        stats ??= lab.observe(scores, weights, M, strides, [B, H, Tq, Tk], isCausal);
+        stats ??= lab.#observeRule(weights.data, scores.data, [B, H, Tq, Tk], rule);
         return stats;
       },
     };
@@ -449,10 +535,9 @@ class Lab {
    *   running m, l, exp(m_old − m_new) and the unnormalised output.
    */
   sdpaTiled(q, k, v, options) {
-    const { mask, causal, scale, blockKeys, trace, bug } = checkOptions(options,
-      ['mask', 'causal', 'scale', 'blockKeys', 'trace', 'bug'], 'sdpaTiled');
+    const { mask, causal, scale, blockKeys, trace, bug } = checkOptions(options, SDPA_TILED_OPTIONS, 'sdpaTiled');
     const call = sdpaCall(q, k, v, { mask, causal, scale });
-    const { batch, strides, B, H, Tq, Tk, dk, dv, s, isCausal } = call;
+    const { batch, B, H, Tq, Tk, dv, s } = call;
     const bk = checkInteger(blockKeys, 'blockKeys', 128, { min: 1 });
     const wantTrace = checkBoolean(trace, 'trace', false);
     const bugId = bugIndex(bug, { mha: false });
@@ -464,13 +549,12 @@ class Lab {
     }
     const nOut = B * H * Tq * dv;
     const nTrace = pairs * (3 + dv);
-    const layout = layoutInputs(new Layout(this), call, nOut, (l) => (wantTrace ? l.add('trace', 4 * nTrace) : l));
-    this.check(this.exports.attn_sdpa_tiled_js(layout.ptr('out'), layout.ptr('trace'),
-      layout.ptr('q'), layout.ptr('k'), layout.ptr('v'), layout.ptr('mask'), ...strides,
-      B, H, Tq, Tk, dk, dv, s, isCausal ? 1 : 0, bk, bugId));
-    const result = { output: { data: layout.f32('out', nOut).slice(), shape: [...batch, Tq, dv] }, tiles };
+    const layout = this.#sdpaLayout(call, nOut, (l) => (wantTrace ? l.add('trace', 4 * nTrace) : l));
+    this.check(this.exports.attn_sdpa_tiled(layout.ptr('out'), layout.ptr('trace'),
+      layout.ptr('q'), layout.ptr('k'), layout.ptr('v'), layout.ptr('vis'), layout.ptr('dims'), s, bk, bugId));
+    const result = { output: { data: layout.get('out', nOut), shape: [...batch, Tq, dv] }, tiles };
     if (!wantTrace) return result;
-    const raw = layout.f32('trace', nTrace);
+    const raw = layout.get('trace', nTrace);
     const rowShape = [...batch, Tq, tiles];
     const [max, sum, rescale] = [0, 1, 2].map(() => new Float32Array(pairs));
     const accumulator = new Float32Array(pairs * dv);
@@ -490,19 +574,84 @@ class Lab {
     return result;
   }
 
-  /** Observability numbers for one sdpa result, computed by the core. */
-  observe(scores, weights, M, strides, [B, H, Tq, Tk], causal) {
-    const n = scores.data.length;
-    const layout = new Layout(this).add('scores', 4 * n).add('weights', 4 * n).add('stats', 16);
-    if (M) layout.add('mask', M.data.length);
+  /**
+   * Lay out one SDPA call: q, k, v, out, dims and the visibility rule, plus
+   * what `extra(layout)` adds; commits and copies the inputs in.
+   */
+  #sdpaLayout({ Q, K, V, B, H, Tq, Tk, dk, dv, rule }, nOut, extra) {
+    const layout = new Layout(this)
+      .add('q', 4 * Q.data.length).add('k', 4 * K.data.length).add('v', 4 * V.data.length)
+      .add('out', 4 * nOut).add('dims', 4 * DIMS_WORDS);
+    extra(layout);
+    addVisibility(layout, rule);
     layout.commit();
-    layout.f32('scores', n).set(scores.data);
-    layout.f32('weights', n).set(weights.data);
-    if (M) layout.u8('mask', M.data.length).set(M.data);
-    this.check(this.exports.attn_observe(layout.ptr('stats'), layout.ptr('scores'), layout.ptr('weights'),
-      layout.ptr('mask'), ...strides, B, H, Tq, Tk, causal ? 1 : 0));
-    const [maxAbsScore, maskedFraction, maxRowSumError, maxForbiddenWeight] = layout.f32('stats', 4);
-    return { maxAbsScore, maskedFraction, maxRowSumError, maxForbiddenWeight };
+    layout.put('q', Q.data);
+    layout.put('k', K.data);
+    layout.put('v', V.data);
+    putVisibility(layout, rule);
+    layout.words('dims', B, H, Tq, Tk, dk, dv);
+    return layout;
+  }
+
+  /**
+   * Which query–key pairs the visibility rule allows, computed by the core:
+   * the mask (broadcast as lab.sdpa broadcasts it), the key padding and the
+   * causal triangle, ANDed.
+   * @param shape the scores shape (batch…, Tq, Tk), 0 to 2 batch dims
+   * @param [options] mask: allowed mask; keyPaddingMask (B, Tk): 1 = real
+   *   key (B = 1 without batch dims); causal: key j allowed for query i only
+   *   if j <= i + causalOffset (default 0).
+   * @returns {{ data: Uint8Array, shape: number[] }} 1 = allowed
+   */
+  allowedPairs(shape, options) {
+    const { dims, batch, Tq, Tk, B, H } = scoresShape(shape, 'shape');
+    const rule = resolveVisibility(batch, Tq, Tk, checkOptions(options, RULE_OPTIONS, 'allowedPairs'));
+    const n = B * H * Tq * Tk;
+    const layout = new Layout(this).add('allowed', n);
+    addVisibility(layout, rule);
+    layout.commit();
+    putVisibility(layout, rule);
+    this.check(this.exports.attn_allowed_pairs(layout.ptr('allowed'), layout.ptr('vis'), B, H, Tq, Tk));
+    return { data: layout.getU8('allowed', n), shape: dims };
+  }
+
+  /**
+   * Observability numbers for attention weights under a visibility rule,
+   * computed by the core (lab.sdpa's `stats` are these for its call).
+   * @param weights (batch…, Tq, Tk), 0 to 2 batch dims
+   * @param [options] scores: the same shape (maxAbsScore is 0 without);
+   *   mask, keyPaddingMask, causal, causalOffset: as for allowedPairs.
+   */
+  observe(weights, options) {
+    const opts = checkOptions(options, OBSERVE_OPTIONS, 'observe');
+    const W = toTensor(weights, 'weights');
+    const { batch, Tq, Tk, B, H } = scoresShape(W.shape, 'weights.shape');
+    const S = opts.scores === undefined || opts.scores === null ? null : toTensor(opts.scores, 'scores');
+    if (S && (S.shape.length !== W.shape.length || S.shape.some((d, i) => d !== W.shape[i]))) {
+      fail('SHAPE_MISMATCH', `scores ${describe(S.shape)} must have the shape of weights ${describe(W.shape)}`);
+    }
+    return this.#observeRule(W.data, S ? S.data : null, [B, H, Tq, Tk], resolveVisibility(batch, Tq, Tk, opts));
+  }
+
+  /** attn_observe on (B, H, Tq, Tk) weights and scores (or null), for a resolved rule. */
+  #observeRule(weights, scores, [B, H, Tq, Tk], rule) {
+    const n = weights.length;
+    const layout = new Layout(this).add('weights', 4 * n).add('stats', 16).add('where', 28);
+    if (scores) layout.add('scores', 4 * n);
+    addVisibility(layout, rule);
+    layout.commit();
+    layout.put('weights', weights);
+    if (scores) layout.put('scores', scores);
+    putVisibility(layout, rule);
+    this.check(this.exports.attn_observe(layout.ptr('stats'), layout.ptr('where'), layout.ptr('scores'),
+      layout.ptr('weights'), layout.ptr('vis'), B, H, Tq, Tk));
+    const [maxAbsScore, maskedFraction, maxRowSumError, maxForbiddenWeight] = layout.get('stats', 4);
+    const where = Array.from(layout.getI32('where', 7));
+    return {
+      maxAbsScore, maskedFraction, maxRowSumError, maxForbiddenWeight,
+      worstRowSumAt: where[0] < 0 ? null : where.slice(0, 3),
+      maxForbiddenAt: where[3] < 0 ? null : where.slice(3, 7),
+    };
   }
 
   /**
@@ -535,10 +684,10 @@ class Lab {
     }
     const n = X.data.length;
     const layout = new Layout(this).add('x', 4 * n).add('pos', 8 * T).commit();
-    layout.f32('x', n).set(X.data);
+    layout.put('x', X.data);
     new Float64Array(this.exports.memory.buffer, layout.ptr('pos'), T).set(pos);
     this.check(this.exports.attn_rope(layout.ptr('x'), layout.ptr('pos'), n / (T * d), T, d, base ?? 10000));
-    return { data: layout.f32('x', n).slice(), shape: X.shape.slice() };
+    return { data: layout.get('x', n), shape: X.shape.slice() };
   }
 
   /**
@@ -556,14 +705,15 @@ class Lab {
    */
   sampleDotProducts(options) {
     const { dk, count, seed } = checkOptions(options, ['dk', 'count', 'seed'], 'sampleDotProducts');
-    const d = checkInteger(dk, 'dk', undefined, { min: 1, max: 65536 });
+    const limits = DEMO_LIMITS.sampleDots;
+    const d = checkInteger(dk, 'dk', undefined, { min: 1, max: limits.dk });
     if (d === undefined) fail('BAD_ARGUMENT', 'dk is required');
-    const n = checkInteger(count, 'count', 4096, { min: 1, max: 1 << 20 });
+    const n = checkInteger(count, 'count', limits.defaultCount, { min: 1, max: limits.count });
     const sd = checkInteger(seed, 'seed', 0, { max: 2 ** 32 - 1 });
     const layout = new Layout(this).add('raw', 4 * n).add('scaled', 4 * n).add('var', 8).commit();
     this.check(this.exports.attn_sample_dots(layout.ptr('raw'), layout.ptr('scaled'), layout.ptr('var'), d, n, sd));
-    const [varianceUnscaled, varianceScaled] = layout.f32('var', 2);
-    return { unscaled: layout.f32('raw', n).slice(), scaled: layout.f32('scaled', n).slice(), varianceUnscaled, varianceScaled };
+    const [varianceUnscaled, varianceScaled] = layout.get('var', 2);
+    return { unscaled: layout.get('raw', n), scaled: layout.get('scaled', n), varianceUnscaled, varianceScaled };
   }
 
   /**
@@ -573,14 +723,15 @@ class Lab {
    */
   softmaxPeak(options) {
     const { dk, keys, count, seed } = checkOptions(options, ['dk', 'keys', 'count', 'seed'], 'softmaxPeak');
-    const d = checkInteger(dk, 'dk', undefined, { min: 1, max: 4096 });
+    const limits = DEMO_LIMITS.softmaxPeak;
+    const d = checkInteger(dk, 'dk', undefined, { min: 1, max: limits.dk });
     if (d === undefined) fail('BAD_ARGUMENT', 'dk is required');
-    const nk = checkInteger(keys, 'keys', 16, { min: 1, max: 1024 });
-    const n = checkInteger(count, 'count', 512, { min: 1, max: 65536 });
+    const nk = checkInteger(keys, 'keys', limits.defaultKeys, { min: 1, max: limits.keys });
+    const n = checkInteger(count, 'count', limits.defaultCount, { min: 1, max: limits.count });
     const sd = checkInteger(seed, 'seed', 0, { max: 2 ** 32 - 1 });
     const layout = new Layout(this).add('peak', 8).commit();
     this.check(this.exports.attn_softmax_peak(layout.ptr('peak'), d, nk, n, sd));
-    const [meanMaxWeightScaled, meanMaxWeightUnscaled] = layout.f32('peak', 2);
+    const [meanMaxWeightScaled, meanMaxWeightUnscaled] = layout.get('peak', 2);
     return { meanMaxWeightScaled, meanMaxWeightUnscaled };
   }
 }
@@ -606,8 +757,8 @@ class MultiHeadAttention {
   constructor(lab, options) {
     const { dModel, numHeads, bias, rope, seed } = checkOptions(options,
       ['dModel', 'numHeads', 'bias', 'rope', 'seed'], 'createMultiHeadAttention');
-    const C = checkInteger(dModel, 'dModel', undefined, { min: 1, max: 8192 });
-    const H = checkInteger(numHeads, 'numHeads', undefined, { min: 1, max: 8192 });
+    const C = checkInteger(dModel, 'dModel', undefined, { min: 1, max: MHA_MAX_DIM });
+    const H = checkInteger(numHeads, 'numHeads', undefined, { min: 1, max: MHA_MAX_DIM });
     if (C === undefined || H === undefined) fail('BAD_ARGUMENT', 'dModel and numHeads are required');
     if (C % H !== 0) fail('HEADS_DO_NOT_DIVIDE', `dModel (${C}) must be divisible by numHeads (${H})`);
     const useRope = checkBoolean(rope, 'rope', false);
@@ -641,7 +792,7 @@ class MultiHeadAttention {
     this.alive();
     const { exports } = this.lab;
     const C = this.dModel;
-    const read = (ptr, n) => new Float32Array(exports.memory.buffer, ptr, n).slice();
+    const read = (ptr, n) => this.lab.heap().f32.slice(ptr >>> 2, (ptr >>> 2) + n);
     return Object.fromEntries(PROJECTIONS.map((name, i) => [name, {
       weight: { data: read(exports.attn_mha_weight(this.ptr, i), C * C), shape: [C, C] },
       bias: this.bias ? { data: read(exports.attn_mha_bias(this.ptr, i), C), shape: [C] } : null,
@@ -653,13 +804,13 @@ class MultiHeadAttention {
    * `{ weight, bias }` as getWeights returns them. All are checked before any
    * is written.
    */
-  setWeights(weights) {
+  setWeights(params) {
     this.alive();
-    checkOptions(weights, PROJECTIONS, 'setWeights');
+    checkOptions(params, PROJECTIONS, 'setWeights');
     const C = this.dModel;
     const staged = [];
     PROJECTIONS.forEach((name, i) => {
-      const p = weights[name];
+      const p = params[name];
       if (p === undefined) return;
       if (!p || typeof p !== 'object') fail('BAD_ARGUMENT', `${name} must be { weight, bias }`);
       const W = toTensor(p.weight, `${name}.weight`);
@@ -680,8 +831,8 @@ class MultiHeadAttention {
     });
     for (const [i, W, b] of staged) {
       const layout = new Layout(this.lab).add('w', 4 * C * C).add('b', 4 * C).commit();
-      layout.f32('w', C * C).set(W.data);
-      if (b) layout.f32('b', C).set(b.data);
+      layout.put('w', W.data);
+      if (b) layout.put('b', b.data);
       this.lab.check(this.lab.exports.attn_mha_set(this.ptr, i, layout.ptr('w'), b ? layout.ptr('b') : 0));
     }
   }
@@ -703,15 +854,19 @@ class MultiHeadAttention {
    *   useCache.
    */
   forward(query, keyValue, options) {
+    return this.#run(this.#checkForward(query, keyValue, options));
+  }
+
+  /** Check forward's arguments; returns the call, every tensor normalised. */
+  #checkForward(query, keyValue, options) {
     this.alive();
     if (options === undefined && keyValue && typeof keyValue === 'object' && !Array.isArray(keyValue) && !('data' in keyValue)) {
       options = keyValue;
       keyValue = undefined;
     }
-    const opts = checkOptions(options, ['attentionMask', 'keyPaddingMask', 'queryPaddingMask', 'causal',
-      'cache', 'useCache', 'queryPositionOffset', 'keyPositionOffset', 'needWeights', 'bug'], 'forward');
+    const opts = checkOptions(options, FORWARD_OPTIONS, 'forward');
     const { dModel: C, numHeads: H, headDim: D } = this;
-    const X = toTensor(query, 'query', 'float', { allowEmpty: true });
+    const X = toTensor(query, 'query', 'float', true);
     if (X.shape.length !== 3 || X.shape[2] !== C) {
       fail('SHAPE_MISMATCH', `query must have shape (B, Tq, dModel=${C}); got ${describe(X.shape)}`);
     }
@@ -747,7 +902,7 @@ class MultiHeadAttention {
       if (typeof cache !== 'object') fail('CACHE_MISMATCH', 'cache must be the cache object a previous forward returned');
       const key = toTensor(cache.key, 'cache.key');
       const value = toTensor(cache.value, 'cache.value');
-      const valid = toTensor(cache.keyPaddingMask, 'cache.keyPaddingMask', 'mask');
+      const keyPaddingMask = toTensor(cache.keyPaddingMask, 'cache.keyPaddingMask', 'mask');
       Tp = key.shape[2];
       const want = `(B=${B}, H=${H}, Tp, D=${D})`;
       for (const [t, name] of [[key, 'cache.key'], [value, 'cache.value']]) {
@@ -755,11 +910,11 @@ class MultiHeadAttention {
           fail('CACHE_MISMATCH', `${name} must have shape ${want}; got ${describe(t.shape)}`);
         }
       }
-      if (valid.shape.length !== 2 || valid.shape[0] !== B || valid.shape[1] !== Tp) {
-        fail('CACHE_MISMATCH', `cache.keyPaddingMask must have shape (${B}, ${Tp}); got ${describe(valid.shape)}`);
+      if (keyPaddingMask.shape.length !== 2 || keyPaddingMask.shape[0] !== B || keyPaddingMask.shape[1] !== Tp) {
+        fail('CACHE_MISMATCH', `cache.keyPaddingMask must have shape (${B}, ${Tp}); got ${describe(keyPaddingMask.shape)}`);
       }
       if (cache.length !== undefined && cache.length !== Tp) fail('CACHE_MISMATCH', `cache.length ${cache.length} does not match its keys (${Tp})`);
-      past = { key, value, valid };
+      past = { key, value, keyPaddingMask };
     }
     if (useCache) {
       if (kOffset !== 0 || (qOffsetGiven !== undefined && qOffsetGiven !== Tp)) {
@@ -780,7 +935,7 @@ class MultiHeadAttention {
       fail('SHAPE_MISMATCH', `queryPaddingMask must have shape (B=${B}, Tq=${Tq}); got ${describe(queryPad.shape)}`);
     }
     const M = opts.attentionMask == null ? null : toTensor(opts.attentionMask, 'attentionMask', 'mask');
-    let strides = [0, 0, 0, 0];
+    let strides = NO_STRIDES;
     if (M) {
       const s = M.shape;
       const fits = (s.length === 2 && s[0] === Tq && s[1] === Tk)
@@ -792,49 +947,60 @@ class MultiHeadAttention {
       const full = s.length === 2 ? [1, 1, ...s] : s.length === 3 ? [s[0], 1, s[1], s[2]] : s;
       strides = broadcastStrides(full, [B, H, Tq, Tk], 'attentionMask');
     }
-    const bugId = bugIndex(opts.bug, { mha: true });
+    const bug = bugIndex(opts.bug, { mha: true });
+    return { X, KV, B, Tq, Tkn, Tk, past, useCache, needWeights, keyPad, queryPad, M, strides, causal, qOffset, firstKey, bug };
+  }
 
+  /** Run a checked forward call in the core and copy its results out. */
+  #run({ X, KV, B, Tq, Tkn, Tk, past, useCache, needWeights, keyPad, queryPad, M, strides, causal, qOffset, firstKey, bug }) {
+    const { dModel: C, numHeads: H, headDim: D } = this;
     const nOut = B * Tq * C;
     const nW = B * H * Tq * Tk;
     const nCache = B * H * Tk * D;
-    const layout = new Layout(this.lab).add('query', 4 * X.data.length).add('out', 4 * nOut);
+    const layout = new Layout(this.lab).add('query', 4 * X.data.length).add('out', 4 * nOut)
+      .add('cache', 4 * KV_CACHE_WORDS).add('vis', 4 * MHA_VISIBILITY_WORDS);
     if (KV) layout.add('kv', 4 * KV.data.length);
-    if (needWeights) layout.add('weights', 4 * nW);
-    if (past) layout.add('pastK', 4 * past.key.data.length).add('pastV', 4 * past.value.data.length).add('pastValid', past.valid.data.length);
-    if (useCache) layout.add('newK', 4 * nCache).add('newV', 4 * nCache).add('newValid', B * Tk);
-    if (keyPad) layout.add('keyPad', keyPad.data.length);
-    if (queryPad) layout.add('queryPad', queryPad.data.length);
+    if (needWeights) layout.add('probs', 4 * nW);
+    if (past) layout.add('pastK', 4 * past.key.data.length).add('pastV', 4 * past.value.data.length).add('pastKeyPaddingMask', past.keyPaddingMask.data.length);
+    if (useCache) layout.add('newK', 4 * nCache).add('newV', 4 * nCache).add('newKeyPaddingMask', B * Tk);
+    if (keyPad) layout.add('keyPaddingMask', keyPad.data.length);
+    if (queryPad) layout.add('queryPaddingMask', queryPad.data.length);
     if (M) layout.add('mask', M.data.length);
     layout.commit();
-    layout.f32('query', X.data.length).set(X.data);
-    if (KV) layout.f32('kv', KV.data.length).set(KV.data);
+    layout.put('query', X.data);
+    if (KV) layout.put('kv', KV.data);
     if (past) {
-      layout.f32('pastK', past.key.data.length).set(past.key.data);
-      layout.f32('pastV', past.value.data.length).set(past.value.data);
-      layout.u8('pastValid', past.valid.data.length).set(past.valid.data);
+      layout.put('pastK', past.key.data);
+      layout.put('pastV', past.value.data);
+      layout.put('pastKeyPaddingMask', past.keyPaddingMask.data);
     }
-    if (keyPad) layout.u8('keyPad', keyPad.data.length).set(keyPad.data);
-    if (queryPad) layout.u8('queryPad', queryPad.data.length).set(queryPad.data);
-    if (M) layout.u8('mask', M.data.length).set(M.data);
-
+    if (keyPad) layout.put('keyPaddingMask', keyPad.data);
+    if (queryPad) layout.put('queryPaddingMask', queryPad.data);
+    if (M) layout.put('mask', M.data);
     const p = (name) => layout.ptr(name);
-    this.lab.check(this.lab.exports.attn_mha_forward(this.ptr, p('out'), p('weights'), p('query'), p('kv'),
-      B, Tq, Tkn, p('pastK'), p('pastV'), p('pastValid'), Tp, p('newK'), p('newV'), p('newValid'),
-      p('keyPad'), p('queryPad'), p('mask'), ...strides, causal ? 1 : 0, qOffset, firstKey, bugId));
+    layout.words('cache', p('pastK'), p('pastV'), p('pastKeyPaddingMask'), past ? past.key.shape[2] : 0,
+      p('newK'), p('newV'), p('newKeyPaddingMask'));
+    layout.words('vis', p('mask'), ...strides, p('keyPaddingMask'), p('queryPaddingMask'), causal ? 1 : 0, qOffset, firstKey);
 
-    const result = { output: { data: layout.f32('out', nOut).slice(), shape: [B, Tq, C] } };
-    if (needWeights) result.weights = { data: layout.f32('weights', nW).slice(), shape: [B, H, Tq, Tk] };
+    this.lab.check(this.lab.exports.attn_mha_forward(p('out'), p('probs'), this.ptr, p('query'), p('kv'),
+      B, Tq, Tkn, p('cache'), p('vis'), bug));
+
+    const result = { output: { data: layout.get('out', nOut), shape: [B, Tq, C] } };
+    if (needWeights) result.weights = { data: layout.get('probs', nW), shape: [B, H, Tq, Tk] };
     if (useCache) {
       result.cache = {
-        key: { data: layout.f32('newK', nCache).slice(), shape: [B, H, Tk, D] },
-        value: { data: layout.f32('newV', nCache).slice(), shape: [B, H, Tk, D] },
-        keyPaddingMask: { data: layout.u8('newValid', B * Tk).slice(), shape: [B, Tk] },
+        key: { data: layout.get('newK', nCache), shape: [B, H, Tk, D] },
+        value: { data: layout.get('newV', nCache), shape: [B, H, Tk, D] },
+        keyPaddingMask: { data: layout.getU8('newKeyPaddingMask', B * Tk), shape: [B, Tk] },
         length: Tk,
       };
     }
     return result;
   }
 }
+
+const FORWARD_OPTIONS = ['attentionMask', 'keyPaddingMask', 'queryPaddingMask', 'causal',
+  'cache', 'useCache', 'queryPositionOffset', 'keyPositionOffset', 'needWeights', 'bug'];
 
 // ---------------------------------------------------------------------------
 // Mask helpers: building masks and converting conventions (input only)

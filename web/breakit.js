@@ -161,13 +161,13 @@ function numberTable({ caption, values, rows, cols, rowLabel, colLabel, colour, 
 }
 
 /** The tables for one core result, with `worst` marked where it lies. */
-function resultTables(exercise, result, worst) {
+function resultTables(lab, exercise, result, worst) {
   const q = (i) => `q${i + 1}`;
   const k = (j) => `k${j + 1}`;
   const wrap = el('div', { cls: 'bk-maps' });
   const { weights, output, scores } = result;
   const [H, T, Tk] = weights.shape.length === 4 ? weights.shape.slice(1) : [1, ...weights.shape.slice(-2)];
-  const allowed = intendedRule(exercise, { B: 1, H, Tq: T, Tk });
+  const allowed = intendedRule(lab, exercise, { B: 1, H, Tq: T, Tk });
   for (let h = 0; h < H; h++) {
     const head = H > 1 ? ` of head ${h + 1}` : '';
     // The weights always show where the blame lies: the cell itself, or for
@@ -290,7 +290,7 @@ class Card {
     const worst = failed.find((r) => r.name === this.selected)?.worst || null;
     this.maps.replaceChildren(run.refused
       ? el('p', { cls: 'bk-refused', text: `The core refused the call: ${run.refused.code}, ${run.refused.message}.` })
-      : resultTables(exercise, run, worst));
+      : resultTables(this.owner.lab, exercise, run, worst));
     return failed.map((r) => r.name);
   }
 

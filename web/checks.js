@@ -1,5 +1,5 @@
 /**
- * checks.js: the break-it lab's automatic checks (issue 5).
+ * checks.js: the break-it lab's automatic checks.
  *
  * One ES module, used by the page (breakit.js) and by the Node tests. A check
  * looks at what the attention core computed for an exercise and says whether
@@ -34,7 +34,7 @@
  *     x nested array (T, dModel): one sequence, self-attention;
  *     attentionMask (T, T); keyPaddingMask (1, T).
  */
-import { AttentionError, maskReader } from './attention.js';
+import { AttentionError } from './attention.js';
 
 /** The checks, in the order they run and are shown. */
 export const CHECKS = Object.freeze([
@@ -132,32 +132,25 @@ function tracker() {
 }
 
 // ---------------------------------------------------------------------------
-// The intended rule: which keys each query may see, from the exercise itself
+// The intended rule: which keys each query may see, from the core
 // ---------------------------------------------------------------------------
 
 /**
- * allowed(b, h, i, j) for the exercise as written (no bug): the mask, the
- * key padding and the causal flag, ANDed. Masks are read with the API's
- * own broadcasting (maskReader in attention.js).
+ * The visibility rule of the exercise as written (no bug), as options for
+ * lab.allowedPairs and lab.observe: the mask, the key padding and the causal
+ * flag. Multi-head attention reads a 3-D mask as (B, Tq, Tk), the same for
+ * every head, so it gets a head axis of 1 here.
  */
-export function intendedRule(exercise, { B, H, Tq, Tk }) {
+function ruleOptions(exercise) {
   const o = exercise.options || {};
-  const masks = [];
-  const mask = exercise.kind === 'mha' ? o.attentionMask : o.mask;
-  const rank = mask == null ? 0 : Array.isArray(mask) ? maskRank(mask) : mask.shape.length;
-  if (exercise.kind === 'mha' && rank === 3) {
-    // Multi-head attention reads a 3-D mask as (B, Tq, Tk), the same for every head.
-    const perBatch = maskReader(mask, [B, Tq, Tk], 'attentionMask');
-    masks.push((b, h, i, j) => perBatch(b, i, j));
-  } else if (mask != null) {
-    masks.push(maskReader(mask, [B, H, Tq, Tk]));
+  if (exercise.kind !== 'mha') return { mask: o.mask, causal: o.causal };
+  let mask = o.attentionMask;
+  if (Array.isArray(mask) && maskRank(mask) === 3) {
+    mask = { data: mask.flat(2), shape: [mask.length, 1, mask[0].length, mask[0][0].length] };
+  } else if (mask && !Array.isArray(mask) && mask.shape.length === 3) {
+    mask = { data: mask.data, shape: [mask.shape[0], 1, ...mask.shape.slice(1)] };
   }
-  if (exercise.kind === 'mha' && o.keyPaddingMask) {
-    const real = maskReader(o.keyPaddingMask, [B, Tk], 'keyPaddingMask');
-    masks.push((b, h, i, j) => real(b, j));
-  }
-  const causal = Boolean(o.causal);
-  return (b, h, i, j) => (!causal || j <= i) && masks.every((m) => m(b, h, i, j));
+  return { mask, keyPaddingMask: o.keyPaddingMask, causal: o.causal };
 }
 
 /** Number of dims of a nested-array mask. */
@@ -165,6 +158,15 @@ function maskRank(mask) {
   let rank = 0;
   for (let level = mask; Array.isArray(level); level = level[0]) rank++;
   return rank;
+}
+
+/**
+ * allowed(b, h, i, j) for the exercise as written (no bug), read from the
+ * core's lab.allowedPairs over the exercise's (B, H, Tq, Tk).
+ */
+export function intendedRule(lab, exercise, { B, H, Tq, Tk }) {
+  const { data } = lab.allowedPairs([B, H, Tq, Tk], ruleOptions(exercise));
+  return (b, h, i, j) => data[((b * H + h) * Tq + i) * Tk + j] === 1;
 }
 
 /** Whether the rule blocks every key after the query (self-attention only). */
@@ -180,7 +182,7 @@ function hasMask(exercise) {
   return Boolean(o.causal || o.mask || o.attentionMask || o.keyPaddingMask);
 }
 
-/** Rows (b, h, i) with no allowed key under the rule. */
+/** Rows (b, h, i) in which the core's allowed pairs hold no key. */
 function emptyRows(allowed, { B, H, Tq, Tk }) {
   const rows = [];
   for (let b = 0; b < B; b++) for (let h = 0; h < H; h++)
@@ -259,7 +261,17 @@ export function runChecks(lab, exercise) {
   const run = runExercise(lab, exercise);
   // Without a bug the run is the bug-free computation already.
   const reference = exercise.bug == null ? run : runExercise(lab, exercise, { bug: null });
-  const ctx = { lab, exercise, run, reference };
+  let allowed = null;
+  let stats = null;
+  const ctx = {
+    lab, exercise, run, reference,
+    /** The intended rule, from the core, asked once. */
+    get allowed() { return (allowed ??= intendedRule(lab, exercise, exerciseDims(exercise))); },
+    /** The core's observability numbers for this run's weights under the intended rule. */
+    get stats() {
+      return (stats ??= lab.observe(run.weights, { scores: run.scores, ...ruleOptions(exercise) }));
+    },
+  };
   const results = CHECKS.map(({ name }) => CHECK_FUNCTIONS[name](ctx));
   Object.defineProperty(results, 'run', { value: run });
   Object.defineProperty(results, 'reference', { value: reference });
@@ -288,47 +300,43 @@ function largestDifference(a, b, kind, exercise, { tol, only = () => true, mapIn
 }
 
 const CHECK_FUNCTIONS = {
-  rowSumsOne({ run }) {
+  rowSumsOne(ctx) {
     const name = 'rowSumsOne';
+    const { run, exercise } = ctx;
     if (run.refused) return skip(name, refusedReason(run));
+    const { maxRowSumError, worstRowSumAt } = ctx.stats;
+    if (maxRowSumError <= ROW_SUM_TOL) return pass(name, `Every row of weights sums to 1 (within ${ROW_SUM_TOL}).`);
+    // The core names the row; its sum is shown as the learner would add it up.
     const { weights } = run;
-    const Tk = weights.shape[weights.shape.length - 1];
-    const worst = tracker();
-    for (let start = 0; start < weights.data.length; start += Tk) {
-      let sum = 0;
-      for (let j = 0; j < Tk; j++) sum += weights.data[start + j];
-      const error = Math.abs(sum - 1);
-      if (!(error <= ROW_SUM_TOL)) worst.add(error, () => ({ ...locate(weights, 'weights', start, sum), column: null }));
-    }
-    const w = worst.entry;
-    if (!w) return pass(name, `Every row of weights sums to 1 (within ${ROW_SUM_TOL}).`);
+    const { H, Tq, Tk } = exerciseDims(exercise);
+    const [b, h, i] = worstRowSumAt;
+    const start = ((b * H + h) * Tq + i) * Tk;
+    let sum = 0;
+    for (let j = 0; j < Tk; j++) sum += weights.data[start + j];
+    const w = { ...locate(weights, 'weights', start, sum), column: null };
     const head = w.head === null ? '' : `head ${w.head + 1}, `;
     return failWith(name, `The weights of ${head}query ${w.row + 1} sum to ${fmt(w.value)}, not 1.`, w);
   },
 
-  blockedWeightsZero({ run, exercise }) {
+  blockedWeightsZero(ctx) {
     const name = 'blockedWeightsZero';
+    const { run, exercise } = ctx;
     if (!hasMask(exercise)) return skip(name, 'this input has no mask, so no key is blocked');
     if (run.refused) return skip(name, refusedReason(run));
+    const at = ctx.stats.maxForbiddenAt;
+    if (!at) return pass(name, 'Every blocked pair has weight exactly 0.');
     const { weights } = run;
-    const dims = exerciseDims(exercise);
-    const allowed = intendedRule(exercise, dims);
-    const worst = tracker();
-    let at = 0;
-    for (let b = 0; b < dims.B; b++) for (let h = 0; h < dims.H; h++)
-      for (let i = 0; i < dims.Tq; i++) for (let j = 0; j < dims.Tk; j++, at++) {
-        const w = weights.data[at];
-        const here = at;
-        if (!allowed(b, h, i, j) && w !== 0) worst.add(Math.abs(w), () => locate(weights, 'weights', here, w));
-      }
-    if (!worst.entry) return pass(name, 'Every blocked pair has weight exactly 0.');
-    return failWith(name, `The ${where(worst.entry)} should be blocked, yet it is ${fmt(worst.entry.value)}.`, worst.entry);
+    const { H, Tq, Tk } = exerciseDims(exercise);
+    const index = ((at[0] * H + at[1]) * Tq + at[2]) * Tk + at[3];
+    const worst = locate(weights, 'weights', index, weights.data[index]);
+    return failWith(name, `The ${where(worst)} should be blocked, yet it is ${fmt(worst.value)}.`, worst);
   },
 
-  noFutureLeak({ lab, exercise, run }) {
+  noFutureLeak(ctx) {
     const name = 'noFutureLeak';
+    const { lab, exercise, run } = ctx;
     const dims = exerciseDims(exercise);
-    if (!ruleIsCausal(intendedRule(exercise, dims), dims)) return skip(name, 'the mask is not causal');
+    if (!ruleIsCausal(ctx.allowed, dims)) return skip(name, 'the mask is not causal');
     if (run.refused) return skip(name, refusedReason(run));
     const changed = runExercise(lab, exercise, { inputs: changeLastToken(exercise) });
     if (changed.refused) {
@@ -345,10 +353,10 @@ const CHECK_FUNCTIONS = {
     return failWith(name, `Only the last token changed, yet the ${where(w)} moved from ${fmt(w.value)} to ${fmt(w.other)}: the future leaked in.`, w);
   },
 
-  diagonalAllowed({ exercise, run }) {
+  diagonalAllowed(ctx) {
     const name = 'diagonalAllowed';
+    const { exercise, run, allowed } = ctx;
     const dims = exerciseDims(exercise);
-    const allowed = intendedRule(exercise, dims);
     if (!ruleIsCausal(allowed, dims)) return skip(name, 'this is not causal self-attention');
     if (run.refused) return skip(name, refusedReason(run));
     for (let b = 0; b < dims.B; b++) for (let h = 0; h < dims.H; h++)
@@ -431,10 +439,11 @@ const CHECK_FUNCTIONS = {
     return failWith(name, `The ${where(w)} is ${fmt(w.value)}; q·k/√dk is ${fmt(w.other)}${hint}.`, w);
   },
 
-  allMaskedRowsRefused({ exercise, run }) {
+  allMaskedRowsRefused(ctx) {
     const name = 'allMaskedRowsRefused';
+    const { exercise, run } = ctx;
     const dims = exerciseDims(exercise);
-    const rows = emptyRows(intendedRule(exercise, dims), dims);
+    const rows = emptyRows(ctx.allowed, dims);
     if (rows.length === 0) return skip(name, 'every query has an allowed key');
     const r = rows[0];
     if (run.refused) {

@@ -4,7 +4,7 @@
 
 import {
   h, numberGrid, numberField, checkbox, radios, heatmap, valueTable, statusLine,
-  fmt, fmtShape, HEAD_COLOURS, headInkClass,
+  fmt, fmtShape, HEAD_COLOURS, headInkClass, blockedFrom,
 } from './lesson-ui.js';
 import { codec } from './lesson-state.js';
 
@@ -276,7 +276,7 @@ export const selfCross = {
     const Tk = res.weights.shape[3];
     headHeatmaps(ctx.slot(this.id, 'weights'), {
       weights: res.weights, name: 'cross-weights',
-      blocked: cross ? (i, j) => !st.pad[0][j] : null,
+      blocked: cross ? blockedFrom(ctx.lab.allowedPairs([1, 1, st.tq, st.tk], { keyPaddingMask: { data: st.pad[0].map(Number), shape: [1, st.tk] } })) : null,
       queryLabel: (i) => `t${i + 1}`,
       keyLabel: (j) => (cross ? `s${j + 1}` : `t${j + 1}`),
     });
@@ -380,7 +380,7 @@ export const multiHead = {
       ', output ', h('code', { 'data-out': 'mha-oshape', text: fmtShape(res.output.shape) }), '.'));
     headHeatmaps(ctx.slot(this.id, 'weights'), {
       weights: res.weights, name: 'mha-weights',
-      blocked: st.causal ? (i, j) => j > i : null,
+      blocked: st.causal ? blockedFrom(ctx.lab.allowedPairs([T, T], { causal: true })) : null,
       queryLabel: (i) => `t${i + 1}`, keyLabel: (j) => `t${j + 1}`,
     });
     valueTable(ctx.slot(this.id, 'output'), {

@@ -5,7 +5,7 @@
 
 import {
   h, numberGrid, numberField, select, heatmap, maskGrid, refocusMaskCell, statusLine,
-  fmt, fmtSci, fmtShape,
+  fmt, fmtSci, fmtShape, blockedFrom, emptyRowsOf,
 } from './lesson-ui.js';
 import { codec } from './lesson-state.js';
 
@@ -18,9 +18,9 @@ function zeros(lead, T) {
   return { data: new Float32Array(shape.reduce((a, b) => a * b, 1)), shape };
 }
 
-/** Rows of a T × T 0/1 mask (nested booleans) that allow no key at all. */
-function emptyRows(mask) {
-  return new Set(mask.map((row, i) => (row.some(Boolean) ? -1 : i)).filter((i) => i >= 0));
+/** Rows of a T × T allowed mask (nested booleans) that allow no key at all, by the core's rule. */
+function emptyRows(lab, mask) {
+  return emptyRowsOf(lab.allowedPairs([mask.length, mask.length], { mask }));
 }
 
 const causalBits = (T) => Array.from({ length: T }, (_, i) => Array.from({ length: T }, (_, j) => j <= i));
@@ -68,7 +68,7 @@ export const masks = {
     const host = ctx.slot(this.id, 'custom');
     maskGrid(host, {
       name: 'mask-custom', rows: 3, cols: 3, get: (i, j) => st.custom[i][j], label: 'Custom mask: pressed means the query may attend to the key',
-      rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '✓' : '✕'), badRows: emptyRows(st.custom),
+      rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '✓' : '✕'), badRows: emptyRows(ctx.lab, st.custom),
       onToggle: (i, j) => {
         st.custom[i][j] = !st.custom[i][j];
         this.drawCustom(ctx, st, [i, j]);
@@ -92,7 +92,7 @@ export const masks = {
       maskGrid(maskHost, { name: 'mask-causal', rows: st.ct, cols: st.ct, get: (i, j) => cm.data[i * st.ct + j],
         label: `Causal allowed mask, T = ${st.ct}`, rowLabel: queryLabel, colLabel: keyLabel });
       heatmap(weightHost, { name: 'mask-causal-weights', values: causal.weights.data, rows: st.ct, cols: st.ct, digits: 3,
-        blocked: (i, j) => !cm.data[i * st.ct + j], rowLabel: queryLabel, colLabel: keyLabel,
+        blocked: blockedFrom(ctx.lab.allowedPairs([st.ct, st.ct], { mask: cm })), rowLabel: queryLabel, colLabel: keyLabel,
         caption: 'Weights with equal scores under the causal mask' });
       host.replaceChildren(
         h('figure', {}, h('figcaption', { text: `causalMask(${st.ct}): 1 = allowed` }), maskHost),
@@ -120,10 +120,11 @@ export const masks = {
       return;
     }
     ctx.publish(`${this.prefix}.padding`, out);
+    const pairs = ctx.lab.allowedPairs(out.weights.shape, { mask: pm, causal: true });
     const maps = [0, 1].map((b) => {
       const mapHost = h('div');
       heatmap(mapHost, { name: `mask-combined-${b}`, values: out.weights.data.subarray(b * 25, (b + 1) * 25), rows: 5, cols: 5, digits: 3,
-        blocked: (i, j) => j > i || !real(b, j), rowLabel: queryLabel, colLabel: keyLabel,
+        blocked: blockedFrom(pairs, b), rowLabel: queryLabel, colLabel: keyLabel,
         caption: `Sequence ${b + 1}: weights under causal AND padding` });
       return h('figure', {}, h('figcaption', { text: `sequence ${b + 1}: causal AND padding` }), mapHost);
     });
@@ -182,15 +183,14 @@ export const observability = {
     const ex = ctx.states.ex;
     const mk = ctx.states.mask;
     const host = ctx.slot(this.id, 'stats');
-    let pm = null; // the padding example's mask, kept for its heatmap
+    let opts = {}; // the example's rule, kept for its heatmap
     const res = ctx.core(this.status, () => {
       if (st.src === 'padding') {
         const z = zeros([2, 1], 5);
-        pm = ctx.api.paddingMask(mk.tokens, mk.pad);
-        return ctx.lab.sdpa(z, z, z, { mask: pm, causal: true });
+        opts = { mask: ctx.api.paddingMask(mk.tokens, mk.pad), causal: true };
+        return ctx.lab.sdpa(z, z, z, opts);
       }
       const q = ex.q.map((row) => row.map((x) => x * st.mult));
-      const opts = {};
       if (st.src === 'causal') opts.causal = true;
       if (st.src === 'custom') opts.mask = mk.custom;
       return ctx.lab.sdpa(q, ex.k, ex.v, opts);
@@ -211,11 +211,7 @@ export const observability = {
     // The weights the numbers describe (the first sequence for the padded example).
     const [Tq, Tk] = res.weights.shape.slice(-2);
     const mapHost = h('div');
-    const blockedAt = {
-      padding: (i, j) => j > i || !pm.data[j],
-      causal: (i, j) => j > i,
-      custom: (i, j) => !mk.custom[i][j],
-    }[st.src] ?? null;
+    const blockedAt = opts.mask || opts.causal ? blockedFrom(ctx.lab.allowedPairs(res.weights.shape, opts)) : null;
     heatmap(mapHost, { name: 'obs-weights', values: res.weights.data.subarray(0, Tq * Tk), rows: Tq, cols: Tk, digits: 3,
       blocked: blockedAt, rowLabel: queryLabel, colLabel: keyLabel, caption: 'Weights of the chosen example' });
     ctx.slot(this.id, 'weights').replaceChildren(h('figure', {},
@@ -266,7 +262,7 @@ export const conventions = {
     };
     const allowedPanel = panel('Allowed: 1 = may attend', 'F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)', (host) => maskGrid(host, {
       name: 'conv-allowed', rows: T, cols: T, get: (i, j) => at(allowed, i, j), label: 'Allowed mask: pressed means allowed',
-      rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '1' : '0'), badRows: emptyRows(st.allowed),
+      rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '1' : '0'), badRows: emptyRows(ctx.lab, st.allowed),
       onToggle: (i, j) => {
         const data = allowed.data.slice();
         data[i * T + j] = 1 - data[i * T + j];
@@ -308,7 +304,7 @@ export const conventions = {
       ctx.publish(`${this.prefix}.misuse`, misuse);
       const mapHost = h('div');
       heatmap(mapHost, { name: 'conv-misuse', values: misuse.weights.data, rows: T, cols: T, digits: 3,
-        blocked: (i, j) => !at(blocked, i, j), rowLabel: queryLabel, colLabel: keyLabel,
+        blocked: blockedFrom(ctx.lab.allowedPairs([T, T], { mask: blocked })), rowLabel: queryLabel, colLabel: keyLabel,
         caption: 'Weights when the mask meaning is flipped' });
       misuseHost.replaceChildren(h('figure', {}, h('figcaption', { text: 'equal scores, mask read the wrong way round' }), mapHost));
     } else {

@@ -514,3 +514,21 @@ export function lineChartSvg({ xs, series, yRange, title, marker }) {
   }
   return svg;
 }
+
+/**
+ * blocked(i, j) over one (Tq, Tk) block of the core's allowed pairs
+ * (lab.allowedPairs): block n of the batch, 0 by default.
+ */
+export function blockedFrom(pairs, block = 0) {
+  const [Tq, Tk] = pairs.shape.slice(-2);
+  const base = block * Tq * Tk;
+  return (i, j) => pairs.data[base + i * Tk + j] === 0;
+}
+
+/** Query rows (as a Set) in which the core's allowed pairs (Tq, Tk) hold no key. */
+export function emptyRowsOf(pairs) {
+  const [Tq, Tk] = pairs.shape.slice(-2);
+  const rows = new Set();
+  for (let i = 0; i < Tq; i++) if (!pairs.data.subarray(i * Tk, (i + 1) * Tk).includes(1)) rows.add(i);
+  return rows;
+}

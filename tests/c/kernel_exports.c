@@ -1,0 +1,28 @@
+/* kernel_exports.c: the kernels of c_src/kernels.c exported one by one with
+ * a scratch arena, so that tests/kernels.test.mjs can run the SIMD and the
+ * scalar wasm builds of them on the same inputs. Built by build.sh into
+ * build/wasm-test/; not part of the shipped wasm. */
+#include <emscripten.h>
+
+#include "kernels.h"
+
+static float arena[1 << 18];
+
+/* The scratch the tests lay their tensors out in: 1 MiB of floats. */
+EMSCRIPTEN_KEEPALIVE float *kt_arena(void) { return arena; }
+EMSCRIPTEN_KEEPALIVE int kt_arena_floats(void) { return (int)(sizeof arena / sizeof arena[0]); }
+
+/* c (M, N) = alpha * a (M, K) @ b (K, N), dense rows. */
+EMSCRIPTEN_KEEPALIVE void kt_gemm(float *c, const float *a, const float *b, int M, int N, int K, float alpha) {
+    attn_gemm(c, N, a, K, b, N, M, N, K, alpha);
+}
+
+/* c (M, N) = alpha * a (M, K) @ bt^T, bt (N, K) packed into `packed` (N * K) first. */
+EMSCRIPTEN_KEEPALIVE void kt_gemm_packed(float *c, float *packed, const float *a, const float *bt,
+                                         int M, int N, int K, float alpha) {
+    attn_pack_strips(packed, bt, N, K);
+    attn_gemm_packed(c, N, a, K, packed, M, N, K, alpha);
+}
+
+/* x (rows, n) <- softmax of each row, in place. */
+EMSCRIPTEN_KEEPALIVE void kt_softmax(float *x, int rows, int n) { attn_softmax_rows(x, n, rows, n); }

@@ -1,0 +1,103 @@
+// The wasm SIMD128 kernels against the scalar ones, on the same inputs: the
+// native build is scalar only, so this is where the SIMD paths and their
+// tails are checked. build.sh builds c_src/kernels.c with
+// tests/c/kernel_exports.c both ways into build/wasm-test/.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { rng } from './helpers/reference.mjs';
+
+async function load(variant) {
+  const bytes = await readFile(new URL(`../build/wasm-test/kernels-${variant}.wasm`, import.meta.url));
+  const imports = { env: { emscripten_notify_memory_growth() {} }, wasi_snapshot_preview1: {} };
+  const { instance } = await WebAssembly.instantiate(bytes, imports);
+  instance.exports._initialize?.();
+  const e = instance.exports;
+  const base = e.kt_arena();
+  const heap = () => new Float32Array(e.memory.buffer, base, e.kt_arena_floats());
+  return { e, base, heap };
+}
+
+const [simd, scalar] = await Promise.all([load('simd'), load('scalar')]);
+
+/** Lay `tensors` out one after the other in the arena; returns their addresses. */
+function lay(k, tensors) {
+  const heap = k.heap();
+  let at = 0;
+  return tensors.map((t) => {
+    const ptr = k.base + 4 * at;
+    heap.set(t, at);
+    at += t.length;
+    return ptr;
+  });
+}
+
+/** Where a and b differ, as "first mismatches, max difference" (NaN and -0 count). */
+function mismatches(a, b, tol, name) {
+  let worst = 0;
+  const shown = [];
+  for (let i = 0; i < a.length; i++) {
+    const diff = Math.abs(a[i] - b[i]) / Math.max(1, Math.abs(b[i]));
+    const same = tol === 0 ? Object.is(a[i], b[i]) : diff <= tol;
+    if (!same) {
+      if (shown.length < 5) shown.push(`[${i}] simd ${a[i]} scalar ${b[i]}`);
+      worst = Number.isNaN(diff) ? NaN : Math.max(worst, diff);
+    }
+  }
+  return shown.length ? `${name}: ${shown.join(', ')}; max diff ${worst}` : null;
+}
+
+test('SIMD matmul equals the scalar one bit for bit, at every tail N = 1..17', () => {
+  const next = rng(3);
+  const problems = [];
+  for (const M of [1, 3, 4, 5, 9]) for (const K of [1, 7, 8, 64]) for (let N = 1; N <= 17; N++) {
+    const a = Float32Array.from({ length: M * K }, () => 2 * next() - 1);
+    const b = Float32Array.from({ length: K * N }, () => 2 * next() - 1);
+    const c = new Float32Array(M * N);
+    const run = (k) => {
+      const [pc, pa, pb] = lay(k, [c, a, b]);
+      k.e.kt_gemm(pc, pa, pb, M, N, K, 0.375);
+      return k.heap().slice(0, M * N);
+    };
+    const bad = mismatches(run(simd), run(scalar), 0, `gemm M=${M} N=${N} K=${K}`);
+    if (bad) problems.push(bad);
+    // packed: bt (N, K) in strips, the layout of the scores pass
+    const runPacked = (k) => {
+      const [pc, pp, pa, pbt] = lay(k, [c, new Float32Array(N * K), a, b]); // b read as bt (N, K)
+      k.e.kt_gemm_packed(pc, pp, pa, pbt, M, N, K, 0.375);
+      return k.heap().slice(0, M * N);
+    };
+    const badPacked = mismatches(runPacked(simd), runPacked(scalar), 0, `gemm_packed M=${M} N=${N} K=${K}`);
+    if (badPacked) problems.push(badPacked);
+  }
+  assert.deepEqual(problems, [], problems.join('\n'));
+});
+
+test('SIMD softmax agrees with the scalar one: -Infinity gives exactly 0, wide ranges stay finite', () => {
+  const next = rng(8);
+  const problems = [];
+  const rows = {
+    'U(90,100)': (n) => Float32Array.from({ length: n }, () => 90 + 10 * next()),
+    'with -Infinity': (n) => Float32Array.from({ length: n }, (_, j) => (j % 3 === 1 ? -Infinity : 4 * next() - 2)),
+    'wide range': (n) => Float32Array.from({ length: n }, (_, j) => (j === n - 1 ? 3e38 : (j % 2 ? -1e30 : 1e30) * next())),
+    'steps of -80': (n) => Float32Array.from({ length: n }, (_, j) => -80 * j),
+    'N(0, 1)': (n) => Float32Array.from({ length: n }, () => 2 * next() - 1),
+  };
+  for (const [label, make] of Object.entries(rows)) for (let n = 1; n <= 17; n++) {
+    const x = Float32Array.from({ length: 3 * n }, (_, i) => make(n)[i % n]);
+    const run = (k) => {
+      const [px] = lay(k, [x]);
+      k.e.kt_softmax(px, 3, n);
+      return k.heap().slice(0, 3 * n);
+    };
+    const a = run(simd);
+    const b = run(scalar);
+    const bad = mismatches(a, b, 2e-6, `softmax ${label} n=${n}`);
+    if (bad) problems.push(bad);
+    x.forEach((v, i) => {
+      if (v === -Infinity && !Object.is(a[i], 0)) problems.push(`softmax ${label} n=${n}: SIMD gives ${a[i]} for -Infinity at ${i}`);
+      if (!Number.isFinite(a[i])) problems.push(`softmax ${label} n=${n}: SIMD gives ${a[i]} at ${i}`);
+    });
+  }
+  assert.deepEqual(problems, [], problems.join('\n'));
+});
