@@ -4,7 +4,7 @@
  *   1. pack K^T once per head, in strips of 8 keys
  *   2. scores  = scale * Q K^T           (block of query rows at a time)
  *   3. mask    : blocked logits -> -INFINITY; refuse rows with no allowed key
- *   4. softmax over keys, stable
+ *   4. softmax over keys, stable (4b. dropout, when asked for)
  *   5. mix     : output = probs V
  * When no probabilities are kept and no bug is on, the tiled path runs
  * instead: the same passes over tiles of keys, with FlashAttention's online
@@ -232,6 +232,8 @@ struct sdpa_plan {
     softmax_fn *softmax;
     fixup_fn *after_softmax; /* NULL, or a change to probability rows */
     fixup_fn *after_mix;     /* NULL, or a change to output rows */
+    const attn_dropout *dropout; /* NULL, or dropout after the softmax */
+    int H, Tq;                   /* to number the probabilities for dropout */
 };
 
 /* s (n, Tk) <- softmax over keys of each row: the correct pass 4. */
@@ -254,6 +256,22 @@ static int mask_rows(float *s, const sdpa_plan *p, int b, int h, int i0, int n, 
         if (p->guard && allowed_count == 0) return fail_all_masked(b, h, i0 + r);
     }
     return ATTN_OK;
+}
+
+/* s (n, Tk): probability rows i0..i0+n-1 of head (b, h) <- inverted
+ * dropout: entry (b, h, i, j) kept when the seeded number of its flat index
+ * is >= p, then scaled by 1/(1 - p); keep, when not NULL, records it. */
+static void dropout_rows(float *s, const sdpa_plan *p, int b, int h, int i0, int n, int Tk) {
+    const attn_dropout *d = p->dropout;
+    const float kept_scale = 1.0f / (1.0f - d->p);
+    for (int r = 0; r < n; r++) {
+        const uint64_t row = (((uint64_t)b * p->H + h) * p->Tq + i0 + r) * Tk;
+        for (int j = 0; j < Tk; j++) {
+            const int kept = attn_hash_uniform(d->seed, row + j) >= d->p;
+            s[(long)r * Tk + j] = kept ? s[(long)r * Tk + j] * kept_scale : 0.0f;
+            if (d->keep) d->keep[row + j] = (uint8_t)kept;
+        }
+    }
 }
 
 /* -------------------------------------------------------------------------
@@ -297,7 +315,8 @@ static void zero_blocked_outputs(const sdpa_plan *p, float *out, long ld, int b,
 
 /* The plan for (bug, scale, vis, dims); refuses a bug the dims cannot show. */
 static int make_plan(sdpa_plan *p, int bug, float scale, const attn_visibility *vis, const attn_dims *d) {
-    *p = (sdpa_plan){scale, correct_visibility(vis, d->Tk), ATTN_QUERY_BLOCK, 1, 1, 0, softmax_keys, NULL, NULL};
+    *p = (sdpa_plan){scale, correct_visibility(vis, d->Tk), ATTN_QUERY_BLOCK, 1, 1, 0, softmax_keys, NULL, NULL,
+                     NULL, d->H, d->Tq};
     switch (bug) {
     case ATTN_BUG_SOFTMAX_OVER_QUERIES: /* needs the whole (Tq, Tk) matrix at once */
         p->block = d->Tq;
@@ -470,8 +489,17 @@ done:
 int attn_sdpa(float *out, float *probs, float *scores,
               const float *q, const float *k, const float *v,
               const attn_visibility *vis, const attn_dims *dims, float scale, int bug) {
+    return attn_sdpa_dropout(out, probs, scores, q, k, v, vis, dims, scale, NULL, bug);
+}
+
+int attn_sdpa_dropout(float *out, float *probs, float *scores,
+                      const float *q, const float *k, const float *v,
+                      const attn_visibility *vis, const attn_dims *dims, float scale,
+                      const attn_dropout *dropout, int bug) {
     attn_clear_error();
-    const int tiled = !probs && !scores && (bug == ATTN_BUG_NONE || bug == ATTN_BUG_NO_RESCALE);
+    if (dropout && !(dropout->p >= 0.0f && dropout->p < 1.0f))
+        return attn_fail(ATTN_BAD_ARGUMENT, "dropout must be at least 0 and below 1 (got %g)", dropout->p);
+    const int tiled = !probs && !scores && !dropout && (bug == ATTN_BUG_NONE || bug == ATTN_BUG_NO_RESCALE);
     int status = check_sdpa_args(out, q, k, v, dims, scale, bug, !tiled);
     if (status) return status;
     if (tiled) {
@@ -483,6 +511,7 @@ int attn_sdpa(float *out, float *probs, float *scores,
     const int B = dims->B, H = dims->H, Tq = dims->Tq, Tk = dims->Tk, dk = dims->dk, dv = dims->dv;
     sdpa_plan plan;
     if ((status = make_plan(&plan, bug, scale, vis, dims))) return status;
+    plan.dropout = dropout;
 
     /* Scratch: K^T for one head, plus the score rows when probs are not
      * kept (kept probabilities are written in place). */
@@ -516,6 +545,7 @@ int attn_sdpa(float *out, float *probs, float *scores,
                 /* 4. softmax over keys */
                 plan.softmax(s, n, Tk);
                 if (plan.after_softmax) plan.after_softmax(&plan, s, Tk, b, h, i0, n, Tk);
+                if (plan.dropout) dropout_rows(s, &plan, b, h, i0, n, Tk); /* 4b. dropout */
 
                 /* 5. mix: out = probs v */
                 attn_gemm(out_bh + (long)i0 * dv, dv, s, Tk, v_bh, dv, n, dv, Tk, 1.0f);

@@ -142,6 +142,27 @@ ATTN_API int attn_sdpa(float *out, float *probs, float *scores,
                        const float *q, const float *k, const float *v,
                        const attn_visibility *vis, const attn_dims *dims, float scale, int bug);
 
+/* Dropout on the attention probabilities (inverted dropout): after the
+ * softmax, probability (b, h, i, j) is kept when the seeded uniform number
+ * of its flat index is >= p, and then scaled by 1/(1 - p); dropped ones
+ * become 0. Rows no longer sum to 1; their expected sum still does.
+ * keep (B, H, Tq, Tk) <- 1 kept, 0 dropped, or NULL. Layout for JS (wasm32),
+ * 3 words: [0] p (float32) [1] seed [2] keep. */
+typedef struct {
+    float p;        /* 0 <= p < 1 */
+    uint32_t seed;
+    uint8_t *keep;
+} attn_dropout;
+
+#define ATTN_DROPOUT_WORDS 3
+
+/* attn_sdpa with dropout on the probabilities (dropout NULL: none). out is
+ * then probs (after dropout) times v; probs are the dropped-out ones. */
+ATTN_API int attn_sdpa_dropout(float *out, float *probs, float *scores,
+                               const float *q, const float *k, const float *v,
+                               const attn_visibility *vis, const attn_dims *dims, float scale,
+                               const attn_dropout *dropout, int bug);
+
 /* The tiled online-softmax forward (FlashAttention's recurrence), which
  * attn_sdpa runs when it keeps no probabilities or scores and no bug is on.
  * out (B, H, Tq, dv); q, k, v, vis, dims as attn_sdpa. Keys go in tiles of
@@ -295,5 +316,6 @@ typedef struct {
 void attn_rng_seed(attn_rng *r, uint32_t seed);
 float attn_rng_uniform(attn_rng *r);  /* in [0, 1) */
 float attn_rng_normal(attn_rng *r);   /* mean 0, variance 1 */
+float attn_hash_uniform(uint32_t seed, uint64_t counter); /* in [0, 1), stateless */
 
 #endif /* ATTENTION_H */

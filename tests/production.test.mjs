@@ -1,6 +1,6 @@
 // Attention as production runs it: the tiled online-softmax path (against
 // the standard path, the float64 reference and onnxruntime-web; its trace;
-// its memory), RoPE as a function, and dropout on the attention weights.
+// its memory), dropout on the attention weights, and RoPE as a function.
 // Both wasm builds.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
@@ -115,6 +115,82 @@ for (const simd of [true, false]) {
         refuses(() => lab.sdpa(q, k, v, { bug: 'no-rescale' }), 'BAD_ARGUMENT', /sdpaTiled/);
         refuses(() => lab.sdpaTiled(q, k, v, { bug: 'no-scale' }), 'BAD_ARGUMENT', /no-rescale/);
         refuses(() => lab.sdpaTiled(q, k, v, { blockKeys: 0 }), 'BAD_ARGUMENT', /blockKeys/);
+      });
+    });
+
+    describe('dropout on the attention weights', () => {
+      const random = rng(41);
+      const q = randomTensor([2, 6, 4], random), k = randomTensor([2, 9, 4], random), v = randomTensor([2, 9, 3], random);
+      const mask = randomMask([6, 9], random);
+
+      test('inverted dropout: kept weights are the softmax times 1/(1 − p), dropped ones 0, output = weights v', () => {
+        const p = 0.4;
+        const plain = lab.sdpa(q, k, v, { mask });
+        const r = lab.sdpa(q, k, v, { mask, dropout: p, seed: 7 });
+        assert.deepEqual(r.dropoutMask.shape, [2, 6, 9]);
+        assert.ok(r.dropoutMask.data instanceof Uint8Array);
+        const want = plain.weights.data.map((w, i) => (r.dropoutMask.data[i] ? w / (1 - p) : 0));
+        assertClose(r.weights.data, want, { shape: r.weights.shape, label: 'weights after dropout', atol: 1e-6 });
+        // the output is what the dropped-out weights make of v (float64 matmul)
+        const out = new Float64Array(2 * 6 * 3);
+        for (let b = 0; b < 2; b++) for (let i = 0; i < 6; i++) for (let j = 0; j < 9; j++) for (let c = 0; c < 3; c++) {
+          out[(b * 6 + i) * 3 + c] += r.weights.data[(b * 6 + i) * 9 + j] * v.data[(b * 9 + j) * 3 + c];
+        }
+        assertClose(r.output.data, out, { shape: r.output.shape, label: 'output = weights v', atol: 1e-5 });
+        assert.deepEqual(Array.from(r.scores.data), Array.from(plain.scores.data), 'scores are untouched');
+        // without weights: the same output and mask
+        const lean = lab.sdpa(q, k, v, { mask, dropout: p, seed: 7, needWeights: false });
+        assert.deepEqual(Object.keys(lean).sort(), ['dropoutMask', 'output']);
+        sameNumbers(lean.output.data, r.output.data, r.output.shape, 'dropout without weights');
+        assert.deepEqual(lean.dropoutMask.data, r.dropoutMask.data);
+        // p = 0 keeps everything and changes nothing
+        const none = lab.sdpa(q, k, v, { mask, dropout: 0 });
+        assert.ok(none.dropoutMask.data.every((x) => x === 1));
+        assert.deepEqual(Array.from(none.weights.data), Array.from(plain.weights.data));
+        // the row-sum check sees the difference
+        assert.ok(r.stats.maxRowSumError > 0.05, `rows no longer sum to 1: ${r.stats.maxRowSumError}`);
+      });
+
+      test('the same seed gives the same mask, another seed another; about p of the entries are dropped', () => {
+        const a = lab.sdpa(q, k, v, { dropout: 0.5, seed: 123 }).dropoutMask.data;
+        const b = lab.sdpa(q, k, v, { dropout: 0.5, seed: 123 }).dropoutMask.data;
+        const c = lab.sdpa(q, k, v, { dropout: 0.5, seed: 124 }).dropoutMask.data;
+        assert.deepEqual(a, b);
+        assert.notDeepEqual(a, c);
+        const big = randomTensor([64, 64], random);
+        const kept = lab.sdpa(big, big, big, { dropout: 0.25, seed: 5 }).dropoutMask.data;
+        const rate = 1 - kept.reduce((s, x) => s + x, 0) / kept.length;
+        assert.ok(Math.abs(rate - 0.25) < 0.02, `dropped fraction ${rate}, want about 0.25`);
+      });
+
+      test('the mean row sum over many seeds is close to 1', () => {
+        const p = 0.3;
+        const seeds = 400;
+        let total = 0, rows = 0, sq = 0;
+        for (let seed = 0; seed < seeds; seed++) {
+          const w = lab.sdpa(q, k, v, { mask, dropout: p, seed }).weights.data;
+          for (let r = 0; r < 12; r++) {
+            let sum = 0;
+            for (let j = 0; j < 9; j++) sum += w[r * 9 + j];
+            total += sum;
+            sq += sum * sum;
+            rows++;
+          }
+        }
+        const mean = total / rows;
+        const sd = Math.sqrt(sq / rows - mean * mean);
+        const stderr = sd / Math.sqrt(rows);
+        assert.ok(Math.abs(mean - 1) < 4 * stderr + 1e-6, `mean row sum ${mean}, 4 standard errors = ${4 * stderr}`);
+        assert.ok(sd > 0.05, `row sums do vary (sd ${sd})`);
+      });
+
+      test('p out of range, a seed without dropout and a bad seed are refused', () => {
+        for (const bad of [1, 1.5, -0.1, NaN, Infinity, '0.5', null]) {
+          refuses(() => lab.sdpa(q, k, v, { dropout: bad }), 'BAD_ARGUMENT', /dropout/);
+        }
+        refuses(() => lab.sdpa(q, k, v, { seed: 3 }), 'BAD_ARGUMENT', /seed/);
+        refuses(() => lab.sdpa(q, k, v, { dropout: 0.1, seed: -1 }), 'BAD_ARGUMENT', /seed/);
+        refuses(() => lab.sdpa(q, k, v, { dropout: 0.1, seed: 1.5 }), 'BAD_ARGUMENT', /seed/);
       });
     });
 

@@ -46,6 +46,10 @@ export interface SdpaOptions {
   needWeights?: boolean;
   /** A break-it bug to switch on in the core. */
   bug?: BugName | null;
+  /** Inverted dropout on the weights after the softmax, 0 <= p < 1. */
+  dropout?: number;
+  /** Seed of the dropout mask (default 0); only with dropout. */
+  seed?: number;
 }
 
 export interface AttentionStats {
@@ -80,6 +84,8 @@ export interface SdpaResult {
   scores: Tensor;
   /** Computed by the core on first read. */
   readonly stats: AttentionStats;
+  /** (batch…, Tq, Tk) with dropout: 1 kept, 0 dropped */
+  dropoutMask?: MaskTensor;
 }
 
 export interface SdpaTiledOptions {
@@ -179,7 +185,7 @@ export interface MultiHeadAttention {
 export interface Lab {
   /** Whether the SIMD128 build runs. */
   readonly simd: boolean;
-  sdpa(q: TensorLike, k: TensorLike, v: TensorLike, options: SdpaOptions & { needWeights: false }): { output: Tensor };
+  sdpa(q: TensorLike, k: TensorLike, v: TensorLike, options: SdpaOptions & { needWeights: false }): { output: Tensor; dropoutMask?: MaskTensor };
   sdpa(q: TensorLike, k: TensorLike, v: TensorLike, options?: SdpaOptions): SdpaResult;
   /** The tiled online-softmax path: O(T·d) memory, no weights. */
   sdpaTiled(q: TensorLike, k: TensorLike, v: TensorLike, options?: SdpaTiledOptions): SdpaTiledResult;

@@ -364,6 +364,7 @@ function putVisibility(layout, rule) {
 const VISIBILITY_WORDS = 8; // attn_visibility
 const DIMS_WORDS = 6; // attn_dims
 const KV_CACHE_WORDS = 7; // attn_kv_cache
+const DROPOUT_WORDS = 3; // attn_dropout
 const MHA_VISIBILITY_WORDS = 10; // attn_mha_visibility
 
 /** Ranges of the lesson demos (c_src/lesson.c refuses the same). */
@@ -387,7 +388,7 @@ function scoresShape(shape, name) {
   return { dims, batch: dims.slice(0, nb), Tq: dims[nb], Tk: dims[nb + 1], B: nb >= 1 ? dims[0] : 1, H: nb === 2 ? dims[1] : 1 };
 }
 
-const SDPA_OPTIONS = ['mask', 'causal', 'scale', 'needWeights', 'bug'];
+const SDPA_OPTIONS = ['mask', 'causal', 'scale', 'needWeights', 'bug', 'dropout', 'seed'];
 
 /** q, k and v of sdpa have 2 to 4 dims. */
 function checkRank(t, name) {
@@ -483,15 +484,21 @@ class Lab {
    *   scale: defaults to 1/sqrt(dk);
    *   needWeights: false returns only { output } and never builds the
    *     (Tq, Tk) matrices;
-   *   bug: a break-it bug name (see BUGS), for the lab's exercises.
-   * @returns {{ output, weights?, scores?, stats? }} output (batch…, Tq, dv),
+   *   bug: a break-it bug name (see BUGS), for the lab's exercises;
+   *   dropout: p, 0 <= p < 1: inverted dropout on the weights after the
+   *     softmax (kept weights times 1/(1 − p)), drawn from `seed` (default
+   *     0); weights are then the dropped-out ones, the ones that multiply v.
+   *   Without weights and without a bug or dropout, the tiled online-softmax
+   *   path runs (see sdpaTiled).
+   * @returns {{ output, weights?, scores?, stats?, dropoutMask? }} output (batch…, Tq, dv),
    *   weights (batch…, Tq, Tk), scores: the scaled logits before masking,
    *   stats (computed by the core when first read): { maxAbsScore,
    *   maskedFraction, maxRowSumError, maxForbiddenWeight, worstRowSumAt,
-   *   maxForbiddenAt }.
+   *   maxForbiddenAt }, dropoutMask (batch…, Tq, Tk) Uint8 with dropout:
+   *   1 kept, 0 dropped.
    */
   sdpa(q, k, v, options) {
-    const { mask, causal, scale, needWeights, bug } = checkOptions(options, SDPA_OPTIONS, 'sdpa');
+    const { mask, causal, scale, needWeights, bug, dropout, seed } = checkOptions(options, SDPA_OPTIONS, 'sdpa');
     const call = sdpaCall(q, k, v, { mask, causal, scale });
     const { batch, B, H, Tq, Tk, dv, s, rule } = call;
     const keep = checkBoolean(needWeights, 'needWeights', true);
@@ -499,27 +506,45 @@ class Lab {
     if (keep && bug === 'no-rescale') {
       fail('BAD_ARGUMENT', 'bug "no-rescale" is in the tiled path, which keeps no weights: use lab.sdpaTiled or needWeights: false');
     }
+    if (dropout !== undefined && (typeof dropout !== 'number' || !(dropout >= 0 && dropout < 1))) {
+      fail('BAD_ARGUMENT', `dropout must be a number at least 0 and below 1 (got ${typeof dropout === 'string' ? JSON.stringify(dropout) : String(dropout)})`);
+    }
+    if (seed !== undefined && dropout === undefined) fail('BAD_ARGUMENT', 'seed is the seed of dropout: give dropout too');
+    const dropSeed = checkInteger(seed, 'seed', 0, { max: 2 ** 32 - 1 });
+    const drop = dropout !== undefined;
     const nOut = B * H * Tq * dv;
     const nW = B * H * Tq * Tk;
-    const layout = this.#sdpaLayout(call, nOut, (l) => (keep ? l.add('weights', 4 * nW).add('scores', 4 * nW) : l));
+    const layout = this.#sdpaLayout(call, nOut, (l) => {
+      if (keep) l.add('weights', 4 * nW).add('scores', 4 * nW);
+      if (drop) l.add('dropout', 4 * DROPOUT_WORDS).add('keep', nW);
+      return l;
+    });
+    if (drop) {
+      layout.words('dropout', 0, dropSeed >>> 0 | 0, layout.ptr('keep'));
+      new Float32Array(this.exports.memory.buffer, layout.ptr('dropout'), 1)[0] = dropout;
+    }
 
-    this.check(this.exports.attn_sdpa(layout.ptr('out'), layout.ptr('weights'), layout.ptr('scores'),
-      layout.ptr('q'), layout.ptr('k'), layout.ptr('v'), layout.ptr('vis'), layout.ptr('dims'), s, bugId));
+    this.check(this.exports.attn_sdpa_dropout(layout.ptr('out'), layout.ptr('weights'), layout.ptr('scores'),
+      layout.ptr('q'), layout.ptr('k'), layout.ptr('v'), layout.ptr('vis'), layout.ptr('dims'), s,
+      layout.ptr('dropout'), bugId));
 
     const output = { data: layout.get('out', nOut), shape: [...batch, Tq, dv] };
-    if (!keep) return { output };
     const wShape = [...batch, Tq, Tk];
+    const dropoutMask = drop ? { data: layout.getU8('keep', nW), shape: wShape.slice() } : undefined;
+    if (!keep) return drop ? { output, dropoutMask } : { output };
     const weights = { data: layout.get('weights', nW), shape: wShape };
     const scores = { data: layout.get('scores', nW), shape: wShape.slice() };
     const lab = this;
     let stats;
-    return {
+    const result = {
       output, weights, scores,
       get stats() {
         stats ??= lab.#observeRule(weights.data, scores.data, [B, H, Tq, Tk], rule);
         return stats;
       },
     };
+    if (drop) result.dropoutMask = dropoutMask;
+    return result;
   }
 
   /**

@@ -244,6 +244,28 @@ static void test_tiled(void) {
     CHECK(attn_sdpa_tiled(out, NULL, q, k, v, &plain, &dims, 0.5f, 3, ATTN_BUG_NO_SCALE) == ATTN_BAD_ARGUMENT, "other bugs refused");
 }
 
+/* Dropout: p of the probabilities dropped, the rest times 1/(1 - p); the
+ * mask is recorded and a bad p refused. */
+static void test_dropout(void) {
+    enum { T = 32, D = 4 };
+    float q[T * D], out[T * D], probs[T * T], plain[T * T];
+    uint8_t keep[T * T];
+    for (int i = 0; i < T * D; i++) q[i] = sinf(0.3f * i);
+    const attn_dims dims = {1, 1, T, T, D, D};
+    CHECK(attn_sdpa(out, plain, NULL, q, q, q, NULL, &dims, 0.5f, 0) == ATTN_OK, "plain");
+    attn_dropout drop = {0.25f, 9, keep};
+    CHECK(attn_sdpa_dropout(out, probs, NULL, q, q, q, NULL, &dims, 0.5f, &drop, 0) == ATTN_OK, "dropout: %s", attn_last_error());
+    int dropped = 0;
+    for (int n = 0; n < T * T; n++) {
+        dropped += !keep[n];
+        const float want = keep[n] ? plain[n] / 0.75f : 0.0f;
+        CHECK(fabsf(probs[n] - want) <= 1e-6f, "dropout prob %d: %g, want %g", n, probs[n], want);
+    }
+    CHECK(dropped > 200 && dropped < 312, "about a quarter of %d dropped: %d", T * T, dropped);
+    drop.p = 1.0f;
+    CHECK(attn_sdpa_dropout(out, probs, NULL, q, q, q, NULL, &dims, 0.5f, &drop, 0) == ATTN_BAD_ARGUMENT, "p = 1 refused");
+}
+
 /* Multi-head attention: the seed's B=2, T=5, dModel=32, H=4, causal. */
 static void test_mha(void) {
     attn_mha *m = attn_mha_create(32, 4, 1, 0, 3);
@@ -288,6 +310,7 @@ int main(void) {
     test_random_shapes();
     test_visibility();
     test_tiled();
+    test_dropout();
     test_mha();
     test_lesson_demos();
     printf("native C tests: %d checks, %d failed\n", checks, failures);
