@@ -331,7 +331,11 @@ async function rawCore(bytes, q, k, v, H, T, D, entry) {
     : () => e.attn_sdpa_js(pout, 0, 0, pq, pk, pv, 0, 0, 0, 0, 0, 1, H, T, T, D, D, scale, 0, 0);
   const check = () => {
     const status = run();
-    if (status !== 0) throw new Error(`status ${status}`);
+    if (status !== 0) {
+      const at = e.attn_last_error();
+      const bytes = new Uint8Array(e.memory.buffer, at, 512);
+      throw new Error(new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0))) || `status ${status}`);
+    }
     return new Float32Array(e.memory.buffer, pout, n).slice();
   };
   return { run: check, memory: () => e.memory.buffer.byteLength };
@@ -363,10 +367,14 @@ if (lab) {
       row.memTiled = tiled.memory();
       fns.tiled = tiled.run;
       if (rowsBytes) {
-        const rows = await rawCore(rowsBytes, q, k, v, Hh, T, D, 'rows');
-        row.diffRows = maxAbsDiff(rows.run(), yTiled);
-        row.memRows = rows.memory();
-        fns.rows = rows.run;
+        try {
+          const rows = await rawCore(rowsBytes, q, k, v, Hh, T, D, 'rows');
+          row.diffRows = maxAbsDiff(rows.run(), yTiled);
+          row.memRows = rows.memory();
+          fns.rows = rows.run;
+        } catch (err) {
+          row.rowsError = String(err.message ?? err).slice(0, 100); // its size check counts the (Tq, Tk) matrix
+        }
       }
       let ort = null;
       try {
@@ -384,7 +392,7 @@ if (lab) {
       Object.assign(row, await timeColumns(fns, { minSamples: T >= 4096 ? 1 : MIN_SAMPLES }));
       if (ort) await ort.release();
       tiledRows.push(row);
-      console.log(`tiled T=${T} H=${Hh}: tiled ${fmtMs(row.tiled)} ms, rows ${fmtMs(row.rows)} ms, ORT ${row.ortError ? 'failed' : `${fmtMs(row.ort)} ms`}`);
+      console.log(`tiled T=${T} H=${Hh}: tiled ${fmtMs(row.tiled)} ms, rows ${row.rowsError ? 'refused' : `${fmtMs(row.rows)} ms`}, ORT ${row.ortError ? 'failed' : `${fmtMs(row.ort)} ms`}`);
     }
   }
 }
@@ -435,8 +443,9 @@ if (tiledRows.length) {
   out.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const r of tiledRows) {
     const ortCell = r.ortError ? `fails: ${r.ortError}` : fmtMs(r.ort);
+    const rowsCell = r.rowsError ? `refused: ${r.rowsError}` : fmtMs(r.rows);
     const d = (x) => (x === undefined ? 'n/a' : x.toExponential(1));
-    out.push(`| ${r.T} | ${r.H} | ${fmtMs(r.tiled)} | ${fmtMs(r.rows)} | ${ortCell} | ${fmtRatio(r.rows, r.tiled)} | ` +
+    out.push(`| ${r.T} | ${r.H} | ${fmtMs(r.tiled)} | ${rowsCell} | ${ortCell} | ${fmtRatio(r.rows, r.tiled)} | ` +
       `${r.ortError ? 'n/a' : fmtRatio(r.ort, r.tiled)} | ${mib(r.memTiled)} | ${mib(r.memRows)} | ${d(r.diffRows)} / ${d(r.diffOrt)} |`);
   }
   out.push('');
