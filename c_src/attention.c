@@ -107,6 +107,15 @@ void *attn_workspace(double bytes) {
 /* Which keys a query may see                                                */
 /* ======================================================================== */
 
+/* JS writes these structs as int32 words (web/attention.js): keep the
+ * layouts documented in attention.h. */
+#ifdef __EMSCRIPTEN__
+_Static_assert(sizeof(attn_visibility) == 4 * ATTN_VISIBILITY_WORDS, "attn_visibility layout");
+_Static_assert(sizeof(attn_dims) == 4 * ATTN_DIMS_WORDS, "attn_dims layout");
+_Static_assert(sizeof(attn_kv_cache) == 4 * ATTN_KV_CACHE_WORDS, "attn_kv_cache layout");
+_Static_assert(sizeof(attn_mha_visibility) == 4 * ATTN_MHA_VISIBILITY_WORDS, "attn_mha_visibility layout");
+#endif
+
 /* The rule as the passes apply it: the caller's attn_visibility plus the
  * three ways a break-it bug can bend it. The correct path leaves them 0. */
 typedef struct {

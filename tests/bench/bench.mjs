@@ -65,12 +65,15 @@ async function timeColumns(fns, { minSamples = MIN_SAMPLES } = {}) {
 // median of two separate columns is too noisy for a difference of a few µs.
 function overhead(full, bare) {
   let bestFull = Infinity, bestBare = Infinity;
+  const w0 = performance.now();
+  full();
+  const batch = Math.max(1, Math.round(1 / (performance.now() - w0))); // about 1 ms per batch
   const t0 = performance.now();
   for (let round = 0; round < 400 && performance.now() - t0 < 1500; round++) {
     for (const [fn, isFull] of [[bare, false], [full, true]]) {
       const s0 = performance.now();
-      for (let i = 0; i < 50; i++) fn();
-      const perCall = (performance.now() - s0) / 1e3 / 50;
+      for (let i = 0; i < batch; i++) fn();
+      const perCall = (performance.now() - s0) / 1e3 / batch;
       if (isFull) bestFull = Math.min(bestFull, perCall);
       else bestBare = Math.min(bestBare, perCall);
     }
