@@ -114,6 +114,7 @@ _Static_assert(sizeof(attn_visibility) == 4 * ATTN_VISIBILITY_WORDS, "attn_visib
 _Static_assert(sizeof(attn_dims) == 4 * ATTN_DIMS_WORDS, "attn_dims layout");
 _Static_assert(sizeof(attn_kv_cache) == 4 * ATTN_KV_CACHE_WORDS, "attn_kv_cache layout");
 _Static_assert(sizeof(attn_mha_visibility) == 4 * ATTN_MHA_VISIBILITY_WORDS, "attn_mha_visibility layout");
+_Static_assert(sizeof(attn_dropout) == 4 * ATTN_DROPOUT_WORDS, "attn_dropout layout");
 #endif
 
 /* The rule as the passes apply it: the caller's attn_visibility plus the
