@@ -6,6 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { launchBrowser, openPage, startServer } from './helpers/browser.mjs';
+import { EXERCISES } from '../web/exercises.js';
 
 const AXE = fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.meta.url));
 
@@ -38,7 +39,7 @@ test('one card end to end: predict, break, see the red check and the mark, repai
   const card = page.locator('#bk-no-causal-mask');
   assert.equal(await card.count(), 1, `the card is on ${pagePath}`);
   const cards = await page.locator('#break-it .bk-card').count();
-  assert.equal(cards, 12, 'one card per bug');
+  assert.equal(cards, EXERCISES.length, 'one card per bug');
 
   // Open the card with the keyboard.
   await card.locator('summary').focus();
@@ -98,7 +99,7 @@ test('one card end to end: predict, break, see the red check and the mark, repai
   assert.ok(after.every((s) => s === 'pass' || s === 'skip'), `after the repair: ${after}`);
   assert.equal(await card.locator('td.bk-worst, td.bk-worst-row').count(), 0);
   assert.match(await card.locator('summary .bk-badges').textContent(), /predicted · broken · repaired/);
-  assert.match(await page.locator('.bk-progress').textContent(), /1 of 12 predicted, 1 broken, 1 repaired/);
+  assert.match(await page.locator('.bk-progress').textContent(), new RegExp(`1 of ${EXERCISES.length} predicted, 1 broken, 1 repaired`));
 
   // A reload brings the same state back.
   await page.reload();
@@ -117,7 +118,7 @@ test('one card end to end: predict, break, see the red check and the mark, repai
 test('a state in the URL hash is applied; a bad one is ignored', async () => {
   const { page, problems, context } = await open();
   // Card 8 (no-scale) with the bug on and a prediction of scoresScaled ('h').
-  const state = '-0'.repeat(7) + 'h3' + '-0'.repeat(4);
+  const state = '-0'.repeat(7) + 'h3' + '-0'.repeat(EXERCISES.length - 8);
   await page.evaluate((s) => { location.hash = `brk.s=${s}`; }, state);
   const card = page.locator('#bk-no-scale');
   await page.waitForFunction(() => document.querySelector('#bk-no-scale button.bk-switch').getAttribute('aria-pressed') === 'true');
