@@ -81,25 +81,53 @@ static int check_request(double bytes) {
     return ATTN_OK;
 }
 
+/* Scratch accounting: every attn_alloc block carries its size in a 16-byte
+ * header (which keeps the block 16-byte aligned), so the core can say how
+ * much scratch a call needed at its peak, beyond its workspace. */
+enum { ALLOC_HEADER = 16 };
+static double scratch_live, scratch_peak, scratch_base;
+
 void *attn_alloc(double bytes) {
     if (check_request(bytes)) return NULL;
-    void *p = malloc(bytes > 0 ? (size_t)bytes : 1);
-    if (!p) attn_fail(ATTN_TOO_LARGE, "out of memory allocating %.0f MiB", bytes / 1048576.0);
-    return p;
+    const size_t size = bytes > 0 ? (size_t)bytes : 1;
+    unsigned char *block = malloc(size + ALLOC_HEADER);
+    if (!block) {
+        attn_fail(ATTN_TOO_LARGE, "out of memory allocating %.0f MiB", bytes / 1048576.0);
+        return NULL;
+    }
+    memcpy(block, &size, sizeof size);
+    scratch_live += (double)size;
+    if (scratch_live > scratch_peak) scratch_peak = scratch_live;
+    return block + ALLOC_HEADER;
 }
 
-void attn_free(void *p) { free(p); }
+void attn_free(void *p) {
+    if (!p) return;
+    unsigned char *block = (unsigned char *)p - ALLOC_HEADER;
+    size_t size;
+    memcpy(&size, block, sizeof size);
+    scratch_live -= (double)size;
+    free(block);
+}
+
+double attn_scratch_peak_bytes(void) { return scratch_peak - scratch_base; }
 
 void *attn_workspace(double bytes) {
     attn_clear_error();
+    scratch_base = scratch_peak = scratch_live; /* a call from JS starts here */
     if (check_request(bytes)) return NULL;
     if (workspace && bytes <= workspace_bytes) return workspace;
     free(workspace);
     workspace_bytes = 0;
-    /* Round up to 64 KiB so that slowly growing requests reuse the buffer. */
+    /* Round up to 64 KiB so that slowly growing requests reuse the buffer.
+     * Plain malloc: the workspace is not scratch. */
     const double rounded = ceil((bytes > 0 ? bytes : 1) / 65536.0) * 65536.0;
-    workspace = attn_alloc(rounded);
-    if (workspace) workspace_bytes = rounded;
+    workspace = check_request(rounded) ? NULL : malloc((size_t)rounded);
+    if (!workspace) {
+        attn_fail(ATTN_TOO_LARGE, "out of memory allocating %.0f MiB", rounded / 1048576.0);
+        return NULL;
+    }
+    workspace_bytes = rounded;
     return workspace;
 }
 

@@ -201,6 +201,11 @@ ATTN_API int attn_observe(float *stats, int32_t *where, const float *scores, con
  * size computed in JS cannot wrap around. */
 ATTN_API void *attn_workspace(double bytes);
 
+/* The most scratch memory, in bytes, the core held at once since the last
+ * attn_workspace call (each JS call starts with one), beyond the workspace
+ * and what was held before: the call's own working memory. */
+ATTN_API double attn_scratch_peak_bytes(void);
+
 void *attn_alloc(double bytes);  /* checked malloc, NULL + error on failure */
 void attn_free(void *p);         /* NULL-safe */
 

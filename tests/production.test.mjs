@@ -64,6 +64,27 @@ for (const simd of [true, false]) {
         }
       });
 
+      test('the core\'s memory figure: O(T·d) for the tiled path, O(T²) when the weights are kept', () => {
+        const bytes = (T, options) => {
+          const x = { data: new Float32Array(T * 64).fill(0.25), shape: [T, 64] };
+          if (options === 'tiled') lab.sdpaTiled(x, x, x);
+          else lab.sdpa(x, x, x, options);
+          return lab.lastCallBytes();
+        };
+        const tiled = [512, 1024, 2048].map((T) => bytes(T, 'tiled'));
+        const lean = [512, 1024, 2048].map((T) => bytes(T, { needWeights: false }));
+        const full = [512, 1024, 2048].map((T) => bytes(T, {}));
+        for (let i = 1; i < 3; i++) {
+          const grow = tiled[i] / tiled[i - 1], growFull = full[i] / full[i - 1];
+          assert.ok(grow > 1.8 && grow < 2.3, `tiled memory doubles with T: ${tiled}`);
+          assert.ok(growFull > 3.5 && growFull < 4.2, `memory with weights grows as T²: ${full}`);
+          assert.equal(lean[i], tiled[i], 'sdpa without weights runs the tiled path');
+        }
+        // inputs and output alone: 4 · 64 · T floats
+        assert.ok(tiled[2] >= 4 * 4 * 64 * 2048 && tiled[2] < 1.6 * 4 * 4 * 64 * 2048, `tiled at T = 2048: ${tiled[2]} bytes`);
+        assert.ok(full[2] >= 2 * 4 * 2048 * 2048, `weights and scores at T = 2048: ${full[2]} bytes`);
+      });
+
       test('a query row with no allowed key is refused, as on the standard path, never NaN', () => {
         const random = rng(5);
         const q = randomTensor([2, 6, 4], random), k = randomTensor([2, 9, 4], random), v = randomTensor([2, 9, 3], random);

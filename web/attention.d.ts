@@ -205,6 +205,8 @@ export interface Lab {
   };
   /** Size of the core's linear memory in bytes. */
   memoryBytes(): number;
+  /** Bytes the last call needed: its tensors in the workspace plus the core's peak scratch. */
+  lastCallBytes(): number;
 }
 
 /** Load the core; calls with the same `simd` share one module and instance. */

@@ -299,6 +299,7 @@ class Layout {
   commit() {
     const base = this.lab.exports.attn_workspace(this.total);
     if (!base) this.lab.throwLastError();
+    this.lab.lastLayoutBytes = this.total;
     this.base = base;
     this.heap = this.lab.heap(); // valid until the next call into the core
     return this;
@@ -459,6 +460,13 @@ class Lab {
 
   /** Current size of the core's linear memory, in bytes. */
   memoryBytes() { return this.exports.memory.buffer.byteLength; }
+
+  /**
+   * The memory the last call needed, in bytes, as the core counts it: its
+   * tensors in the workspace (inputs, outputs, weights when kept) plus the
+   * most scratch the core held at once during the call.
+   */
+  lastCallBytes() { return (this.lastLayoutBytes ?? 0) + this.exports.attn_scratch_peak_bytes(); }
 
   /** Throw the core's last error as an AttentionError. */
   throwLastError() {
