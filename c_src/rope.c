@@ -12,14 +12,17 @@
 
 /* x (BH, T, D) <- rotated in place; row t at position positions[t], or at
  * first_pos + t when positions is NULL. D even. Positions are doubles so
- * that an offset plus a cache length cannot wrap around. */
-void attn_rope_rotate(float *x, const double *positions, double first_pos, int BH, int T, int D, double base) {
+ * that an offset plus a cache length cannot wrap around. direction -1
+ * rotates back by the same angles: the inverse, which is also the
+ * transpose (RoPE's backward). */
+void attn_rope_rotate(float *x, const double *positions, double first_pos, int BH, int T, int D, double base,
+                      int direction) {
     const int half = D / 2;
     for (int t = 0; t < T; t++) {
         const double pos = positions ? positions[t] : first_pos + t;
         for (int d = 0; d < half; d++) {
             const double angle = pos * pow(base, -2.0 * d / D);
-            const float c = (float)cos(angle), s = (float)sin(angle);
+            const float c = (float)cos(angle), s = (float)(direction * sin(angle));
             for (int bh = 0; bh < BH; bh++) {
                 float *row = x + ((long)bh * T + t) * D;
                 const float x1 = row[d], x2 = row[d + half];
@@ -43,7 +46,7 @@ int attn_rope(float *x, const double *positions, int BH, int T, int D, double ba
     const long at = attn_find_non_finite(x, (long)BH * T * D);
     if (at >= 0)
         return attn_fail(ATTN_NON_FINITE_INPUT, "x has a non-finite value at row %ld, column %ld", at / D % T, at % D);
-    attn_rope_rotate(x, positions, 0.0, BH, T, D, base);
+    attn_rope_rotate(x, positions, 0.0, BH, T, D, base, 1);
     const long over = attn_find_non_finite(x, (long)BH * T * D);
     if (over >= 0)
         return attn_fail(ATTN_OVERFLOW, "rotating x overflows float32 at row %ld, column %ld", over / D % T, over % D);

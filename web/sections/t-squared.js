@@ -17,7 +17,7 @@ export const tSquared = {
   title: 'What T² costs',
   heading: 'What T<sup>2</sup> costs',
   body: `
-<p>Every query meets every key, so the scores of one head form a T × T matrix: doubling the sequence length T quadruples it. Kept in memory, as the weights are when you ask for them, it grows as T². The tiled path of the previous sections never keeps it: its memory grows only as T × d, with the inputs and the output. Its work still grows as T²: every score is still computed, once.</p>
+<p>Every query meets every key, so the scores of one head form a T × T matrix: doubling the sequence length T quadruples it. Kept in memory, as the weights are when you ask for them, it grows as T². The tiled path of the previous section never keeps it: its memory grows only as T × d, with the inputs and the output. Its work still grows as T²: every score is still computed, once.</p>
 <p>The core measures both paths here, in your browser, at T = 64 doubling up to the length you pick. On a log-log chart a power law is a straight line whose slope is its exponent: the dashed line marks the slope of T².</p>
 <div class="controls" data-slot="controls"></div>
 <div data-slot="status"></div>
