@@ -4,8 +4,12 @@
  *   1. pack K^T once per head, in strips of 8 keys
  *   2. scores  = scale * Q K^T           (block of query rows at a time)
  *   3. mask    : blocked logits -> -INFINITY; refuse rows with no allowed key
- *   4. softmax over keys, stable
+ *   4. softmax over keys, stable (4b. dropout, when asked for)
  *   5. mix     : output = probs V
+ * When no probabilities are kept and no bug is on, the tiled path runs
+ * instead: the same passes over tiles of keys, with FlashAttention's online
+ * softmax (a running max and sum per query row, the accumulator rescaled as
+ * each tile arrives), so no (Tq, Tk) matrix exists at any time.
  * A break-it bug changes the plan of a call (make_plan), never the passes.
  */
 #include <math.h>
@@ -77,25 +81,53 @@ static int check_request(double bytes) {
     return ATTN_OK;
 }
 
+/* Scratch accounting: every attn_alloc block carries its size in a 16-byte
+ * header (which keeps the block 16-byte aligned), so the core can say how
+ * much scratch a call needed at its peak, beyond its workspace. */
+enum { ALLOC_HEADER = 16 };
+static double scratch_live, scratch_peak, scratch_base;
+
 void *attn_alloc(double bytes) {
     if (check_request(bytes)) return NULL;
-    void *p = malloc(bytes > 0 ? (size_t)bytes : 1);
-    if (!p) attn_fail(ATTN_TOO_LARGE, "out of memory allocating %.0f MiB", bytes / 1048576.0);
-    return p;
+    const size_t size = bytes > 0 ? (size_t)bytes : 1;
+    unsigned char *block = malloc(size + ALLOC_HEADER);
+    if (!block) {
+        attn_fail(ATTN_TOO_LARGE, "out of memory allocating %.0f MiB", bytes / 1048576.0);
+        return NULL;
+    }
+    memcpy(block, &size, sizeof size);
+    scratch_live += (double)size;
+    if (scratch_live > scratch_peak) scratch_peak = scratch_live;
+    return block + ALLOC_HEADER;
 }
 
-void attn_free(void *p) { free(p); }
+void attn_free(void *p) {
+    if (!p) return;
+    unsigned char *block = (unsigned char *)p - ALLOC_HEADER;
+    size_t size;
+    memcpy(&size, block, sizeof size);
+    scratch_live -= (double)size;
+    free(block);
+}
+
+double attn_scratch_peak_bytes(void) { return scratch_peak - scratch_base; }
 
 void *attn_workspace(double bytes) {
     attn_clear_error();
+    scratch_base = scratch_peak = scratch_live; /* a call from JS starts here */
     if (check_request(bytes)) return NULL;
     if (workspace && bytes <= workspace_bytes) return workspace;
     free(workspace);
     workspace_bytes = 0;
-    /* Round up to 64 KiB so that slowly growing requests reuse the buffer. */
+    /* Round up to 64 KiB so that slowly growing requests reuse the buffer.
+     * Plain malloc: the workspace is not scratch. */
     const double rounded = ceil((bytes > 0 ? bytes : 1) / 65536.0) * 65536.0;
-    workspace = attn_alloc(rounded);
-    if (workspace) workspace_bytes = rounded;
+    workspace = check_request(rounded) ? NULL : malloc((size_t)rounded);
+    if (!workspace) {
+        attn_fail(ATTN_TOO_LARGE, "out of memory allocating %.0f MiB", rounded / 1048576.0);
+        return NULL;
+    }
+    workspace_bytes = rounded;
     return workspace;
 }
 
@@ -110,6 +142,7 @@ _Static_assert(sizeof(attn_visibility) == 4 * ATTN_VISIBILITY_WORDS, "attn_visib
 _Static_assert(sizeof(attn_dims) == 4 * ATTN_DIMS_WORDS, "attn_dims layout");
 _Static_assert(sizeof(attn_kv_cache) == 4 * ATTN_KV_CACHE_WORDS, "attn_kv_cache layout");
 _Static_assert(sizeof(attn_mha_visibility) == 4 * ATTN_MHA_VISIBILITY_WORDS, "attn_mha_visibility layout");
+_Static_assert(sizeof(attn_dropout) == 4 * ATTN_DROPOUT_WORDS, "attn_dropout layout");
 #endif
 
 /* The rule as the passes apply it: the caller's attn_visibility plus the
@@ -171,6 +204,47 @@ int attn_allowed_pairs(uint8_t *allowed, const attn_visibility *vis, int B, int 
  * score rows stay in cache between the passes. */
 #define ATTN_QUERY_BLOCK 4
 
+/* Refuse what attn_sdpa, its tiled path and its backward cannot take:
+ * missing tensors, bad dims, an unknown bug, a non-finite scale, a request
+ * too large (with_matrix: a (Tq, Tk) matrix will be allocated), or NaN or
+ * +-Infinity in q (B, H, Tq, dk), k (B, H, Tk, dk) or v (B, H, Tk, dv). */
+static int check_inputs(const float *q, const float *k, const float *v, const attn_dims *dims,
+                        float scale, int bug, int with_matrix) {
+    if (!q || !k || !v || !dims) return attn_fail(ATTN_BAD_ARGUMENT, "q, k, v and dims are required");
+    const int B = dims->B, H = dims->H, Tq = dims->Tq, Tk = dims->Tk, dk = dims->dk, dv = dims->dv;
+    if (B < 1 || H < 1 || Tq < 1 || Tk < 1 || dk < 1 || dv < 1)
+        return attn_fail(ATTN_BAD_ARGUMENT,
+                         "dims must be positive: B=%d H=%d Tq=%d Tk=%d dk=%d dv=%d",
+                         B, H, Tq, Tk, dk, dv);
+    if (bug < 0 || bug >= ATTN_BUG_COUNT) return attn_fail(ATTN_BAD_ARGUMENT, "unknown bug %d", bug);
+    if (!isfinite(scale)) return attn_fail(ATTN_NON_FINITE_INPUT, "scale is not finite");
+    const double bh_count = (double)B * H;
+    const double largest = fmax(fmax(bh_count * Tq * dk, bh_count * Tk * dk),
+                                fmax(bh_count * Tk * dv, with_matrix ? bh_count * Tq * (double)Tk : 0.0));
+    if (check_request(4.0 * largest)) return ATTN_TOO_LARGE;
+    int status;
+    if ((status = check_finite("q", q, B, H, Tq, dk))) return status;
+    if ((status = check_finite("k", k, B, H, Tk, dk))) return status;
+    return check_finite("v", v, B, H, Tk, dv);
+}
+
+/* Probabilities are at most 1, so a non-finite output out (B, H, Tq, dv)
+ * means v times them overflowed float32. */
+static int check_output_finite(const float *out, int B, int H, int Tq, int dv) {
+    const long at = attn_find_non_finite(out, (long)B * H * Tq * dv);
+    if (at < 0) return ATTN_OK;
+    return attn_fail(ATTN_OVERFLOW,
+                     "output overflows float32 at batch %ld, head %ld, query %ld, column %ld: "
+                     "v is too large", at / dv / Tq / H, at / dv / Tq % H, at / dv % Tq, at % dv);
+}
+
+/* The refusal of a query row with no allowed key, the same on every path. */
+static int fail_all_masked(int b, int h, int i) {
+    return attn_fail(ATTN_ALL_MASKED_ROW,
+                     "query row has no allowed key (batch %d, head %d, query %d): "
+                     "every query needs at least one key it may attend to", b, h, i);
+}
+
 /* Refuse scores that overflowed float32 (q and k too large for the scale). */
 static int check_scores_finite(const float *s, int b, int h, int i0, int n, int Tk) {
     const long at = attn_find_non_finite(s, (long)n * Tk);
@@ -197,6 +271,8 @@ struct sdpa_plan {
     softmax_fn *softmax;
     fixup_fn *after_softmax; /* NULL, or a change to probability rows */
     fixup_fn *after_mix;     /* NULL, or a change to output rows */
+    const attn_dropout *dropout; /* NULL, or dropout after the softmax */
+    int H, Tq;                   /* to number the probabilities for dropout */
 };
 
 /* s (n, Tk) <- softmax over keys of each row: the correct pass 4. */
@@ -216,13 +292,25 @@ static int mask_rows(float *s, const sdpa_plan *p, int b, int h, int i0, int n, 
             if (is_allowed(&p->vis, b, h, i0 + r, j)) allowed_count++;
             else if (p->mask_logits) s_r[j] = -INFINITY;
         }
-        if (p->guard && allowed_count == 0)
-            return attn_fail(ATTN_ALL_MASKED_ROW,
-                             "query row has no allowed key (batch %d, head %d, query %d): "
-                             "every query needs at least one key it may attend to",
-                             b, h, i0 + r);
+        if (p->guard && allowed_count == 0) return fail_all_masked(b, h, i0 + r);
     }
     return ATTN_OK;
+}
+
+/* s (n, Tk): probability rows i0..i0+n-1 of head (b, h) <- inverted
+ * dropout: entry (b, h, i, j) kept when the seeded number of its flat index
+ * is >= p, then scaled by 1/(1 - p); keep, when not NULL, records it. */
+static void dropout_rows(float *s, const sdpa_plan *p, int b, int h, int i0, int n, int Tk) {
+    const attn_dropout *d = p->dropout;
+    const float kept_scale = 1.0f / (1.0f - d->p);
+    for (int r = 0; r < n; r++) {
+        const uint64_t row = (((uint64_t)b * p->H + h) * p->Tq + i0 + r) * Tk;
+        for (int j = 0; j < Tk; j++) {
+            const int kept = attn_hash_uniform(d->seed, row + j) >= d->p;
+            s[(long)r * Tk + j] = kept ? s[(long)r * Tk + j] * kept_scale : 0.0f;
+            if (d->keep) d->keep[row + j] = (uint8_t)kept;
+        }
+    }
 }
 
 /* -------------------------------------------------------------------------
@@ -266,7 +354,8 @@ static void zero_blocked_outputs(const sdpa_plan *p, float *out, long ld, int b,
 
 /* The plan for (bug, scale, vis, dims); refuses a bug the dims cannot show. */
 static int make_plan(sdpa_plan *p, int bug, float scale, const attn_visibility *vis, const attn_dims *d) {
-    *p = (sdpa_plan){scale, correct_visibility(vis, d->Tk), ATTN_QUERY_BLOCK, 1, 1, 0, softmax_keys, NULL, NULL};
+    *p = (sdpa_plan){scale, correct_visibility(vis, d->Tk), ATTN_QUERY_BLOCK, 1, 1, 0, softmax_keys, NULL, NULL,
+                     NULL, d->H, d->Tq};
     switch (bug) {
     case ATTN_BUG_SOFTMAX_OVER_QUERIES: /* needs the whole (Tq, Tk) matrix at once */
         p->block = d->Tq;
@@ -306,41 +395,163 @@ static int make_plan(sdpa_plan *p, int bug, float scale, const attn_visibility *
     return ATTN_OK;
 }
 
-/* Refuse what attn_sdpa and its backward cannot take: missing tensors, bad
- * dims, an unknown bug, a non-finite scale, a request too large, or NaN or
- * +-Infinity in q (B, H, Tq, dk), k (B, H, Tk, dk) or v (B, H, Tk, dv). */
-static int check_inputs(const float *q, const float *k, const float *v, const attn_dims *dims,
-                        float scale, int bug) {
-    if (!q || !k || !v || !dims) return attn_fail(ATTN_BAD_ARGUMENT, "q, k, v and dims are required");
+/* ------------------------------------------------------------------------ */
+/* The tiled path: online softmax over key tiles                            */
+/* ------------------------------------------------------------------------ */
+
+/* Query rows per block on the tiled path: each key tile, loaded once, serves
+ * all of them. */
+#define ATTN_TILE_QUERIES 16
+
+/* s (n, w), row stride ld: the scores of query rows i0.. of head (b, h)
+ * against keys j0..j0+w-1; blocked logits -> -INFINITY. Returns 1 when the
+ * tile has no allowed key for any of the n rows (it can be skipped). */
+static int mask_tile(float *s, int ld, const visibility *vis, int b, int h, int i0, int n,
+                     int j0, int w) {
+    const attn_visibility *r = &vis->rule;
+    const int64_t first_diagonal = (int64_t)i0 + r->causal_offset, last_diagonal = first_diagonal + n - 1;
+    if (r->causal && j0 > last_diagonal) return 1;
+    const int below_diagonal = !r->causal || j0 + w - 1 <= first_diagonal;
+    if (!r->mask.data && !r->key_padding_mask && below_diagonal) return 0; /* every key of the tile allowed */
+    for (int r = 0; r < n; r++)
+        for (int j = 0; j < w; j++)
+            if (!is_allowed(vis, b, h, i0 + r, j0 + j)) s[(long)r * ld + j] = -INFINITY;
+    return 0;
+}
+
+/* out (B, H, Tq, dv); trace (B, H, Tq, tiles, 3 + dv) or NULL;
+ * q (B, H, Tq, dk), k (B, H, Tk, dk), v (B, H, Tk, dv); arguments checked;
+ * vis the correct rule (no bug bends it here).
+ * For each (batch, head):
+ *   1. pack K^T in strips of 8 keys (as the standard path)
+ *   then for each block of ATTN_TILE_QUERIES query rows, m = -inf, l = 0, acc = 0,
+ *   and for each tile of block_keys keys:
+ *   2. scores  s = scale * q k^T over the tile
+ *   3. mask    blocked logits -> -INFINITY (a fully blocked tile is skipped)
+ *   4. online softmax: m_new = max(m, max s); p = exp(s - m_new);
+ *      factor = exp(m - m_new); l = l * factor + sum p
+ *   5. mix     acc = acc * factor + p v_tile
+ *   6. finish: a row with l = 0 had no allowed key and is refused;
+ *      out = acc / l
+ * bug: no-rescale uses factor = 1 in 4 and 5. */
+static int sdpa_tiled(float *out, float *trace, const float *q, const float *k, const float *v,
+                      const visibility *vis, const attn_dims *dims, float scale, int block_keys,
+                      int no_rescale) {
     const int B = dims->B, H = dims->H, Tq = dims->Tq, Tk = dims->Tk, dk = dims->dk, dv = dims->dv;
-    if (B < 1 || H < 1 || Tq < 1 || Tk < 1 || dk < 1 || dv < 1)
-        return attn_fail(ATTN_BAD_ARGUMENT,
-                         "dims must be positive: B=%d H=%d Tq=%d Tk=%d dk=%d dv=%d",
-                         B, H, Tq, Tk, dk, dv);
-    if (bug < 0 || bug >= ATTN_BUG_COUNT) return attn_fail(ATTN_BAD_ARGUMENT, "unknown bug %d", bug);
-    if (!isfinite(scale)) return attn_fail(ATTN_NON_FINITE_INPUT, "scale is not finite");
-    const double bh_count = (double)B * H;
-    const double largest = fmax(fmax(bh_count * Tq * dk, bh_count * Tk * dk),
-                                fmax(bh_count * Tk * dv, bh_count * Tq * (double)Tk));
-    if (check_request(4.0 * largest)) return ATTN_TOO_LARGE;
-    int status;
-    if ((status = check_finite("q", q, B, H, Tq, dk))) return status;
-    if ((status = check_finite("k", k, B, H, Tk, dk))) return status;
-    return check_finite("v", v, B, H, Tk, dv);
+    const int bk = block_keys < Tk ? block_keys : Tk;
+    const int tiles = (Tk + bk - 1) / bk;
+    const int s_width = bk + 2 * ATTN_STRIP; /* a tile widened to whole strips */
+    /* Scratch: K^T of one head, then per block: scores (4, s_width),
+     * p v (4, dv), acc (4, dv), and m, l, factor, sum (4 each). */
+    const double floats = (double)dk * Tk + ATTN_TILE_QUERIES * ((double)s_width + 2.0 * dv + 4.0);
+    float *kt = attn_alloc(4.0 * floats);
+    if (!kt) return ATTN_TOO_LARGE;
+    float *s_buf = kt + (long)dk * Tk;
+    float *pv = s_buf + (long)ATTN_TILE_QUERIES * s_width;
+    float *acc = pv + (long)ATTN_TILE_QUERIES * dv;
+    float *m = acc + (long)ATTN_TILE_QUERIES * dv, *l = m + ATTN_TILE_QUERIES, *factor = l + ATTN_TILE_QUERIES, *sum = factor + ATTN_TILE_QUERIES;
+    int status = ATTN_OK;
+
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < H; h++) {
+            const long bh = (long)b * H + h;
+            const float *q_bh = q + bh * Tq * dk;  /* (Tq, dk) */
+            const float *k_bh = k + bh * Tk * dk;  /* (Tk, dk) */
+            const float *v_bh = v + bh * Tk * dv;  /* (Tk, dv) */
+            float *out_bh = out + bh * Tq * dv;    /* (Tq, dv) */
+
+            /* 1. pack K^T */
+            attn_pack_strips(kt, k_bh, Tk, dk);
+
+            for (int i0 = 0; i0 < Tq; i0 += ATTN_TILE_QUERIES) {
+                const int n = Tq - i0 < ATTN_TILE_QUERIES ? Tq - i0 : ATTN_TILE_QUERIES;
+                for (int r = 0; r < n; r++) m[r] = -INFINITY, l[r] = 0.0f;
+                memset(acc, 0, sizeof(float) * n * dv);
+
+                for (int t = 0; t < tiles; t++) {
+                    const int j0 = t * bk, w = Tk - j0 < bk ? Tk - j0 : bk;
+                    /* the whole strips that hold keys j0..j0+w-1 */
+                    const int js = j0 / ATTN_STRIP * ATTN_STRIP;
+                    const int je = (j0 + w + ATTN_STRIP - 1) / ATTN_STRIP * ATTN_STRIP;
+                    const int ld = (je < Tk ? je : Tk) - js;
+                    float *s = s_buf + (j0 - js); /* (n, w), row stride ld */
+
+                    /* 2. scores */
+                    attn_gemm_packed(s_buf, ld, q_bh + (long)i0 * dk, dk, kt + (long)js * dk, n, ld, dk, scale);
+                    for (int r = 0; r < n; r++) {
+                        if (attn_all_finite(s + (long)r * ld, w)) continue;
+                        status = attn_fail(ATTN_OVERFLOW,
+                                           "scores overflow float32 at batch %d, head %d, query %d, key %ld: "
+                                           "q and k are too large for this scale",
+                                           b, h, i0 + r, j0 + attn_find_non_finite(s + (long)r * ld, w));
+                        goto done;
+                    }
+
+                    /* 3. mask; 4. online softmax; 5. mix */
+                    if (mask_tile(s, ld, vis, b, h, i0, n, j0, w)) {
+                        for (int r = 0; r < n; r++) factor[r] = 1.0f;
+                    } else {
+                        attn_softmax_tile_online(s, m, factor, sum, ld, n, w);
+                        if (no_rescale) /* bug: old and new terms mixed at different maxima */
+                            for (int r = 0; r < n; r++) factor[r] = 1.0f;
+                        for (int r = 0; r < n; r++) l[r] = l[r] * factor[r] + sum[r];
+                        attn_gemm(pv, dv, s, ld, v_bh + (long)j0 * dv, dv, n, dv, w, 1.0f);
+                        attn_rescale_add(acc, pv, factor, n, dv);
+                    }
+                    if (trace)
+                        for (int r = 0; r < n; r++) {
+                            float *tr = trace + ((bh * Tq + i0 + r) * tiles + t) * (3L + dv);
+                            tr[0] = m[r], tr[1] = l[r], tr[2] = factor[r];
+                            memcpy(tr + 3, acc + (long)r * dv, sizeof(float) * dv);
+                        }
+                }
+
+                /* 6. finish the block */
+                for (int r = 0; r < n; r++) {
+                    if (l[r] == 0.0f) {
+                        status = fail_all_masked(b, h, i0 + r);
+                        goto done;
+                    }
+                    const float inv_l = 1.0f / l[r];
+                    float *out_r = out_bh + (long)(i0 + r) * dv;
+                    for (int c = 0; c < dv; c++) out_r[c] = acc[(long)r * dv + c] * inv_l;
+                }
+            }
+        }
+    }
+    status = check_output_finite(out, B, H, Tq, dv);
+done:
+    attn_free(kt);
+    return status;
 }
 
 int attn_sdpa(float *out, float *probs, float *scores,
               const float *q, const float *k, const float *v,
               const attn_visibility *vis, const attn_dims *dims, float scale, int bug) {
-    attn_clear_error();
+    return attn_sdpa_dropout(out, probs, scores, q, k, v, vis, dims, scale, NULL, bug);
+}
 
-    /* Arguments. */
+int attn_sdpa_dropout(float *out, float *probs, float *scores,
+                      const float *q, const float *k, const float *v,
+                      const attn_visibility *vis, const attn_dims *dims, float scale,
+                      const attn_dropout *dropout, int bug) {
+    attn_clear_error();
+    if (dropout && !(dropout->p >= 0.0f && dropout->p < 1.0f))
+        return attn_fail(ATTN_BAD_ARGUMENT, "dropout must be at least 0 and below 1 (got %g)", dropout->p);
+    const int tiled = !probs && !scores && !dropout && (bug == ATTN_BUG_NONE || bug == ATTN_BUG_NO_RESCALE);
     if (!out) return attn_fail(ATTN_BAD_ARGUMENT, "out is required");
-    int status = check_inputs(q, k, v, dims, scale, bug);
+    int status = check_inputs(q, k, v, dims, scale, bug, !tiled);
     if (status) return status;
+    if (tiled) {
+        const visibility rule = correct_visibility(vis, dims->Tk);
+        return sdpa_tiled(out, NULL, q, k, v, &rule, dims, scale, ATTN_TILE_KEYS, bug == ATTN_BUG_NO_RESCALE);
+    }
+    if (bug == ATTN_BUG_NO_RESCALE)
+        return attn_fail(ATTN_BAD_ARGUMENT, "bug no-rescale is in the tiled path, which keeps no probabilities");
     const int B = dims->B, H = dims->H, Tq = dims->Tq, Tk = dims->Tk, dk = dims->dk, dv = dims->dv;
     sdpa_plan plan;
     if ((status = make_plan(&plan, bug, scale, vis, dims))) return status;
+    plan.dropout = dropout;
 
     /* Scratch: K^T for one head, plus the score rows when probs are not
      * kept (kept probabilities are written in place). */
@@ -374,6 +585,7 @@ int attn_sdpa(float *out, float *probs, float *scores,
                 /* 4. softmax over keys */
                 plan.softmax(s, n, Tk);
                 if (plan.after_softmax) plan.after_softmax(&plan, s, Tk, b, h, i0, n, Tk);
+                if (plan.dropout) dropout_rows(s, &plan, b, h, i0, n, Tk); /* 4b. dropout */
 
                 /* 5. mix: out = probs v */
                 attn_gemm(out_bh + (long)i0 * dv, dv, s, Tk, v_bh, dv, n, dv, Tk, 1.0f);
@@ -382,18 +594,25 @@ int attn_sdpa(float *out, float *probs, float *scores,
         }
     }
 
-    /* Probabilities are at most 1, so a non-finite output means v times
-     * them overflowed float32. The NaN bugs are allowed to show their NaN. */
-    if (!plan.nan_expected) {
-        const long at = attn_find_non_finite(out, (long)B * H * Tq * dv);
-        if (at >= 0)
-            status = attn_fail(ATTN_OVERFLOW,
-                               "output overflows float32 at batch %ld, head %ld, query %ld, column %ld: "
-                               "v is too large", at / dv / Tq / H, at / dv / Tq % H, at / dv % Tq, at % dv);
-    }
+    /* The NaN bugs are allowed to show their NaN. */
+    if (!plan.nan_expected) status = check_output_finite(out, B, H, Tq, dv);
 done:
     attn_free(kt);
     return status;
+}
+
+int attn_sdpa_tiled(float *out, float *trace, const float *q, const float *k, const float *v,
+                    const attn_visibility *vis, const attn_dims *dims, float scale,
+                    int block_keys, int bug) {
+    attn_clear_error();
+    if (!out) return attn_fail(ATTN_BAD_ARGUMENT, "out is required");
+    int status = check_inputs(q, k, v, dims, scale, bug, 0);
+    if (status) return status;
+    if (bug != ATTN_BUG_NONE && bug != ATTN_BUG_NO_RESCALE)
+        return attn_fail(ATTN_BAD_ARGUMENT, "the tiled path knows only the bug no-rescale (got bug %d)", bug);
+    if (block_keys < 1) return attn_fail(ATTN_BAD_ARGUMENT, "blockKeys must be at least 1 (got %d)", block_keys);
+    const visibility rule = correct_visibility(vis, dims->Tk);
+    return sdpa_tiled(out, trace, q, k, v, &rule, dims, scale, block_keys, bug == ATTN_BUG_NO_RESCALE);
 }
 
 /* ======================================================================== */
@@ -453,7 +672,7 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
 
     /* Arguments, as the forward checks them, plus dout. */
     if (!dq || !dk || !dv || !dout) return attn_fail(ATTN_BAD_ARGUMENT, "dq, dk, dv and dout are required");
-    int status = check_inputs(q, k, v, dims, scale, bug);
+    int status = check_inputs(q, k, v, dims, scale, bug, 1);
     if (status) return status;
     const int B = dims->B, H = dims->H, Tq = dims->Tq, Tk = dims->Tk, Dk = dims->dk, Dv = dims->dv;
     if ((status = check_finite("dOutput", dout, B, H, Tq, Dv))) return status;

@@ -80,7 +80,8 @@ typedef enum {
     ATTN_BUG_NO_ALL_MASKED_GUARD = 12,  /* let an all-masked row reach softmax */
     ATTN_BUG_SOFTMAX_BACKWARD_NO_ROWSUM = 13, /* backward: dS = P * dP, no row sum */
     ATTN_BUG_GRAD_THROUGH_BLOCKED = 14, /* backward: blocked weights taken as uniform */
-    ATTN_BUG_COUNT = 15
+    ATTN_BUG_NO_RESCALE = 15,           /* tiled path: drop exp(m_old - m_new) */
+    ATTN_BUG_COUNT = 16
 } attn_bug;
 
 /* ------------------------------------------------------------------------ */
@@ -135,9 +136,11 @@ typedef struct {
 /* out (B, H, Tq, dv); probs, scores (B, H, Tq, Tk) or NULL;
  * q (B, H, Tq, dk), k (B, H, Tk, dk), v (B, H, Tk, dv).
  * scores are the scaled logits before masking, probs the attention
- * probabilities. With probs == NULL the (Tq, Tk) matrices are never
- * materialised: query rows are done a block at a time. vis is the
- * visibility rule (NULL: all keys visible). bug is ATTN_BUG_NONE except in
+ * probabilities. With probs and scores NULL and no bug (or
+ * ATTN_BUG_NO_RESCALE) it runs the tiled path, attn_sdpa_tiled; with probs
+ * NULL and another bug, query rows are done a block at a time. Either way the
+ * (Tq, Tk) matrices are then never materialised. vis is the visibility rule
+ * (NULL: all keys visible). bug is ATTN_BUG_NONE except in
  * the break-it lab. */
 ATTN_API int attn_sdpa(float *out, float *probs, float *scores,
                        const float *q, const float *k, const float *v,
@@ -156,6 +159,43 @@ ATTN_API int attn_sdpa(float *out, float *probs, float *scores,
 ATTN_API int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *dprobs,
                                 const float *dout, const float *q, const float *k, const float *v,
                                 const attn_visibility *vis, const attn_dims *dims, float scale, int bug);
+
+/* Dropout on the attention probabilities (inverted dropout): after the
+ * softmax, probability (b, h, i, j) is kept when the seeded uniform number
+ * of its flat index is >= p, and then scaled by 1/(1 - p); dropped ones
+ * become 0. Rows no longer sum to 1; their expected sum still does.
+ * keep (B, H, Tq, Tk) <- 1 kept, 0 dropped, or NULL. Layout for JS (wasm32),
+ * 3 words: [0] p (float32) [1] seed [2] keep. */
+typedef struct {
+    float p;        /* 0 <= p < 1 */
+    uint32_t seed;
+    uint8_t *keep;
+} attn_dropout;
+
+#define ATTN_DROPOUT_WORDS 3
+
+/* attn_sdpa with dropout on the probabilities (dropout NULL: none). out is
+ * then probs (after dropout) times v; probs are the dropped-out ones. */
+ATTN_API int attn_sdpa_dropout(float *out, float *probs, float *scores,
+                               const float *q, const float *k, const float *v,
+                               const attn_visibility *vis, const attn_dims *dims, float scale,
+                               const attn_dropout *dropout, int bug);
+
+/* The tiled online-softmax forward (FlashAttention's recurrence), which
+ * attn_sdpa runs when it keeps no probabilities or scores and no bug is on.
+ * out (B, H, Tq, dv); q, k, v, vis, dims as attn_sdpa. Keys go in tiles of
+ * block_keys (>= 1); per query row it keeps a running max m, a running sum l
+ * and an output accumulator, rescaled by exp(m_old - m_new) as each tile
+ * arrives. Memory O(T d): no (Tq, Tk) matrix, not even per block.
+ * trace (B, H, Tq, tiles, 3 + dv) or NULL, tiles = ceil(Tk / block_keys):
+ * after each tile, per query row, { m, l, rescale factor, accumulator }.
+ * bug: ATTN_BUG_NONE or ATTN_BUG_NO_RESCALE. */
+ATTN_API int attn_sdpa_tiled(float *out, float *trace, const float *q, const float *k, const float *v,
+                             const attn_visibility *vis, const attn_dims *dims, float scale,
+                             int block_keys, int bug);
+
+/* Key tile width attn_sdpa uses on its tiled path. */
+#define ATTN_TILE_KEYS 128
 
 /* Observability of one attention call, judged by the correct rule vis.
  * stats[4] <- { max |score|, fraction of blocked pairs, max |row sum - 1|,
@@ -178,6 +218,11 @@ ATTN_API int attn_observe(float *stats, int32_t *where, const float *scores, con
  * before allocating. Returns NULL on failure. `bytes` is a double so that a
  * size computed in JS cannot wrap around. */
 ATTN_API void *attn_workspace(double bytes);
+
+/* The most scratch memory, in bytes, the core held at once since the last
+ * attn_workspace call (each JS call starts with one), beyond the workspace
+ * and what was held before: the call's own working memory. */
+ATTN_API double attn_scratch_peak_bytes(void);
 
 void *attn_alloc(double bytes);  /* checked malloc, NULL + error on failure */
 void attn_free(void *p);         /* NULL-safe */
@@ -250,6 +295,23 @@ ATTN_API int attn_mha_backward(attn_mha *m, float *dquery, float *dkv, float *dw
                                const float *dout);
 
 /* ------------------------------------------------------------------------ */
+/* Rotary position embeddings (rope.c)                                      */
+/* ------------------------------------------------------------------------ */
+
+/* x (BH, T, D) <- RoPE in place, split-halves pairing: entry d < D/2 turns
+ * with entry d + D/2 by the angle positions[t] * base^(-2d/D).
+ * positions (T); D even; base > 0 (ATTN_ROPE_BASE in the multi-head module). */
+ATTN_API int attn_rope(float *x, const double *positions, int BH, int T, int D, double base);
+
+/* The base of RoPE's angles, as in the original RoPE paper and Llama. */
+#define ATTN_ROPE_BASE 10000.0
+
+/* The rotation without checks: positions (T), or first_pos + t when NULL;
+ * direction 1 turns forward, -1 back (the inverse and transpose). */
+void attn_rope_rotate(float *x, const double *positions, double first_pos, int BH, int T, int D, double base,
+                      int direction);
+
+/* ------------------------------------------------------------------------ */
 /* Lesson demos (lesson.c)                                                  */
 /* ------------------------------------------------------------------------ */
 
@@ -308,6 +370,7 @@ typedef struct {
 void attn_rng_seed(attn_rng *r, uint32_t seed);
 float attn_rng_uniform(attn_rng *r);  /* in [0, 1) */
 float attn_rng_normal(attn_rng *r);   /* mean 0, variance 1 */
+float attn_hash_uniform(uint32_t seed, uint64_t counter); /* in [0, 1), stateless */
 
 /* ------------------------------------------------------------------------ */
 /* Training a tiny attention-only model (train.c)                           */

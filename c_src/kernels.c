@@ -374,3 +374,137 @@ void attn_softmax_backward_rows(float *dx, const float *p, const float *dp, int 
 #endif
     }
 }
+
+/* ======================================================================== */
+/* Online softmax, one key tile at a time                                    */
+/* ======================================================================== */
+
+/* s (rows, n), stride ld, in place <- exp(s - m_new); m, factor, sum (rows).
+ * The recurrence of FlashAttention for one tile: new max, the rescale of the
+ * old running values, and the tile's exp-sum. */
+SCALAR_PATH void softmax_tile_online_scalar(float *s, float *m, float *factor, float *sum,
+                                            int ld, int rows, int n) {
+    for (int r = 0; r < rows; r++) {
+        float *s_r = s + (long)r * ld;
+        float m_new = m[r];
+        for (int j = 0; j < n; j++) m_new = s_r[j] > m_new ? s_r[j] : m_new;
+        if (m_new == -INFINITY) { /* nothing allowed yet: keep l = 0, acc = 0 */
+            for (int j = 0; j < n; j++) s_r[j] = 0.0f;
+            factor[r] = 1.0f;
+            sum[r] = 0.0f;
+            continue;
+        }
+        float tile_sum = 0.0f;
+        for (int j = 0; j < n; j++) tile_sum += (s_r[j] = expf(s_r[j] - m_new));
+        factor[r] = expf(m[r] - m_new); /* m[r] = -INFINITY gives 0 */
+        sum[r] = tile_sum;
+        m[r] = m_new;
+    }
+}
+
+/* acc (rows, n) <- acc * factor[r] + x (rows, n). */
+SCALAR_PATH void rescale_add_scalar(float *acc, const float *x, const float *factor, int rows, int n) {
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < n; c++) acc[(long)r * n + c] = acc[(long)r * n + c] * factor[r] + x[(long)r * n + c];
+}
+
+#if ATTN_SIMD
+/* The same tile, four lanes at a time, with the exp of softmax_row_simd. */
+static void softmax_tile_online_simd(float *s, float *m, float *factor, float *sum,
+                                     int ld, int rows, int n) {
+    for (int r = 0; r < rows; r++) {
+        float *s_r = s + (long)r * ld;
+        /* 1. the tile's max, joined with the running max */
+        v128_t max4 = wasm_f32x4_splat(m[r]);
+        int j = 0;
+        for (; j + 4 <= n; j += 4) max4 = wasm_f32x4_pmax(max4, wasm_v128_load(s_r + j));
+        max4 = wasm_f32x4_pmax(max4, wasm_i32x4_shuffle(max4, max4, 2, 3, 0, 1));
+        max4 = wasm_f32x4_pmax(max4, wasm_i32x4_shuffle(max4, max4, 1, 0, 3, 2));
+        float m_new = wasm_f32x4_extract_lane(max4, 0);
+        for (; j < n; j++) m_new = s_r[j] > m_new ? s_r[j] : m_new;
+        if (m_new == -INFINITY) { /* nothing allowed yet: keep l = 0, acc = 0 */
+            for (j = 0; j < n; j++) s_r[j] = 0.0f;
+            factor[r] = 1.0f;
+            sum[r] = 0.0f;
+            continue;
+        }
+        /* 2. exp and sum */
+        const v128_t m_v = wasm_f32x4_splat(m_new);
+        v128_t sum4 = wasm_f32x4_splat(0.0f);
+        for (j = 0; j + 4 <= n; j += 4) {
+            const v128_t e = exp_nonpositive_f32x4(wasm_f32x4_sub(wasm_v128_load(s_r + j), m_v));
+            wasm_v128_store(s_r + j, e);
+            sum4 = wasm_f32x4_add(sum4, e);
+        }
+        float tile_sum = (wasm_f32x4_extract_lane(sum4, 0) + wasm_f32x4_extract_lane(sum4, 1)) +
+                         (wasm_f32x4_extract_lane(sum4, 2) + wasm_f32x4_extract_lane(sum4, 3));
+        for (; j < n; j++) tile_sum += (s_r[j] = expf(s_r[j] - m_new));
+        /* 3. the rescale of the old running values */
+        factor[r] = expf(m[r] - m_new);
+        sum[r] = tile_sum;
+        m[r] = m_new;
+    }
+}
+
+/* acc (rows, n) <- acc * factor[r] + x (rows, n), four lanes at a time. */
+static void rescale_add_simd(float *acc, const float *x, const float *factor, int rows, int n) {
+    for (int r = 0; r < rows; r++) {
+        float *a = acc + (long)r * n;
+        const float *x_r = x + (long)r * n;
+        const v128_t f = wasm_f32x4_splat(factor[r]);
+        int c = 0;
+        for (; c + 4 <= n; c += 4)
+            wasm_v128_store(a + c, wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(a + c), f), wasm_v128_load(x_r + c)));
+        for (; c < n; c++) a[c] = a[c] * factor[r] + x_r[c];
+    }
+}
+#endif
+
+void attn_softmax_tile_online(float *s, float *m, float *factor, float *sum, int ld, int rows, int n) {
+#if ATTN_SIMD
+    softmax_tile_online_simd(s, m, factor, sum, ld, rows, n);
+#else
+    softmax_tile_online_scalar(s, m, factor, sum, ld, rows, n);
+#endif
+}
+
+void attn_rescale_add(float *acc, const float *x, const float *factor, int rows, int n) {
+#if ATTN_SIMD
+    rescale_add_simd(acc, x, factor, rows, n);
+#else
+    rescale_add_scalar(acc, x, factor, rows, n);
+#endif
+}
+
+/* ======================================================================== */
+/* Finiteness of a row                                                       */
+/* ======================================================================== */
+
+/* x (n): 1 when every entry is finite. */
+SCALAR_PATH int all_finite_scalar(const float *x, int n) {
+    float zero = 0.0f;
+    for (int j = 0; j < n; j++) zero += x[j] * 0.0f;
+    return zero == 0.0f;
+}
+
+#if ATTN_SIMD
+/* The same sum, four lanes at a time. */
+static int all_finite_simd(const float *x, int n) {
+    v128_t zero4 = wasm_f32x4_splat(0.0f);
+    const v128_t z = wasm_f32x4_splat(0.0f);
+    int j = 0;
+    for (; j + 4 <= n; j += 4) zero4 = wasm_f32x4_add(zero4, wasm_f32x4_mul(wasm_v128_load(x + j), z));
+    float zero = (wasm_f32x4_extract_lane(zero4, 0) + wasm_f32x4_extract_lane(zero4, 1)) +
+                 (wasm_f32x4_extract_lane(zero4, 2) + wasm_f32x4_extract_lane(zero4, 3));
+    for (; j < n; j++) zero += x[j] * 0.0f;
+    return zero == 0.0f;
+}
+#endif
+
+int attn_all_finite(const float *x, int n) {
+#if ATTN_SIMD
+    return all_finite_simd(x, n);
+#else
+    return all_finite_scalar(x, n);
+#endif
+}

@@ -31,6 +31,23 @@ void attn_pack_strips(float *dst, const float *src, int rows, int cols);
 void attn_gemm_packed(float *c, int ldc, const float *a, int lda, const float *packed,
                       int M, int N, int K, float alpha);
 
+/* One key tile of the online softmax, for `rows` query rows.
+ * s (rows, n), row stride ld: the tile's masked scores, in place <- exp(s - m_new);
+ * m (rows): running max, updated to m_new = max(m, max of the tile);
+ * factor (rows) <- exp(m_old - m_new), the rescale of what was summed before;
+ * sum (rows) <- the sum of the tile's exp values.
+ * A row with only -INFINITY so far keeps m = -INFINITY, gets factor 1,
+ * sum 0 and a tile of zeros (never NaN). */
+void attn_softmax_tile_online(float *s, float *m, float *factor, float *sum, int ld, int rows, int n);
+
+/* acc (rows, n) <- acc * factor[r] + x (rows, n), row by row; both rows
+ * contiguous (stride n). */
+void attn_rescale_add(float *acc, const float *x, const float *factor, int rows, int n);
+
+/* Whether every entry of x (n) is finite: x * 0 is 0 for a finite x and NaN
+ * for NaN or +-Infinity, so one sum of x * 0 answers for the whole row. */
+int attn_all_finite(const float *x, int n);
+
 #endif
 
 /* ------------------------------------------------------------------------ */

@@ -14,9 +14,9 @@
  * [-1/sqrt(C), 1/sqrt(C)), the bound nn.Linear uses by default, drawn from the
  * seed in the order q, k, v, out; for each, the weight row by row, then the bias.
  *
- * RoPE uses the split-halves pairing (as GPT-NeoX and Llama code do): in a
- * head of width D, entry d < D/2 is rotated together with entry d + D/2 by
- * the angle pos * ATTN_ROPE_BASE^(-2d/D).
+ * RoPE (rope.c) uses the split-halves pairing: in a head of width D, entry
+ * d < D/2 is rotated together with entry d + D/2 by the angle
+ * pos * ATTN_ROPE_BASE^(-2d/D).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -24,9 +24,6 @@
 
 #include "attention.h"
 #include "kernels.h"
-
-/* The base of RoPE's angles, as in the original RoPE paper and Llama. */
-#define ATTN_ROPE_BASE 10000.0
 
 typedef struct mha_saved mha_saved;
 
@@ -183,27 +180,6 @@ static mha_plan make_mha_plan(int bug) {
     return p;
 }
 
-/* x (BH, T, D) <- RoPE at positions first_pos + t, split-halves pairing;
- * direction -1 rotates back by the same angles (the inverse, which is also
- * the transpose: RoPE's backward). first_pos is a double so that offset +
- * cache length cannot wrap around. */
-static void apply_rope(float *x, int BH, int T, int D, double first_pos, int direction) {
-    const int half = D / 2;
-    for (int t = 0; t < T; t++) {
-        const double pos = first_pos + t;
-        for (int d = 0; d < half; d++) {
-            const double angle = pos * pow(ATTN_ROPE_BASE, -2.0 * d / D);
-            const float c = (float)cos(angle), s = (float)(direction * sin(angle));
-            for (int bh = 0; bh < BH; bh++) {
-                float *row = x + ((long)bh * T + t) * D;
-                const float x1 = row[d], x2 = row[d + half];
-                row[d] = x1 * c - x2 * s;
-                row[d + half] = x2 * c + x1 * s;
-            }
-        }
-    }
-}
-
 /* full (B, H, Tp + Tn, D) <- past (B, H, Tp, D) then new (B, H, Tn, D). */
 static void concat_time(float *full, const float *past, const float *fresh, int BH, int Tp, int Tn, int D) {
     for (int bh = 0; bh < BH; bh++) {
@@ -316,8 +292,8 @@ int attn_mha_forward(float *out, float *probs, attn_mha *m,
 
     /* 3. rope */
     if (m->rope) {
-        apply_rope(q_heads, B * H, Tq, D, mv->q_offset, 1);
-        apply_rope(k_new, B * H, Tkn, D, (double)mv->k_offset + Tp, 1);
+        attn_rope_rotate(q_heads, NULL, mv->q_offset, B * H, Tq, D, ATTN_ROPE_BASE, 1);
+        attn_rope_rotate(k_new, NULL, (double)mv->k_offset + Tp, B * H, Tkn, D, ATTN_ROPE_BASE, 1);
     }
     if ((status = check_heads_overflow("the query projection", q_heads, B, H, Tq, D)) ||
         (status = check_heads_overflow("the key projection", k_new, B, H, Tkn, D)) ||
@@ -539,8 +515,8 @@ int attn_mha_backward(attn_mha *m, float *dquery, float *dkv, float *dweight, fl
 
     /* 3. rope, backward: rotate back */
     if (m->rope) {
-        apply_rope(dq_heads, B * H, Tq, D, sv->q_pos, -1);
-        apply_rope(dk_heads, B * H, Tk, D, sv->k_pos, -1);
+        attn_rope_rotate(dq_heads, NULL, sv->q_pos, B * H, Tq, D, ATTN_ROPE_BASE, -1);
+        attn_rope_rotate(dk_heads, NULL, sv->k_pos, B * H, Tk, D, ATTN_ROPE_BASE, -1);
     }
 
     /* 2. split heads, backward */

@@ -6,13 +6,24 @@
 
 #include "attention.h"
 
-/* r <- a state made from seed. */
-void attn_rng_seed(attn_rng *r, uint32_t seed) {
-    uint64_t z = (uint64_t)seed + 0x9E3779B97F4A7C15ull;
+/* splitmix64's mixing step: 64 well-spread bits from any x. */
+static uint64_t mix64(uint64_t x) {
+    uint64_t z = x + 0x9E3779B97F4A7C15ull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    r->s = (z ^ (z >> 31)) | 1u; /* never zero */
+    return z ^ (z >> 31);
+}
+
+/* r <- a state made from seed. */
+void attn_rng_seed(attn_rng *r, uint32_t seed) {
+    r->s = mix64(seed) | 1u; /* never zero */
     r->has_spare = 0;
+}
+
+/* In [0, 1): the number at position `counter` of the stream of `seed`. It
+ * depends on nothing else, so any entry can be drawn in any order. */
+float attn_hash_uniform(uint32_t seed, uint64_t counter) {
+    return (float)(mix64(mix64(seed) ^ counter) >> 40) * (1.0f / 16777216.0f);
 }
 
 /* The next 64 random bits. */

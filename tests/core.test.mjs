@@ -4,7 +4,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadAttention, causalMask, paddingMask } from '../web/attention.js';
 import { rng, randomTensor, sdpaReference, maskAt } from './helpers/reference.mjs';
-import { assertClose } from './helpers/compare.mjs';
+import { assertClose, largestMagnitude } from './helpers/compare.mjs';
 
 const near = (got, want, decimals, label) => {
   got = Array.from(got);
@@ -155,7 +155,9 @@ for (const simd of [true, false]) {
           const e = assertClose(data, want, { shape, label: `${label} ${name}`, atol: 2e-5, rtol: 2e-5 });
           if (e.max > worst.max) worst = e;
         }
-        assert.deepEqual(fast.output.data, got.output.data, `${label}: the no-weights path gives the same bits`);
+        // Without weights the tiled path runs: the same numbers to 1e-6 relative.
+        assertClose(fast.output.data, got.output.data, { shape: got.output.shape, label: `${label}: tiled (no weights) vs standard`,
+          atol: 1e-6 * Math.max(1, largestMagnitude(got.output.data)) });
         assert.deepEqual(Object.keys(fast), ['output']);
         // Invariants: rows sum to 1, blocked weights are exactly 0.
         const n = Tq * Tk;

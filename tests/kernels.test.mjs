@@ -160,3 +160,50 @@ test('SIMD softmax backward agrees with the scalar one; p = 0 gives dx = 0; in p
   }
   assert.deepEqual(problems, [], problems.join('\n'));
 });
+
+test('SIMD online-softmax tile, rescale-add and finiteness agree with the scalar ones at every tail', () => {
+  const next = rng(13);
+  const problems = [];
+  for (let n = 1; n <= 17; n++) {
+    const rows = 3;
+    // row 0: new max above the running one; row 1: all -Infinity (nothing yet); row 2: below the running max
+    const s = Float32Array.from({ length: rows * n }, (_, i) => (Math.floor(i / n) === 1 ? -Infinity : 8 * next() - 4));
+    const m = Float32Array.from([-1, -Infinity, 50]);
+    const run = (k) => {
+      const [ps, pm, pf, psum] = lay(k, [s, m, new Float32Array(rows), new Float32Array(rows)]);
+      k.e.kt_softmax_tile_online(ps, pm, pf, psum, rows, n);
+      const h = k.heap();
+      return Float32Array.from([...h.slice(0, rows * n), ...h.slice(rows * n, rows * n + 3 * rows)]);
+    };
+    const a = run(simd);
+    const b = run(scalar);
+    // the empty row's m stays -Infinity on both sides (checked below); compare the rest
+    const finitePart = (t) => t.map((x) => (x === -Infinity ? 0 : x));
+    const bad = mismatches(finitePart(a), finitePart(b), 2e-6, `softmax tile n=${n}`);
+    if (!Object.is(b[rows * n + 1], -Infinity)) problems.push(`n=${n}: scalar m of the empty row is ${b[rows * n + 1]}`);
+    if (bad) problems.push(bad);
+    const [mRow1, fRow1, sumRow1] = [a[rows * n + 1], a[rows * n + rows + 1], a[rows * n + 2 * rows + 1]];
+    if (mRow1 !== -Infinity || fRow1 !== 1 || sumRow1 !== 0) problems.push(`n=${n}: an all -Infinity row gives m ${mRow1}, factor ${fRow1}, sum ${sumRow1}`);
+    if (!a.every((x) => !Number.isNaN(x))) problems.push(`n=${n}: NaN in the tile`);
+
+    const acc = Float32Array.from({ length: rows * n }, () => 2 * next() - 1);
+    const x = Float32Array.from({ length: rows * n }, () => 2 * next() - 1);
+    const factor = Float32Array.from([0.5, 1, 0]);
+    const runAdd = (k) => {
+      const [pa, px, pf] = lay(k, [acc, x, factor]);
+      k.e.kt_rescale_add(pa, px, pf, rows, n);
+      return k.heap().slice(0, rows * n);
+    };
+    const badAdd = mismatches(runAdd(simd), runAdd(scalar), 0, `rescale_add n=${n}`);
+    if (badAdd) problems.push(badAdd);
+
+    for (const special of [NaN, Infinity, -Infinity, null]) for (let at = 0; at < n; at++) {
+      const row = Float32Array.from({ length: n }, () => 1e30 * (2 * next() - 1));
+      if (special !== null) row[at] = special;
+      const finite = (k) => k.e.kt_all_finite(lay(k, [row])[0], n);
+      const want = special === null ? 1 : 0;
+      if (finite(simd) !== want || finite(scalar) !== want) problems.push(`all_finite n=${n} ${special} at ${at}: simd ${finite(simd)} scalar ${finite(scalar)}`);
+    }
+  }
+  assert.deepEqual(problems, [], problems.join('\n'));
+});

@@ -13,7 +13,7 @@ test('the README has JS examples', () => assert.ok(blocks.length >= 2, `found ${
 
 test('the README API and multi-head examples run together without error', () => {
   // The multi-head example uses `lab` from the first one, as a reader would.
-  const api = blocks.filter((b) => b.includes('loadAttention') || b.includes('createMultiHeadAttention') || b.includes('createTrainer'));
+  const api = blocks.filter((b) => /loadAttention|createMultiHeadAttention|createTrainer|sdpaTiled/.test(b));
   const script = api.join('\n{\n') + '\n}'.repeat(api.length - 1);
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
   assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
@@ -21,4 +21,6 @@ test('the README API and multi-head examples run together without error', () => 
   assert.match(run.stdout, /true ALL_MASKED_ROW/);
   assert.match(run.stdout, /\[ 2, 5, 32 \] \[ 2, 4, 5, 5 \]/);
   assert.match(run.stdout, /150 1\ntrue/);
+  assert.match(run.stdout, /^3 Float32Array/m);
+  assert.match(run.stdout, /^true$/m);
 });

@@ -30,7 +30,7 @@ export type BugName =
   | 'softmax-over-queries' | 'mask-after-softmax' | 'mask-output' | 'no-causal-mask'
   | 'causal-upper' | 'inverted-mask' | 'padding-on-queries' | 'no-scale' | 'scale-by-dk'
   | 'heads-without-transpose' | 'merge-without-transpose' | 'no-all-masked-guard'
-  | 'softmax-backward-no-rowsum' | 'grad-through-blocked';
+  | 'softmax-backward-no-rowsum' | 'grad-through-blocked' | 'no-rescale';
 /** Bug names in the core's enum order; index 0 (no bug) is null. */
 export const BUGS: readonly (BugName | null)[];
 
@@ -41,10 +41,15 @@ export interface SdpaOptions {
   causal?: boolean;
   /** Defaults to 1/sqrt(dk). */
   scale?: number;
-  /** false: return only the output, without building (Tq, Tk) matrices. */
+  /** false: return only the output, without building (Tq, Tk) matrices
+   * (the tiled online-softmax path when no bug is on). */
   needWeights?: boolean;
   /** A break-it bug to switch on in the core. */
   bug?: BugName | null;
+  /** Inverted dropout on the weights after the softmax, 0 <= p < 1. */
+  dropout?: number;
+  /** Seed of the dropout mask (default 0); only with dropout. */
+  seed?: number;
 }
 
 export interface SdpaBackwardOptions {
@@ -102,6 +107,39 @@ export interface SdpaResult {
   scores: Tensor;
   /** Computed by the core on first read. */
   readonly stats: AttentionStats;
+  /** (batch…, Tq, Tk) with dropout: 1 kept, 0 dropped */
+  dropoutMask?: MaskTensor;
+}
+
+export interface SdpaTiledOptions {
+  mask?: MaskLike | null;
+  causal?: boolean;
+  scale?: number;
+  /** Keys per tile; default 128. */
+  blockKeys?: number;
+  /** Return the running values after each tile (at most 65536 (row, tile) pairs). */
+  trace?: boolean;
+  /** Only 'no-rescale': drop the exp(m_old - m_new) factor. */
+  bug?: 'no-rescale' | null;
+}
+
+export interface TiledTrace {
+  /** (batch…, Tq, tiles): running max m after each tile */
+  max: Tensor;
+  /** (batch…, Tq, tiles): running sum l */
+  sum: Tensor;
+  /** (batch…, Tq, tiles): exp(m_old - m_new) applied at that tile */
+  rescale: Tensor;
+  /** (batch…, Tq, tiles, dv): the unnormalised output; output = accumulator / l at the last tile */
+  accumulator: Tensor;
+}
+
+export interface SdpaTiledResult {
+  /** (batch…, Tq, dv) */
+  output: Tensor;
+  /** number of key tiles */
+  tiles: number;
+  trace?: TiledTrace;
 }
 
 export interface MultiHeadOptions {
@@ -235,7 +273,7 @@ export const TRAIN_DEFAULTS: Readonly<Record<TrainTask, Readonly<{
 export interface Lab {
   /** Whether the SIMD128 build runs. */
   readonly simd: boolean;
-  sdpa(q: TensorLike, k: TensorLike, v: TensorLike, options: SdpaOptions & { needWeights: false }): { output: Tensor };
+  sdpa(q: TensorLike, k: TensorLike, v: TensorLike, options: SdpaOptions & { needWeights: false }): { output: Tensor; dropoutMask?: MaskTensor };
   sdpa(q: TensorLike, k: TensorLike, v: TensorLike, options?: SdpaOptions): SdpaResult;
   /** The backward of sdpa for dOutput = dL/doutput (batch…, Tq, dv). */
   sdpaBackward(q: TensorLike, k: TensorLike, v: TensorLike, dOutput: TensorLike,
@@ -248,6 +286,11 @@ export interface Lab {
   /** Central difference of ½‖sdpa(q, k, v) − target‖² along entry `at` (flat) of q, from the core. */
   sdpaLossSlope(q: TensorLike, k: TensorLike, v: TensorLike, target: TensorLike,
     options?: { at?: number; eps?: number; mask?: TensorLike | null; causal?: boolean; scale?: number }): number;
+  /** The tiled online-softmax path: O(T·d) memory, no weights. */
+  sdpaTiled(q: TensorLike, k: TensorLike, v: TensorLike, options?: SdpaTiledOptions): SdpaTiledResult;
+  /** RoPE on x (…, T, d), d even, split-halves pairing as the multi-head module;
+   * positions: T numbers or the first position (default 0); base default 10000. */
+  applyRope(x: TensorLike, options?: { positions?: number | ArrayLike<number>; base?: number }): Tensor;
   /** 1 where the rule allows the pair, for the scores shape (batch…, Tq, Tk) with 0 to 2 batch dims. */
   allowedPairs(shape: readonly number[], options?: VisibilityOptions): MaskTensor;
   /** The core's observability numbers for weights (batch…, Tq, Tk) under a rule. */
@@ -263,6 +306,8 @@ export interface Lab {
   };
   /** Size of the core's linear memory in bytes. */
   memoryBytes(): number;
+  /** Bytes the last call needed: its tensors in the workspace plus the core's peak scratch. */
+  lastCallBytes(): number;
 }
 
 /** Load the core; calls with the same `simd` share one module and instance. */

@@ -62,7 +62,7 @@ const fail = (code, message) => { throw new AttentionError(code, message); };
 export const BUGS = Object.freeze([null, 'softmax-over-queries', 'mask-after-softmax', 'mask-output',
   'no-causal-mask', 'causal-upper', 'inverted-mask', 'padding-on-queries', 'no-scale',
   'scale-by-dk', 'heads-without-transpose', 'merge-without-transpose', 'no-all-masked-guard',
-  'softmax-backward-no-rowsum', 'grad-through-blocked']);
+  'softmax-backward-no-rowsum', 'grad-through-blocked', 'no-rescale']);
 const MHA_ONLY_BUGS = new Set(['heads-without-transpose', 'merge-without-transpose']);
 
 function bugIndex(bug, { mha }) {
@@ -70,6 +70,9 @@ function bugIndex(bug, { mha }) {
   const index = BUGS.indexOf(bug);
   if (typeof bug !== 'string' || index < 1) {
     fail('BAD_ARGUMENT', `unknown bug ${JSON.stringify(String(bug))}; known bugs: ${BUGS.slice(1).join(', ')}`);
+  }
+  if (mha && bug === 'no-rescale') {
+    fail('BAD_ARGUMENT', 'bug "no-rescale" is about the tiled path: use it with lab.sdpaTiled, not mha.forward');
   }
   if (!mha && MHA_ONLY_BUGS.has(bug)) {
     fail('BAD_ARGUMENT', `bug "${bug}" is about splitting heads: use it with mha.forward, not lab.sdpa`);
@@ -297,6 +300,7 @@ class Layout {
   commit() {
     const base = this.lab.exports.attn_workspace(this.total);
     if (!base) this.lab.throwLastError();
+    this.lab.lastLayoutBytes = this.total;
     this.base = base;
     this.heap = this.lab.heap(); // valid until the next call into the core
     return this;
@@ -362,6 +366,7 @@ function putVisibility(layout, rule) {
 const VISIBILITY_WORDS = 8; // attn_visibility
 const DIMS_WORDS = 6; // attn_dims
 const KV_CACHE_WORDS = 7; // attn_kv_cache
+const DROPOUT_WORDS = 3; // attn_dropout
 const MHA_VISIBILITY_WORDS = 10; // attn_mha_visibility
 
 /** Ranges of the lesson demos (c_src/lesson.c refuses the same). */
@@ -401,6 +406,10 @@ function checkRank(t, name) {
   }
 }
 const RULE_OPTIONS = ['mask', 'keyPaddingMask', 'causal', 'causalOffset'];
+const SDPA_FORWARD_OPTIONS = [...SDPA_OPTIONS, 'dropout', 'seed'];
+const SDPA_TILED_OPTIONS = ['mask', 'causal', 'scale', 'blockKeys', 'trace', 'bug'];
+
+
 const OBSERVE_OPTIONS = ['scores', ...RULE_OPTIONS];
 
 /**
@@ -465,6 +474,13 @@ class Lab {
   /** Current size of the core's linear memory, in bytes. */
   memoryBytes() { return this.exports.memory.buffer.byteLength; }
 
+  /**
+   * The memory the last call needed, in bytes, as the core counts it: its
+   * tensors in the workspace (inputs, outputs, weights when kept) plus the
+   * most scratch the core held at once during the call.
+   */
+  lastCallBytes() { return (this.lastLayoutBytes ?? 0) + this.exports.attn_scratch_peak_bytes(); }
+
   /** Throw the core's last error as an AttentionError. */
   throwLastError() {
     const { exports } = this;
@@ -489,21 +505,127 @@ class Lab {
    *   scale: defaults to 1/sqrt(dk);
    *   needWeights: false returns only { output } and never builds the
    *     (Tq, Tk) matrices;
-   *   bug: a break-it bug name (see BUGS), for the lab's exercises.
-   * @returns {{ output, weights?, scores?, stats? }} output (batch…, Tq, dv),
+   *   bug: a break-it bug name (see BUGS), for the lab's exercises;
+   *   dropout: p, 0 <= p < 1: inverted dropout on the weights after the
+   *     softmax (kept weights times 1/(1 − p)), drawn from `seed` (default
+   *     0); weights are then the dropped-out ones, the ones that multiply v.
+   *   Without weights and without a bug or dropout, the tiled online-softmax
+   *   path runs (see sdpaTiled).
+   * @returns {{ output, weights?, scores?, stats?, dropoutMask? }} output (batch…, Tq, dv),
    *   weights (batch…, Tq, Tk), scores: the scaled logits before masking,
    *   stats (computed by the core when first read): { maxAbsScore,
    *   maskedFraction, maxRowSumError, maxForbiddenWeight, worstRowSumAt,
-   *   maxForbiddenAt }.
+   *   maxForbiddenAt }, dropoutMask (batch…, Tq, Tk) Uint8 with dropout:
+   *   1 kept, 0 dropped.
    */
   sdpa(q, k, v, options) {
-    const { Q, K, V, batch, B, H, Tq, Tk, dk, dv, keep, s, bugId, rule } = sdpaArguments(q, k, v, options, SDPA_OPTIONS, 'sdpa');
+    const call = sdpaArguments(q, k, v, options, SDPA_FORWARD_OPTIONS, 'sdpa');
+    const { batch, B, H, Tq, Tk, dv, keep, s, bugId, rule } = call;
+    const { bug, dropout, seed } = options ?? {};
+    if (keep && bug === 'no-rescale') {
+      fail('BAD_ARGUMENT', 'bug "no-rescale" is in the tiled path, which keeps no weights: use lab.sdpaTiled or needWeights: false');
+    }
+    if (dropout !== undefined && (typeof dropout !== 'number' || !(dropout >= 0 && dropout < 1))) {
+      fail('BAD_ARGUMENT', `dropout must be a number at least 0 and below 1 (got ${typeof dropout === 'string' ? JSON.stringify(dropout) : String(dropout)})`);
+    }
+    if (seed !== undefined && dropout === undefined) fail('BAD_ARGUMENT', 'seed is the seed of dropout: give dropout too');
+    const dropSeed = checkInteger(seed, 'seed', 0, { max: 2 ** 32 - 1 });
+    const drop = dropout !== undefined;
     const nOut = B * H * Tq * dv;
     const nW = B * H * Tq * Tk;
+    const layout = this.#sdpaLayout(call, nOut, (l) => {
+      if (keep) l.add('weights', 4 * nW).add('scores', 4 * nW);
+      if (drop) l.add('dropout', 4 * DROPOUT_WORDS).add('keep', nW);
+      return l;
+    });
+    if (drop) {
+      layout.words('dropout', 0, dropSeed >>> 0 | 0, layout.ptr('keep'));
+      new Float32Array(this.exports.memory.buffer, layout.ptr('dropout'), 1)[0] = dropout;
+    }
+
+    this.check(this.exports.attn_sdpa_dropout(layout.ptr('out'), layout.ptr('weights'), layout.ptr('scores'),
+      layout.ptr('q'), layout.ptr('k'), layout.ptr('v'), layout.ptr('vis'), layout.ptr('dims'), s,
+      layout.ptr('dropout'), bugId));
+
+    const output = { data: layout.get('out', nOut), shape: [...batch, Tq, dv] };
+    const wShape = [...batch, Tq, Tk];
+    const dropoutMask = drop ? { data: layout.getU8('keep', nW), shape: wShape.slice() } : undefined;
+    if (!keep) return drop ? { output, dropoutMask } : { output };
+    const weights = { data: layout.get('weights', nW), shape: wShape };
+    const scores = { data: layout.get('scores', nW), shape: wShape.slice() };
+    const lab = this;
+    let stats;
+    const result = {
+      output, weights, scores,
+      get stats() {
+        stats ??= lab.#observeRule(weights.data, scores.data, [B, H, Tq, Tk], rule);
+        return stats;
+      },
+    };
+    if (drop) result.dropoutMask = dropoutMask;
+    return result;
+  }
+
+  /**
+   * The tiled online-softmax path (FlashAttention's recurrence), which
+   * lab.sdpa runs itself when it keeps no weights and no bug is on.
+   * @param q (batch…, Tq, dk), k (batch…, Tk, dk), v (batch…, Tk, dv)
+   * @param [options] mask, causal, scale as in sdpa; blockKeys: keys per
+   *   tile (default 128); trace: true to return the running values after
+   *   each tile (at most 65536 (row, tile) pairs); bug: 'no-rescale'.
+   * @returns {{ output, tiles, trace? }} output (batch…, Tq, dv); tiles: the
+   *   number of key tiles; trace: { max, sum, rescale } each
+   *   (batch…, Tq, tiles) and accumulator (batch…, Tq, tiles, dv), the
+   *   running m, l, exp(m_old − m_new) and the unnormalised output.
+   */
+  sdpaTiled(q, k, v, options) {
+    const call = sdpaArguments(q, k, v, options, SDPA_TILED_OPTIONS, 'sdpaTiled');
+    const { batch, B, H, Tq, Tk, dv, s, bugId } = call;
+    const { blockKeys, trace, bug } = options ?? {};
+    const bk = checkInteger(blockKeys, 'blockKeys', 128, { min: 1 });
+    const wantTrace = checkBoolean(trace, 'trace', false);
+    if (bugId !== 0 && bug !== 'no-rescale') fail('BAD_ARGUMENT', `the tiled path knows only the bug "no-rescale" (got "${bug}")`);
+    const tiles = Math.ceil(Tk / Math.min(bk, Tk));
+    const pairs = B * H * Tq * tiles;
+    if (wantTrace && pairs > 65536) {
+      fail('TOO_LARGE', `trace is for small sizes: ${pairs} (query row, key tile) pairs, at most 65536; raise blockKeys or shrink T`);
+    }
+    const nOut = B * H * Tq * dv;
+    const nTrace = pairs * (3 + dv);
+    const layout = this.#sdpaLayout(call, nOut, (l) => (wantTrace ? l.add('trace', 4 * nTrace) : l));
+    this.check(this.exports.attn_sdpa_tiled(layout.ptr('out'), layout.ptr('trace'),
+      layout.ptr('q'), layout.ptr('k'), layout.ptr('v'), layout.ptr('vis'), layout.ptr('dims'), s, bk, bugId));
+    const result = { output: { data: layout.get('out', nOut), shape: [...batch, Tq, dv] }, tiles };
+    if (!wantTrace) return result;
+    const raw = layout.get('trace', nTrace);
+    const rowShape = [...batch, Tq, tiles];
+    const [max, sum, rescale] = [0, 1, 2].map(() => new Float32Array(pairs));
+    const accumulator = new Float32Array(pairs * dv);
+    for (let p = 0; p < pairs; p++) {
+      const at = p * (3 + dv);
+      max[p] = raw[at];
+      sum[p] = raw[at + 1];
+      rescale[p] = raw[at + 2];
+      accumulator.set(raw.subarray(at + 3, at + 3 + dv), p * dv);
+    }
+    result.trace = {
+      max: { data: max, shape: rowShape },
+      sum: { data: sum, shape: rowShape.slice() },
+      rescale: { data: rescale, shape: rowShape.slice() },
+      accumulator: { data: accumulator, shape: [...rowShape, dv] },
+    };
+    return result;
+  }
+
+  /**
+   * Lay out one SDPA call: q, k, v, out, dims and the visibility rule, plus
+   * what `extra(layout)` adds; commits and copies the inputs in.
+   */
+  #sdpaLayout({ Q, K, V, B, H, Tq, Tk, dk, dv, rule }, nOut, extra) {
     const layout = new Layout(this)
       .add('q', 4 * Q.data.length).add('k', 4 * K.data.length).add('v', 4 * V.data.length)
       .add('out', 4 * nOut).add('dims', 4 * DIMS_WORDS);
-    if (keep) layout.add('weights', 4 * nW).add('scores', 4 * nW);
+    extra(layout);
     addVisibility(layout, rule);
     layout.commit();
     layout.put('q', Q.data);
@@ -511,24 +633,7 @@ class Lab {
     layout.put('v', V.data);
     putVisibility(layout, rule);
     layout.words('dims', B, H, Tq, Tk, dk, dv);
-
-    this.check(this.exports.attn_sdpa(layout.ptr('out'), layout.ptr('weights'), layout.ptr('scores'),
-      layout.ptr('q'), layout.ptr('k'), layout.ptr('v'), layout.ptr('vis'), layout.ptr('dims'), s, bugId));
-
-    const output = { data: layout.get('out', nOut), shape: [...batch, Tq, dv] };
-    if (!keep) return { output };
-    const wShape = [...batch, Tq, Tk];
-    const weights = { data: layout.get('weights', nW), shape: wShape };
-    const scores = { data: layout.get('scores', nW), shape: wShape.slice() };
-    const lab = this;
-    let stats;
-    return {
-      output, weights, scores,
-      get stats() {
-        stats ??= lab.#observeRule(weights.data, scores.data, [B, H, Tq, Tk], rule);
-        return stats;
-      },
-    };
+    return layout;
   }
 
   /**
@@ -633,6 +738,42 @@ class Lab {
       worstRowSumAt: where[0] < 0 ? null : where.slice(0, 3),
       maxForbiddenAt: where[3] < 0 ? null : where.slice(3, 7),
     };
+  }
+
+  /**
+   * Rotary position embeddings, as the multi-head module applies them:
+   * split-halves pairing, entry c < d/2 turns with entry c + d/2 by the
+   * angle position · base^(−2c/d).
+   * @param x (…, T, d), d even
+   * @param [options] positions: T numbers, or one number p (positions
+   *   p, p + 1, …); default 0, 1, …, T − 1. base: default 10000.
+   * @returns {{ data: Float32Array, shape: number[] }} x rotated, same shape
+   */
+  applyRope(x, options) {
+    const { positions, base } = checkOptions(options, ['positions', 'base'], 'applyRope');
+    const X = toTensor(x, 'x');
+    if (X.shape.length < 2) fail('BAD_ARGUMENT', `x must have at least 2 dims (…, T, d); got shape ${describe(X.shape)}`);
+    const [T, d] = X.shape.slice(-2);
+    if (d % 2 !== 0) fail('BAD_ARGUMENT', `RoPE pairs entries, so the last dim d must be even (got ${d})`);
+    if (base !== undefined && (typeof base !== 'number' || !Number.isFinite(base) || base <= 0)) {
+      fail('BAD_ARGUMENT', `base must be a positive finite number (got ${String(base)})`);
+    }
+    const pos = new Float64Array(T);
+    if (positions === undefined || typeof positions === 'number') {
+      const first = positions ?? 0;
+      if (!Number.isFinite(first)) fail('NON_FINITE_INPUT', `positions must be finite (got ${first})`);
+      for (let t = 0; t < T; t++) pos[t] = first + t;
+    } else {
+      const P = toTensor(positions, 'positions');
+      if (P.shape.length !== 1 || P.shape[0] !== T) fail('SHAPE_MISMATCH', `positions must hold T = ${T} numbers; got shape ${describe(P.shape)}`);
+      pos.set(Array.from(positions.data ?? positions));
+    }
+    const n = X.data.length;
+    const layout = new Layout(this).add('x', 4 * n).add('pos', 8 * T).commit();
+    layout.put('x', X.data);
+    new Float64Array(this.exports.memory.buffer, layout.ptr('pos'), T).set(pos);
+    this.check(this.exports.attn_rope(layout.ptr('x'), layout.ptr('pos'), n / (T * d), T, d, base ?? 10000));
+    return { data: layout.get('x', n), shape: X.shape.slice() };
   }
 
   /**

@@ -26,6 +26,9 @@
  *   { kind: 'sdpa', inputs: { q, k, v }, options: { causal?, mask? }, bug }
  *     q, k, v nested arrays (T, d); mask an allowed mask broadcastable to
  *     (Tq, Tk).
+ *   { kind: 'tiled', inputs: { q, k, v }, options: { causal?, mask?, blockKeys }, bug }
+ *     the same run through the tiled online-softmax path (lab.sdpaTiled);
+ *     its weights are its output for v = identity.
  *   { kind: 'mha', module: { dModel, numHeads, seed, bias? }, inputs: { x },
  *     options: { causal?, attentionMask?, keyPaddingMask? }, bug }
  *     x nested array (T, dModel): one sequence, self-attention;
@@ -93,6 +96,17 @@ export function runExercise(lab, exercise, { bug = exercise.bug, inputs = exerci
       } finally {
         module.free();
       }
+    }
+    if (exercise.kind === 'tiled') {
+      // The tiled path keeps no weights; its weights are what it makes of
+      // v = identity (row i of the output is then query i's weights).
+      const { blockKeys, ...plain } = options;
+      const Tk = inputs.k.length;
+      const identity = Array.from({ length: Tk }, (_, j) => Array.from({ length: Tk }, (__, c) => (c === j ? 1 : 0)));
+      const { output } = lab.sdpaTiled(inputs.q, inputs.k, inputs.v, options);
+      const weights = lab.sdpaTiled(inputs.q, inputs.k, identity, options).output;
+      const { scores } = lab.sdpa(inputs.q, inputs.k, inputs.v, { ...plain, bug: undefined });
+      return { output, weights, scores };
     }
     const { output, weights, scores } = lab.sdpa(inputs.q, inputs.k, inputs.v, options);
     const [rows, cols] = output.shape.slice(-2);
@@ -476,6 +490,7 @@ const CHECK_FUNCTIONS = {
   gradientMatchesFiniteDifference({ lab, exercise, run }) {
     const name = 'gradientMatchesFiniteDifference';
     if (isMha(exercise)) return skip(name, 'the multi-head exercises do not run the backward pass here');
+    if (exercise.kind === 'tiled') return skip(name, 'the tiled path has no backward pass here');
     if (run.refused) return skip(name, refusedReason(run));
     if (!run.output.data.every(Number.isFinite)) return skip(name, 'the output is not finite, so it has no slope');
     const [rows, cols] = run.output.shape.slice(-2);

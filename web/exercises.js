@@ -26,6 +26,7 @@ const ROW_3_EMPTY = [[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0], [1, 1, 1, 1]];
 const MODULE = Object.freeze({ dModel: 4, numHeads: 2, seed: 7, bias: true });
 
 const sdpa = (options) => ({ kind: 'sdpa', inputs: INPUTS, options });
+const tiled = (options) => ({ kind: 'tiled', inputs: INPUTS, options });
 const mha = (options) => ({ kind: 'mha', module: MODULE, inputs: { x: Q }, options });
 
 /** The exercises, in BUGS order. */
@@ -105,8 +106,8 @@ export const EXERCISES = Object.freeze([
     title: 'No 1/√dk',
     ...sdpa({}),
     setting: '4 tokens, no mask, dk = 4.',
-    mistake: 'scores = q @ k.T',
-    repair: 'scores = q @ k.T / sqrt(dk)',
+    mistake: 'scores = q @ k.transpose(-2, -1)',
+    repair: 'scores = q @ k.transpose(-2, -1) / sqrt(dk)',
     catchers: ['scoresScaled'],
     prompt: 'The weights still sum to 1 and nothing is blocked. Which check can tell?',
   },
@@ -115,8 +116,8 @@ export const EXERCISES = Object.freeze([
     title: 'Dividing by dk',
     ...sdpa({}),
     setting: '4 tokens, no mask, dk = 4.',
-    mistake: 'scores = q @ k.T / dk',
-    repair: 'scores = q @ k.T / sqrt(dk)',
+    mistake: 'scores = q @ k.transpose(-2, -1) / dk',
+    repair: 'scores = q @ k.transpose(-2, -1) / sqrt(dk)',
     catchers: ['scoresScaled'],
     prompt: 'The scores shrink by another √dk = 2. Which check notices?',
   },
@@ -171,6 +172,16 @@ export const EXERCISES = Object.freeze([
     repair: 'dv = weights.T @ dout; dscores[~allowed] = 0   # a blocked weight is a constant 0',
     catchers: ['gradientMatchesFiniteDifference'],
     prompt: 'Key 4 is in the past of query 4 only, yet it now gets gradient from every query. Which check notices?',
+  },
+  {
+    bug: 'no-rescale',
+    title: 'Online softmax without the rescale',
+    ...tiled({ blockKeys: 1 }),
+    setting: '4 tokens, no mask; the tiled path, one key per tile.',
+    mistake: 'l = l + p.sum(); acc = acc + p @ v_tile   # m grew, old terms kept their old max',
+    repair: 'f = exp(m_old - m_new); l = l * f + p.sum(); acc = acc * f + p @ v_tile',
+    catchers: ['matchesReference', 'permutationEquivariance'],
+    prompt: 'Rows still sum to 1, yet a key that arrives after a larger score counts for too much, so the order of the keys now matters. Which checks notice?',
   },
 ].map((exercise) => Object.freeze(exercise)));
 

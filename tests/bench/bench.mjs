@@ -34,7 +34,11 @@ const median = (xs) => {
 // async). Short calls are timed in batches of >= ~2 ms so the clock resolution
 // does not matter. Samples of the columns are interleaved (round-robin) so a
 // slow patch of a shared machine hits all columns alike.
-async function timeColumns(fns) {
+// clock 'cpu': this process's CPU time instead of the wall clock, for cells
+// where the machine is shared (ORT runs in this thread too, numThreads = 1).
+const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e3; };
+async function timeColumns(fns, { minSamples = MIN_SAMPLES, clock = 'wall' } = {}) {
+  const now = clock === 'cpu' ? cpuMs : () => performance.now();
   const plan = {};
   for (const [name, fn] of Object.entries(fns)) {
     // warm-up: at least 2 calls and 0.1 s (a single call if it is slow)
@@ -43,7 +47,7 @@ async function timeColumns(fns) {
     do { await fn(); calls++; } while ((calls < 2 || performance.now() - w0 < 100) && performance.now() - w0 < 300);
     const perCall = (performance.now() - w0) / 1e3 / calls;
     const batch = Math.max(1, Math.ceil(0.002 / perCall));
-    const samples = Math.min(MAX_SAMPLES, Math.max(MIN_SAMPLES, Math.round(TARGET_S / (perCall * batch))));
+    const samples = Math.min(MAX_SAMPLES, Math.max(minSamples, Math.round(TARGET_S / (perCall * batch))));
     plan[name] = { fn, batch, samples, times: [] };
   }
   for (let round = 0; Object.values(plan).some((p) => p.times.length < p.samples); round++) {
@@ -51,9 +55,9 @@ async function timeColumns(fns) {
       // spread each column's samples evenly over the rounds
       const due = Math.floor(((round + 1) * p.samples) / MAX_SAMPLES) > p.times.length || round >= MAX_SAMPLES;
       if (!due || p.times.length >= p.samples) continue;
-      const t0 = performance.now();
+      const t0 = now();
       for (let b = 0; b < p.batch; b++) await p.fn();
-      p.times.push((performance.now() - t0) / 1e3 / p.batch);
+      p.times.push((now() - t0) / 1e3 / p.batch);
     }
   }
   return Object.fromEntries(Object.entries(plan).map(([name, p]) => [name, median(p.times)]));
@@ -274,6 +278,132 @@ if (lab && typeof lab.simd.createMultiHeadAttention === 'function') {
   mhaLine = 'MHA: not available yet';
 }
 
+// ---------- the tiled online-softmax path ----------
+//
+// Three columns at T = 1024 … 16384, H = 1 and 8, d = 64, no mask:
+//   tiled: this core's attn_sdpa_tiled (what lab.sdpa runs without weights);
+//   rows:  the no-weights path as it was before the tiled path existed (the
+//          core built from the parent of the commit that added attn_sdpa_tiled):
+//          query rows 4 at a time, each row's scores over all keys at once;
+//   ORT:   onnxruntime-web's Attention op. Its failures are its result.
+// Each of ours runs in a fresh wasm instance per cell, so its memory figure
+// (the instance's linear memory after the call, inputs included) is the peak
+// of that call alone. ORT keeps its heap to itself: no figure for it.
+// BENCH_TILED_T=256,512 and BENCH_TILED_H=1 narrow the table for a quick look.
+const listFromEnv = (name, fallback) => (process.env[name] ? process.env[name].split(',').map(Number) : fallback);
+const TILED_T = listFromEnv('BENCH_TILED_T', [1024, 2048, 4096, 16384]);
+const TILED_H = listFromEnv('BENCH_TILED_H', [1, 8]);
+const MiB = 1024 * 1024;
+
+// The wasm bytes of the core before the tiled path, built once into build/bench/.
+function rowsPathWasm() {
+  const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+  const added = git('log', '--format=%H', '-S', 'attn_sdpa_tiled', '--reverse', '--', 'c_src/attention.h').split('\n')[0];
+  if (!added) throw new Error('no commit adds attn_sdpa_tiled');
+  const base = git('rev-parse', `${added}^`);
+  const dir = `${root}/build/bench/rows-${base.slice(0, 12)}`;
+  const out = `${dir}/attention-simd.wasm`;
+  if (!existsSync(out)) {
+    mkdirSync(dir, { recursive: true });
+    execFileSync('sh', ['-c', `git -C "${root}" archive ${base} c_src | tar -x -C "${dir}"`]);
+    execFileSync('sh', ['-c', `emcc -O3 -std=c11 -msimd128 -sSTANDALONE_WASM --no-entry -sALLOW_MEMORY_GROWTH=1 ` +
+      `-sINITIAL_MEMORY=16MB -sMAXIMUM_MEMORY=2GB -sABORTING_MALLOC=0 "${dir}"/c_src/*.c -o "${out}"`], {
+      env: { ...process.env, EM_CONFIG: `${root}/emscripten.cfg`, ATTENTION_LAB_ROOT: root, NODE_PATH: '/usr/share/nodejs' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+  }
+  return { bytes: readFileSync(out), base };
+}
+
+// A fresh instance of a core; run() calls one no-weights SDPA on q, k, v
+// (H, T, D) copied in once. Returns { run, memory }.
+async function rawCore(bytes, q, k, v, H, T, D, entry) {
+  const { instance } = await WebAssembly.instantiate(bytes, { env: { emscripten_notify_memory_growth() {} } });
+  const e = instance.exports;
+  e._initialize?.();
+  const n = H * T * D;
+  const base = e.attn_workspace(16 * n + 64);
+  if (!base) throw new Error('workspace refused');
+  const f32 = () => new Float32Array(e.memory.buffer);
+  f32().set(q, base / 4);
+  f32().set(k, base / 4 + n);
+  f32().set(v, base / 4 + 2 * n);
+  const [pq, pk, pv, pout, pdims] = [0, 1, 2, 3, 4].map((i) => base + 4 * i * n);
+  new Int32Array(e.memory.buffer).set([1, H, T, T, D, D], pdims / 4); // attn_dims
+  const scale = 1 / Math.sqrt(D);
+  // tiled: attn_sdpa_tiled with no rule (every key visible); rows: the
+  // older core's attn_sdpa_js, with its mask spelled out as arguments
+  const run = entry === 'tiled'
+    ? () => e.attn_sdpa_tiled(pout, 0, pq, pk, pv, 0, pdims, scale, 128, 0)
+    : () => e.attn_sdpa_js(pout, 0, 0, pq, pk, pv, 0, 0, 0, 0, 0, 1, H, T, T, D, D, scale, 0, 0);
+  const check = () => {
+    const status = run();
+    if (status !== 0) {
+      const at = e.attn_last_error();
+      const bytes = new Uint8Array(e.memory.buffer, at, 512);
+      throw new Error(new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0))) || `status ${status}`);
+    }
+    return new Float32Array(e.memory.buffer, pout, n).slice();
+  };
+  return { run: check, memory: () => e.memory.buffer.byteLength };
+}
+
+const tiledRows = [];
+let rowsBase = null;
+if (lab) {
+  let rowsBytes = null;
+  try {
+    const built = rowsPathWasm();
+    rowsBytes = built.bytes;
+    rowsBase = built.base.slice(0, 10);
+  } catch (err) {
+    console.log(`note: the rows path (before the tiled path) was not built (${String(err.stderr ?? err.message).trim().split('\n')[0]})`);
+  }
+  const tiledBytes = readFileSync(`${root}/web/wasm/attention-simd.wasm`);
+  for (const T of TILED_T) {
+    for (const Hh of TILED_H) {
+      const next = rng(T + Hh);
+      const n = Hh * T * D;
+      const q = Float32Array.from({ length: n }, next);
+      const k = Float32Array.from({ length: n }, next);
+      const v = Float32Array.from({ length: n }, next);
+      const row = { T, H: Hh };
+      const fns = {};
+      const tiled = await rawCore(tiledBytes, q, k, v, Hh, T, D, 'tiled');
+      const yTiled = tiled.run();
+      row.memTiled = tiled.memory();
+      fns.tiled = tiled.run;
+      if (rowsBytes) {
+        try {
+          const rows = await rawCore(rowsBytes, q, k, v, Hh, T, D, 'rows');
+          row.diffRows = maxAbsDiff(rows.run(), yTiled);
+          row.memRows = rows.memory();
+          fns.rows = rows.run;
+        } catch (err) {
+          row.rowsError = String(err.message ?? err).slice(0, 100); // its size check counts the (Tq, Tk) matrix
+        }
+      }
+      let ort = null;
+      try {
+        ort = await createOrtSdpa({ B: 1, H: Hh, Tq: T, Tk: T, dk: D });
+        const y = await ort.run({ q, k, v });
+        row.diffOrt = maxAbsDiff(y, yTiled);
+        fns.ort = () => ort.run({ q, k, v });
+      } catch (err) {
+        // ORT's message carries its build path; keep what it says
+        const text = String(err.message ?? err).replace(/\s+/g, ' ');
+        row.ortError = /SafeInt/.test(text) && /overflow/i.test(text)
+          ? `integer overflow (SafeInt, ${text.match(/safeint\.h:\d+/)?.[0] ?? 'safeint.h'})` : text.slice(0, 120);
+      }
+      // one sample is enough where a call takes seconds
+      Object.assign(row, await timeColumns(fns, { minSamples: T >= 4096 ? 1 : MIN_SAMPLES, clock: 'cpu' }));
+      if (ort) await ort.release();
+      tiledRows.push(row);
+      console.log(`tiled T=${T} H=${Hh}: tiled ${fmtMs(row.tiled)} ms, rows ${row.rowsError ? 'refused' : `${fmtMs(row.rows)} ms`}, ORT ${row.ortError ? 'failed' : `${fmtMs(row.ort)} ms`}`);
+    }
+  }
+}
+
 // ---------- report ----------
 
 const date = new Date().toISOString().slice(0, 10);
@@ -308,6 +438,33 @@ for (const r of rows) {
 out.push('');
 out.push(mhaLine);
 out.push('');
+if (tiledRows.length) {
+  const mib = (b) => (b === undefined ? 'n/a' : (b / MiB).toFixed(1));
+  out.push(`#### The tiled online-softmax path (d = ${D}, no mask, B = 1)`);
+  out.push('');
+  out.push(`tiled: attn_sdpa_tiled, 128 keys per tile (what lab.sdpa runs with needWeights: false); ` +
+    `rows: the no-weights path before the tiled path (core at ${rowsBase ?? 'n/a'}); ORT: onnxruntime-web ${ortVersion}. ` +
+    'Times are medians of this process\'s CPU time per call (the machine may be shared). ' +
+    'Memory: wasm linear memory of a fresh instance after one call (inputs included; q, k, v and out alone are 16·H·T·d bytes).');
+  out.push('');
+  out.push('| T | H | tiled ms | rows ms | ORT ms | rows / tiled | ORT / tiled | tiled MiB | rows MiB | max abs diff rows / ORT |');
+  out.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  for (const r of tiledRows) {
+    const ortCell = r.ortError ? `fails: ${r.ortError}` : fmtMs(r.ort);
+    const rowsCell = r.rowsError ? `refused: ${r.rowsError}` : fmtMs(r.rows);
+    const d = (x) => (x === undefined ? 'n/a' : x.toExponential(1));
+    out.push(`| ${r.T} | ${r.H} | ${fmtMs(r.tiled)} | ${rowsCell} | ${ortCell} | ${fmtRatio(r.rows, r.tiled)} | ` +
+      `${r.ortError ? 'n/a' : fmtRatio(r.ort, r.tiled)} | ${mib(r.memTiled)} | ${mib(r.memRows)} | ${d(r.diffRows)} / ${d(r.diffOrt)} |`);
+  }
+  out.push('');
+  const big = tiledRows.filter((r) => r.rows !== undefined);
+  const notSlower = big.every((r) => r.rows / r.tiled >= 1.0);
+  const at2048 = tiledRows.filter((r) => r.T === 2048 && !r.ortError);
+  const vsOrt = at2048.length > 0 && at2048.every((r) => r.ort / r.tiled >= 1.25);
+  out.push(`Targets: tiled not slower than rows at T >= 1024 (${notSlower ? 'met' : 'NOT met'}); ` +
+    `tiled >= 1.25x ORT at T = 2048 (${vsOrt ? 'met' : 'NOT met'}); memory O(T·d).`);
+  out.push('');
+}
 // Targets and whether this run met them.
 let targets = 'Targets: ours SIMD >= 1.0x ORT at every T and >= 3x at T = 8; ours SIMD >= 3x ours scalar at T >= 64; ' +
   'JS overhead <= 3 µs at T = 8.';

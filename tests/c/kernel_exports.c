@@ -36,3 +36,16 @@ EMSCRIPTEN_KEEPALIVE void kt_gemm_tn(float *c, const float *a, const float *b, i
 EMSCRIPTEN_KEEPALIVE void kt_softmax_backward(float *dx, const float *p, const float *dp, int rows, int n) {
     attn_softmax_backward_rows(dx, p, dp, n, rows, n);
 }
+
+/* One online-softmax tile: s (rows, n) in place; m, factor, sum (rows). */
+EMSCRIPTEN_KEEPALIVE void kt_softmax_tile_online(float *s, float *m, float *factor, float *sum, int rows, int n) {
+    attn_softmax_tile_online(s, m, factor, sum, n, rows, n);
+}
+
+/* acc (rows, n) <- acc * factor[r] + x (rows, n). */
+EMSCRIPTEN_KEEPALIVE void kt_rescale_add(float *acc, const float *x, const float *factor, int rows, int n) {
+    attn_rescale_add(acc, x, factor, rows, n);
+}
+
+/* 1 when every entry of x (n) is finite. */
+EMSCRIPTEN_KEEPALIVE int kt_all_finite(const float *x, int n) { return attn_all_finite(x, n); }

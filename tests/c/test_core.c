@@ -196,6 +196,76 @@ static void test_visibility(void) {
           stats[2], where[0], where[2], where[3]);
 }
 
+/* The tiled path: every tile width (1, 3, 8, wider than Tk) against the
+ * double reference, with a causal diagonal and a mask; the trace's last tile
+ * holds l and acc with out = acc / l; a row with no key is refused. */
+static void test_tiled(void) {
+    const int Tq = 13, Tk = 21, dk = 7, dv = 5, widths[] = {1, 3, 8, 64};
+    attn_rng rng;
+    attn_rng_seed(&rng, 9);
+    float q[13 * 7], k[21 * 7], v[21 * 5], out[13 * 5], trace[13 * 21 * (3 + 5)];
+    uint8_t mask[13 * 21], allowed[13 * 21];
+    double want[13 * 5];
+    for (int i = 0; i < Tq * dk; i++) q[i] = 3.0f * attn_rng_normal(&rng);
+    for (int i = 0; i < Tk * dk; i++) k[i] = 3.0f * attn_rng_normal(&rng);
+    for (int i = 0; i < Tk * dv; i++) v[i] = attn_rng_normal(&rng);
+    for (int i = 0; i < Tq * Tk; i++) mask[i] = i % Tk == 0 || attn_rng_uniform(&rng) < 0.6f;
+    const int offset = 4; /* causal: key j visible to query i iff j <= i + 4 */
+    for (int i = 0; i < Tq; i++)
+        for (int j = 0; j < Tk; j++) allowed[i * Tk + j] = mask[i * Tk + j] && j <= i + offset;
+    reference(want, q, k, v, allowed, Tq, Tk, dk, dv, 0.5);
+    const attn_visibility causal = {{mask, 0, 0, Tk, 1}, NULL, 1, offset}, plain = {{mask, 0, 0, Tk, 1}, NULL, 0, 0};
+    const attn_dims dims = {1, 1, Tq, Tk, dk, dv};
+    for (int w = 0; w < 4; w++) {
+        const int bk = widths[w], tiles = (Tk + (bk < Tk ? bk : Tk) - 1) / (bk < Tk ? bk : Tk);
+        CHECK(attn_sdpa_tiled(out, trace, q, k, v, &causal, &dims, 0.5f, bk, 0) == ATTN_OK,
+              "tiled %d: %s", bk, attn_last_error());
+        char name[64];
+        snprintf(name, sizeof name, "tiled, %d keys per tile", bk);
+        check_close(name, out, want, Tq * dv, 1e-5);
+        for (int i = 0; i < Tq; i++) {
+            const float *last = trace + ((long)i * tiles + tiles - 1) * (3 + dv);
+            for (int c = 0; c < dv; c++)
+                CHECK(fabsf(last[3 + c] / last[1] - out[i * dv + c]) <= 1e-6f * (1 + fabsf(out[i * dv + c])),
+                      "tiled %d: trace acc / l is the output (row %d)", bk, i);
+        }
+        /* the bug mixes exps taken against different maxima */
+        CHECK(attn_sdpa_tiled(out, NULL, q, k, v, &causal, &dims, 0.5f, bk, ATTN_BUG_NO_RESCALE) == ATTN_OK, "no-rescale runs");
+        double worst = 0;
+        for (int i = 0; i < Tq * dv; i++) worst = fmax(worst, fabs(out[i] - want[i]));
+        CHECK(bk >= Tk || worst > 1e-3, "no-rescale with %d keys per tile changes the output (max diff %g)", bk, worst);
+    }
+    /* row 2 loses every key: refused, naming the row, before any NaN */
+    for (int j = 0; j < Tk; j++) mask[2 * Tk + j] = 0;
+    CHECK(attn_sdpa_tiled(out, NULL, q, k, v, &plain, &dims, 0.5f, 3, 0) == ATTN_ALL_MASKED_ROW &&
+          strstr(attn_last_error(), "query 2") != NULL, "tiled all-masked row: %s", attn_last_error());
+    CHECK(attn_sdpa_tiled(out, NULL, q, k, v, &plain, &dims, 0.5f, 0, 0) == ATTN_BAD_ARGUMENT,
+          "block_keys 0 refused");
+    CHECK(attn_sdpa_tiled(out, NULL, q, k, v, &plain, &dims, 0.5f, 3, ATTN_BUG_NO_SCALE) == ATTN_BAD_ARGUMENT, "other bugs refused");
+}
+
+/* Dropout: p of the probabilities dropped, the rest times 1/(1 - p); the
+ * mask is recorded and a bad p refused. */
+static void test_dropout(void) {
+    enum { T = 32, D = 4 };
+    float q[T * D], out[T * D], probs[T * T], plain[T * T];
+    uint8_t keep[T * T];
+    for (int i = 0; i < T * D; i++) q[i] = sinf(0.3f * i);
+    const attn_dims dims = {1, 1, T, T, D, D};
+    CHECK(attn_sdpa(out, plain, NULL, q, q, q, NULL, &dims, 0.5f, 0) == ATTN_OK, "plain");
+    attn_dropout drop = {0.25f, 9, keep};
+    CHECK(attn_sdpa_dropout(out, probs, NULL, q, q, q, NULL, &dims, 0.5f, &drop, 0) == ATTN_OK, "dropout: %s", attn_last_error());
+    int dropped = 0;
+    for (int n = 0; n < T * T; n++) {
+        dropped += !keep[n];
+        const float want = keep[n] ? plain[n] / 0.75f : 0.0f;
+        CHECK(fabsf(probs[n] - want) <= 1e-6f, "dropout prob %d: %g, want %g", n, probs[n], want);
+    }
+    CHECK(dropped > 200 && dropped < 312, "about a quarter of %d dropped: %d", T * T, dropped);
+    drop.p = 1.0f;
+    CHECK(attn_sdpa_dropout(out, probs, NULL, q, q, q, NULL, &dims, 0.5f, &drop, 0) == ATTN_BAD_ARGUMENT, "p = 1 refused");
+}
+
 /* Multi-head attention: the seed's B=2, T=5, dModel=32, H=4, causal. */
 static void test_mha(void) {
     attn_mha *m = attn_mha_create(32, 4, 1, 0, 3);
@@ -239,6 +309,8 @@ int main(void) {
     test_errors();
     test_random_shapes();
     test_visibility();
+    test_tiled();
+    test_dropout();
     test_mha();
     test_lesson_demos();
     printf("native C tests: %d checks, %d failed\n", checks, failures);

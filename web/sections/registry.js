@@ -33,6 +33,11 @@ import multiHead from './multi-head.js';
 import watchLearn from './watch-learn.js';
 import observability from './observability.js';
 import conventions from './conventions.js';
+import rotary from './rotary.js';
+import kvCache from './kv-cache.js';
+import onlineSoftmax from './online-softmax.js';
+import tSquared from './t-squared.js';
+import dropout from './dropout.js';
 import quiz from './quiz.js';
 import breakIt from './break-it.js';
 
@@ -48,6 +53,11 @@ export const SECTIONS = Object.freeze([
   watchLearn,
   observability,
   conventions,
+  rotary,
+  kvCache,
+  onlineSoftmax,
+  tSquared,
+  dropout,
   quiz,
   breakIt,
 ]);

@@ -1,0 +1,318 @@
+// The lesson's production sections in Debian's Chromium: every number shown
+// is checked against the core run here in Node on the inputs read back from
+// the page; edits by keyboard; the check each section asserts; 1280 px and
+// 390 px (screenshots in tests/screenshots/, git-ignored), axe-core.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { browserSuite, assertClean, typeInto, runAxe } from './helpers/browser.mjs';
+import { loadAttention } from '../web/attention.js';
+
+const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+const PRODUCTION_SECTIONS = ['rotary', 'kv-cache', 'online-softmax', 't-squared', 'dropout'];
+let lab;
+const suite = browserSuite({ setup: async () => { lab = await loadAttention(); } });
+
+/** "[0.670, −0.330]" or "1.2e-7" -> numbers. */
+const parse = (text) => text.replace(/[[\]]/g, '').split(/,\s*/).filter((t) => t.trim()).map((t) => Number(t.trim().replace('−', '-')));
+
+/** The page's numbers equal the core's to the digits shown; names the first mismatches. */
+function checkShown(label, shownTexts, expected, digits) {
+  const got = shownTexts.flatMap(parse);
+  const want = Array.from(expected);
+  assert.equal(got.length, want.length, `${label}: the page shows ${got.length} numbers, the core gives ${want.length}`);
+  const tol = 0.5 * 10 ** -digits + 1e-6;
+  const bad = got.map((g, i) => [i, g, want[i]]).filter(([, g, w]) => !(Math.abs(g - w) <= tol));
+  assert.deepEqual(bad, [], `${label}: entries [index, page, core] beyond ${tol}`);
+}
+
+async function readGrid(page, name) {
+  const cells = await page.$$eval(`[data-grid="${name}"] input`, (ns) => ns.map((n) => [Number(n.dataset.row), Number(n.dataset.col), n.value]));
+  const m = [];
+  for (const [i, j, v] of cells) (m[i] ??= [])[j] = Number(v);
+  return m;
+}
+const texts = (page, key) => page.$$eval(`[data-out="${key}"]`, (ns) => ns.map((n) => n.textContent));
+
+// ---------------------------------------------------------------------------
+// Online softmax
+// ---------------------------------------------------------------------------
+
+/** What the online-softmax section shows against lab.sdpaTiled and lab.sdpa on its inputs. */
+async function expectOnline(page, { step, bug }) {
+  const q = await readGrid(page, 'flash-q'), k = await readGrid(page, 'flash-k'), v = await readGrid(page, 'flash-v');
+  const tile = Number(await page.locator('input[data-field="flash-tile"]').inputValue());
+  const tiled = lab.sdpaTiled(q, k, v, { blockKeys: tile, trace: true, bug: bug ? 'no-rescale' : undefined });
+  const plain = lab.sdpa(q, k, v);
+  const shown = Math.min(step, tiled.tiles);
+  checkShown('scores', await page.$$eval('[data-values="flash-scores"] td', (ns) => ns.map((n) => n.textContent)), plain.scores.data, 3);
+  checkShown('running max', await texts(page, 'flash-m'), tiled.trace.max.data.slice(0, shown), 4);
+  checkShown('rescale', await texts(page, 'flash-rescale'), tiled.trace.rescale.data.slice(0, shown), 4);
+  checkShown('running sum', await texts(page, 'flash-l'), tiled.trace.sum.data.slice(0, shown), 4);
+  checkShown('accumulator', await texts(page, 'flash-acc'), tiled.trace.accumulator.data.slice(0, shown * 2), 4);
+  assert.equal((await texts(page, 'flash-step'))[0], `Tile ${shown} of ${tiled.tiles}`);
+  return { tiled, plain, last: shown === tiled.tiles };
+}
+
+test('online softmax: the stepper shows the core\'s m, l, rescale and accumulator; the check holds, and fails with the bug', async () => {
+  const { page, problems } = await suite.open('#online-softmax');
+  const section = page.locator('#online-softmax');
+  // Defaults: 6 keys in tiles of 2; step 1 of 3.
+  let r = await expectOnline(page, { step: 1, bug: false });
+  assert.equal(r.tiled.tiles, 3);
+  assert.match((await texts(page, 'flash-wait'))[0], /Step to tile 3/);
+  // Step with the keyboard: focus "Next tile" and press Enter twice.
+  await section.locator('button[data-field="flash-next"]').focus();
+  await page.keyboard.press('Enter');
+  await expectOnline(page, { step: 2, bug: false });
+  await page.keyboard.press('Enter');
+  r = await expectOnline(page, { step: 3, bug: false });
+  assert.ok(r.last);
+  // The rescale really happens in the default example: the max moves at tiles 2 and 3.
+  assert.ok(r.tiled.trace.rescale.data[1] < 1 && r.tiled.trace.rescale.data[2] < 1, 'the max moves');
+  checkShown('tiled output', await texts(page, 'flash-tiled'), r.tiled.output.data, 4);
+  checkShown('plain output', await texts(page, 'flash-plain'), r.plain.output.data, 4);
+  const check = section.locator('[data-check="flash-equal"]');
+  assert.equal(await check.getAttribute('data-passed'), 'true');
+  const diff = Math.max(...r.tiled.output.data.map((x, i) => Math.abs(x - r.plain.output.data[i])));
+  assert.ok(diff <= 1e-6, `core difference ${diff}`);
+  checkShown('max difference', await texts(page, 'flash-diff'), [diff], 6);
+
+  // Break it: the check fails and says by how much.
+  await section.locator('input[data-field="flash-bug"]').focus();
+  await page.keyboard.press('Space');
+  r = await expectOnline(page, { step: 3, bug: true });
+  assert.equal(await check.getAttribute('data-passed'), 'false');
+  const bugDiff = Math.max(...r.tiled.output.data.map((x, i) => Math.abs(x - r.plain.output.data[i])));
+  assert.ok(bugDiff > 1e-3, `the bug changes the output (${bugDiff})`);
+  checkShown('max difference with the bug', await texts(page, 'flash-diff'), [bugDiff], 4);
+  await page.keyboard.press('Space');
+
+  // Edit a key and the tile width by keyboard: everything follows the core.
+  await typeInto(page, section.locator('[data-grid="flash-k"] input[data-row="0"][data-col="0"]'), '5');
+  await page.keyboard.press('Enter');
+  await typeInto(page, section.locator('input[data-field="flash-tile"]'), '4');
+  await page.keyboard.press('Enter');
+  r = await expectOnline(page, { step: 2, bug: false });
+  assert.equal(r.tiled.tiles, 2);
+  assert.equal(await check.getAttribute('data-passed'), 'true');
+  // A tile width out of range keeps the last valid state with an inline message.
+  await typeInto(page, section.locator('input[data-field="flash-tile"]'), '9');
+  await page.keyboard.press('Enter');
+  assert.equal((await texts(page, 'flash-step'))[0], 'Tile 2 of 2');
+  assertClean(problems, 'online softmax');
+  await page.context().close();
+});
+
+test('production sections at 1280 px and 390 px: screenshots, no sideways scroll, axe-core', async () => {
+  await mkdir(SHOTS, { recursive: true });
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+    const { page, problems } = await suite.open('#online-softmax', { viewport });
+    await page.locator('#online-softmax button[data-field="flash-all"]').click();
+    for (const id of PRODUCTION_SECTIONS) {
+      await page.locator(`#${id}`).screenshot({ path: `${SHOTS}${id}-${viewport.width}.png` });
+      await runAxe(page, `${id} at ${viewport.width} px`, { include: `#${id}` });
+    }
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `no sideways page scroll at ${viewport.width} px (${overflow} px)`);
+    assertClean(problems, `${viewport.width} px`);
+    await page.context().close();
+  }
+});
+
+// ---------------------------------------------------------------------------
+// Rotary positions
+// ---------------------------------------------------------------------------
+
+/** The rotary section's three scores against lab.applyRope + a float64 dot product. */
+async function expectRotary(page, kept = {}) {
+  const q = await readGrid(page, 'rope-q'), k = await readGrid(page, 'rope-k');
+  const pos = async (name) => kept[name] ?? Number(await page.locator(`input[data-field="${name}"]`).inputValue());
+  const [pq, pk, shift] = [await pos('rope-pq'), await pos('rope-pk'), await pos('rope-shift')];
+  const score = (a, b) => {
+    const rq = lab.applyRope(q, { positions: [a] }).data, rk = lab.applyRope(k, { positions: [b] }).data;
+    return rq.reduce((sum, x, i) => sum + x * rk[i], 0);
+  };
+  const want = [score(pq, pk), score(pq + shift, pk + shift), score(pq + shift, pk)];
+  for (const [i, key] of ['given', 'both', 'one'].entries()) checkShown(`rotary ${key}`, await texts(page, `rope-${key}`), [want[i]], 4);
+  return want;
+}
+
+test('rotary positions: shifting both positions keeps the score, shifting one changes it; the pair picture', async () => {
+  const { page, problems } = await suite.open('#rotary');
+  const section = page.locator('#rotary');
+  let [given, both, one] = await expectRotary(page);
+  assert.ok(Math.abs(given - both) < 1e-4 && Math.abs(given - one) > 1e-3, `${given} ${both} ${one}`);
+  assert.equal(await section.locator('[data-check="rope-shift-both"]').getAttribute('data-passed'), 'true');
+  assert.equal(await section.locator('[data-check="rope-shift-one"]').getAttribute('data-passed'), 'true');
+  // The picture's numbers are the rotated first pair.
+  const q = await readGrid(page, 'rope-q');
+  const rq = lab.applyRope(q, { positions: [5] }).data;
+  checkShown('rotated q pair', await texts(page, 'rope-q-pair'), [rq[0], rq[2]], 3);
+  assert.equal(await section.locator('svg.rope-svg line.rope-arrow').count(), 4);
+  // Keyboard edits: a new key entry and new positions.
+  await typeInto(page, section.locator('[data-grid="rope-k"] input[data-row="0"][data-col="1"]'), '2.5');
+  await page.keyboard.press('Enter');
+  await typeInto(page, section.locator('input[data-field="rope-pq"]'), '40');
+  await page.keyboard.press('Enter');
+  await typeInto(page, section.locator('input[data-field="rope-shift"]'), '123');
+  await page.keyboard.press('Enter');
+  [given, both, one] = await expectRotary(page);
+  assert.equal(await section.locator('[data-check="rope-shift-both"]').getAttribute('data-passed'), 'true');
+  // Invalid text keeps the last valid state (position 2), with an inline message.
+  await typeInto(page, section.locator('input[data-field="rope-pk"]'), '-3');
+  await page.keyboard.press('Enter');
+  assert.equal(await section.locator('input[data-field="rope-pk"]').getAttribute('aria-invalid'), 'true');
+  await expectRotary(page, { 'rope-pk': 2 });
+  assertClean(problems, 'rotary');
+  await page.context().close();
+});
+
+// ---------------------------------------------------------------------------
+// Dropout and row sums
+// ---------------------------------------------------------------------------
+
+const ONES = [[1], [1], [1], [1]];
+
+/** The dropout section against lab.sdpa({ dropout, seed }) on its inputs. */
+async function expectDropout(page, kept = {}) {
+  const q = await readGrid(page, 'drop-q'), k = await readGrid(page, 'drop-k');
+  const num = async (name) => kept[name] ?? Number(await page.locator(`input[data-field="${name}"]`).inputValue());
+  const p = await num('drop-p'), seed = await num('drop-seed');
+  const r = lab.sdpa(q, k, ONES, { dropout: p, seed });
+  checkShown('dropout weights', await page.$$eval('[data-heatmap="drop-weights"] .hm-cell:not(.hm-extra)', (ns) => ns.map((n) => n.textContent)), r.weights.data, 3);
+  checkShown('row sums', await page.$$eval('[data-heatmap="drop-weights"] .hm-cell.hm-extra', (ns) => ns.map((n) => n.textContent)), r.output.data, 3);
+  assert.equal((await texts(page, 'drop-count'))[0], String(r.dropoutMask.data.filter((x) => x === 0).length));
+  const mean = new Float64Array(4);
+  for (let s = 0; s < 200; s++) lab.sdpa(q, k, ONES, { dropout: p, seed: s }).output.data.forEach((x, i) => { mean[i] += x / 200; });
+  checkShown('mean row sums', await texts(page, 'drop-mean'), mean, 3);
+  return { r, mean, p };
+}
+
+test('dropout: the core\'s weights and row sums, a new seed resamples, the mean row sum is about 1', async () => {
+  const { page, problems } = await suite.open('#dropout');
+  const section = page.locator('#dropout');
+  const first = await expectDropout(page);
+  assert.ok(first.r.stats.maxRowSumError > 0.01, 'with dropout the rows do not sum to 1');
+  assert.equal(await section.locator('[data-check="drop-expected"]').getAttribute('data-passed'), 'true');
+  // Resample by keyboard: a new seed, a new mask.
+  await section.locator('button[data-field="drop-resample"]').focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await section.locator('input[data-field="drop-seed"]').inputValue(), '2');
+  const second = await expectDropout(page);
+  assert.notDeepEqual(Array.from(second.r.dropoutMask.data), Array.from(first.r.dropoutMask.data));
+  // p = 0: nothing dropped, rows sum to 1.
+  await typeInto(page, section.locator('input[data-field="drop-p"]'), '0');
+  await page.keyboard.press('Enter');
+  const none = await expectDropout(page);
+  assert.equal((await texts(page, 'drop-count'))[0], '0');
+  assert.ok(none.r.stats.maxRowSumError < 1e-6);
+  // p = 1 is out of range: inline message, last valid state kept.
+  await typeInto(page, section.locator('input[data-field="drop-p"]'), '1');
+  await page.keyboard.press('Enter');
+  assert.equal(await section.locator('input[data-field="drop-p"]').getAttribute('aria-invalid'), 'true');
+  await expectDropout(page, { 'drop-p': 0 });
+  assertClean(problems, 'dropout');
+  await page.context().close();
+});
+
+// ---------------------------------------------------------------------------
+// The KV cache
+// ---------------------------------------------------------------------------
+
+/** The KV cache section against the module's cached decoding and its full causal pass. */
+async function expectKv(page, { step, stale }) {
+  const x = await readGrid(page, 'kv-x');
+  const seed = Number(await page.locator('input[data-field="kv-seed"]').inputValue());
+  const mha = lab.createMultiHeadAttention({ dModel: 4, numHeads: 2, rope: true, seed });
+  try {
+    const full = mha.forward([x], { causal: true });
+    const weights = [[], []];
+    const outputs = [];
+    let cache = null;
+    for (let t = 0; t < step; t++) {
+      const r = stale
+        ? mha.forward([[x[t]]], [x.slice(0, t + 1)], { queryPositionOffset: 0, keyPositionOffset: 0 })
+        : mha.forward([[x[t]]], { cache, useCache: true, causal: true });
+      if (!stale) cache = r.cache;
+      for (let head = 0; head < 2; head++) weights[head].push(...r.weights.data.slice(head * (t + 1), (head + 1) * (t + 1)));
+      outputs.push(...r.output.data);
+    }
+    for (let head = 0; head < 2; head++) checkShown(`head ${head + 1} weights`, await texts(page, `kv-w${head}`), weights[head], 3);
+    const diff = Math.max(...outputs.map((o, i) => Math.abs(o - full.output.data[i])));
+    checkShown('max difference', await texts(page, 'kv-diff'), [diff], diff < 1e-3 ? 6 : 4);
+    if (!stale) assert.equal((await texts(page, 'kv-cache-shape'))[0], `(1, 2, ${step}, 2)`);
+    assert.equal((await texts(page, 'kv-madds-cached'))[0], String(4 * 16 + 2 * step * 4));
+    assert.equal((await texts(page, 'kv-madds-full'))[0], String(4 * step * 16 + 2 * step * step * 4));
+    return diff;
+  } finally {
+    mha.free();
+  }
+}
+
+test('KV cache: one row of scores per step, equal to one full causal pass; a stale offset breaks it', async () => {
+  const { page, problems } = await suite.open('#kv-cache');
+  const section = page.locator('#kv-cache');
+  let diff = await expectKv(page, { step: 3, stale: false });
+  assert.ok(diff <= 1e-5);
+  assert.equal(await section.locator('[data-check="kv-equal"]').getAttribute('data-passed'), 'true');
+  await section.locator('button[data-field="kv-next"]').focus();
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Enter');
+  assert.equal((await texts(page, 'kv-step'))[0], 'Token 5 of 5');
+  diff = await expectKv(page, { step: 5, stale: false });
+  assert.equal(await section.locator('[data-check="kv-equal"]').getAttribute('data-passed'), 'true');
+  // The stale offset: the equality breaks, visibly.
+  await section.locator('input[data-field="kv-stale"]').focus();
+  await page.keyboard.press('Space');
+  diff = await expectKv(page, { step: 5, stale: true });
+  assert.ok(diff > 1e-3, `the stale offset changes the outputs (${diff})`);
+  assert.equal(await section.locator('[data-check="kv-equal"]').getAttribute('data-passed'), 'false');
+  await page.keyboard.press('Space');
+  // Edit a token and the seed by keyboard.
+  await typeInto(page, section.locator('[data-grid="kv-x"] input[data-row="1"][data-col="2"]'), '-2');
+  await page.keyboard.press('Enter');
+  await typeInto(page, section.locator('input[data-field="kv-seed"]'), '11');
+  await page.keyboard.press('Enter');
+  await expectKv(page, { step: 5, stale: false });
+  assert.equal(await section.locator('[data-check="kv-equal"]').getAttribute('data-passed'), 'true');
+  assertClean(problems, 'kv cache');
+  await page.context().close();
+});
+
+// ---------------------------------------------------------------------------
+// What T² costs
+// ---------------------------------------------------------------------------
+
+test('what T² costs: the core\'s memory figure per T on both paths, slopes 2 and 1 asserted', async () => {
+  const { page, problems } = await suite.open('#t-squared');
+  const section = page.locator('#t-squared');
+  const check = async (maxT, d) => {
+    const lengths = [];
+    for (let T = 64; T <= maxT; T *= 2) lengths.push(T);
+    const want = { weights: [], tiled: [] };
+    for (const T of lengths) {
+      const x = { data: Float32Array.from({ length: T * d }, (_, i) => Math.sin(0.37 * i)), shape: [T, d] };
+      lab.sdpa(x, x, x);
+      want.weights.push(lab.lastCallBytes() / 2 ** 20);
+      lab.sdpaTiled(x, x, x);
+      want.tiled.push(lab.lastCallBytes() / 2 ** 20);
+    }
+    checkShown('memory with weights', await texts(page, 'cost-mem-weights'), want.weights, 3);
+    checkShown('memory tiled', await texts(page, 'cost-mem-tiled'), want.tiled, 3);
+    const n = lengths.length;
+    const slope = (ys) => Math.log(ys[n - 1] / ys[n - 2]) / Math.log(2);
+    checkShown('slope with weights', await texts(page, 'cost-slope-weights'), [slope(want.weights)], 2);
+    checkShown('slope tiled', await texts(page, 'cost-slope-tiled'), [slope(want.tiled)], 2);
+    assert.equal(await section.locator('[data-check="cost-slopes"]').getAttribute('data-passed'), 'true');
+    assert.equal(await section.locator('svg.chart').count(), 2);
+  };
+  await check(1024, 64);
+  await section.locator('select[data-field="cost-max"]').selectOption('2048');
+  await typeInto(page, section.locator('input[data-field="cost-d"]'), '32');
+  await page.keyboard.press('Enter');
+  await check(2048, 32);
+  assertClean(problems, 'T² costs');
+  await page.context().close();
+});

@@ -1,0 +1,107 @@
+// Dropout on the attention weights: during training some weights are zeroed
+// at random and the rest scaled up by 1/(1 − p), so each row's sum is no
+// longer 1, though its expected sum still is. Every number shown comes from
+// the core (lab.sdpa with { dropout, seed }).
+
+import { h, numberGrid, numberField, statusLine, heatmap, fmt, fmtVec, fmtSci } from '../lesson-ui.js';
+import { codec } from '../lesson-state.js';
+import { dimLabel, keyLabel, queryLabel } from './common.js';
+
+const T = 4;
+const D = 2;
+const SEEDS = 200; // seeds averaged for the expected row sum
+const ONES = Array.from({ length: T }, () => [1]); // v = ones: the output is each row's sum
+
+export const dropout = {
+  id: 'dropout',
+  prefix: 'drop',
+  title: 'Dropout and row sums',
+  body: `
+<p>In training, many models apply dropout to the attention weights: after the softmax, each weight is set to 0 with probability p, and every weight that survives is multiplied by 1/(1 − p). This is <em>inverted</em> dropout. A weight w survives with probability 1 − p and is then w/(1 − p), so on average it is still w; at inference time nothing is dropped and nothing is scaled.</p>
+<p>So with dropout on, a row of weights no longer adds up to 1: it adds up to 1 <em>on average over the random draws</em>. That is why a check that rows sum to 1, like the one in the break-it lab, is run with dropout off: with dropout on it would fail on correct code.</p>
+<div class="inputs" data-slot="inputs"></div>
+<div class="controls" data-slot="controls"></div>
+<div data-slot="status"></div>
+<div class="result" data-slot="weights"></div>
+<div class="result" data-slot="check"></div>
+`,
+  fields: [
+    ['q', codec.matrix(() => T, () => D), () => [[1, 0], [0, 1], [1, 1], [2, -1]]],
+    ['k', codec.matrix(() => T, () => D), () => [[1, 0], [0, 1], [1, 1], [-1, 2]]],
+    ['p', codec.num(0, 0.95), () => 0.3],
+    ['seed', codec.int(0, 2 ** 31 - 1), () => 1],
+  ],
+
+  mount(ctx, st) {
+    const commit = () => ctx.commit(this.prefix);
+    ctx.slot(this.id, 'inputs').replaceChildren(
+      numberGrid({ label: 'Queries', name: 'drop-q', matrix: st.q, rowLabel: queryLabel, colLabel: dimLabel, onChange: commit }),
+      numberGrid({ label: 'Keys', name: 'drop-k', matrix: st.k, rowLabel: keyLabel, colLabel: dimLabel, onChange: commit }),
+    );
+    this.seedField = numberField({
+      label: 'Seed', name: 'drop-seed', value: st.seed, integer: true, min: 0, max: 2 ** 31 - 1, size: 'sm',
+      onValue: (value) => { st.seed = value; commit(); },
+    });
+    const resample = h('button', { type: 'button', 'data-field': 'drop-resample', text: 'Resample: new seed' });
+    resample.addEventListener('click', () => {
+      st.seed = (st.seed + 1) % 2 ** 31;
+      this.seedField.setValue(st.seed);
+      commit();
+    });
+    ctx.slot(this.id, 'controls').replaceChildren(
+      numberField({ label: 'Dropout p (0 to 0.95)', name: 'drop-p', value: st.p, min: 0, max: 0.95, size: 'sm',
+        onValue: (value) => { st.p = value; commit(); } }),
+      this.seedField,
+      h('div', { class: 'field stepper' }, resample),
+    );
+    this.status = statusLine();
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+  },
+
+  update(ctx, st) {
+    const res = ctx.core(this.status, () => {
+      const run = ctx.lab.sdpa(st.q, st.k, ONES, { dropout: st.p, seed: st.seed });
+      const off = ctx.lab.sdpa(st.q, st.k, ONES);
+      // The expected row sum: the mean, over many seeds, of what the core gives.
+      const mean = new Float64Array(T);
+      for (let seed = 0; seed < SEEDS; seed++) {
+        const sums = ctx.lab.sdpa(st.q, st.k, ONES, { dropout: st.p, seed, needWeights: false }).output.data;
+        for (let i = 0; i < T; i++) mean[i] += sums[i] / SEEDS;
+      }
+      return { run, off, mean };
+    }, [ctx.slot(this.id, 'weights'), ctx.slot(this.id, 'check')]);
+    if (!res) return;
+    const { run, off, mean } = res;
+    ctx.publish(`${this.prefix}.main`, run);
+    const w = run.weights.data;
+    let top = 1;
+    for (const x of w) top = Math.max(top, x);
+    heatmap(ctx.slot(this.id, 'weights'), {
+      values: w, rows: T, cols: T, rowLabel: queryLabel, colLabel: keyLabel, name: 'drop-weights', digits: 3,
+      caption: `Weights after dropout, p = ${fmt(st.p, 2)}, seed ${st.seed}; a 0 is a dropped weight; last column: the row's sum`,
+      domain: [0, top], extra: { label: 'row sum', values: run.output.data },
+    });
+    const droppedCount = run.dropoutMask.data.reduce((n, kept) => n + (kept ? 0 : 1), 0);
+    const sumErrorOn = run.stats.maxRowSumError;
+    const sumErrorOff = off.stats.maxRowSumError;
+    let meanError = 0;
+    for (let i = 0; i < T; i++) meanError = Math.max(meanError, Math.abs(mean[i] - 1));
+    // A row sum's variance is sum_j w_j² p/(1 − p) <= p/(1 − p), so the mean of SEEDS
+    // draws strays from 1 by a standard error of at most √(p/(1 − p)/SEEDS): allow 4 of them.
+    const allowed = 4 * Math.sqrt(st.p / (1 - st.p) / SEEDS) + 1e-6;
+    const ok = meanError <= allowed;
+    ctx.slot(this.id, 'check').replaceChildren(
+      h('p', { class: 'readout' }, `This draw dropped `, h('strong', { 'data-out': 'drop-count', text: String(droppedCount) }),
+        ` of ${T * T} weights. Largest |row sum − 1| with dropout: `, h('strong', { 'data-out': 'drop-error-on', text: fmtSci(sumErrorOn) }),
+        '; with dropout off: ', h('strong', { 'data-out': 'drop-error-off', text: fmtSci(sumErrorOff) }), '.'),
+      h('p', { class: 'readout' }, `Mean row sums over ${SEEDS} seeds: `, h('strong', { 'data-out': 'drop-mean', text: fmtVec(mean, 3) })),
+      h('p', { class: `check ${ok ? 'pass' : 'fail'}`, 'data-check': 'drop-expected', 'data-passed': String(ok) },
+        ok ? '✓ On average the rows still sum to 1: the mean is off by at most '
+          : '✗ The mean row sum is far from 1: off by ',
+        h('strong', { 'data-out': 'drop-mean-error', text: fmtSci(meanError) }),
+        `, within 4 standard errors of ${SEEDS} draws (${fmtSci(allowed)}).`),
+    );
+  },
+};
+
+export default dropout;

@@ -1,0 +1,161 @@
+// The KV cache: decoding token by token with the multi-head module, each
+// step attending from one new query to every cached key. Every number shown
+// comes from the core: the module's forward with { cache, useCache }, and
+// one full causal pass to compare with.
+
+import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtSci } from '../lesson-ui.js';
+import { codec } from '../lesson-state.js';
+import { dimLabel, keyLabel } from './common.js';
+
+const T = 5; // tokens
+const C = 4; // dModel
+const HEADS = 2;
+const REPEATS = 200; // calls per live timing
+
+const tokenLabel = (i) => `token ${i + 1}`;
+
+export const kvCache = {
+  id: 'kv-cache',
+  prefix: 'kv',
+  title: 'The KV cache: decoding one token at a time',
+  body: `
+<p>A language model writes one token at a time, and each new token attends to all the tokens before it. Recomputing every key and value at every step would repeat almost all of the work. The KV cache keeps the keys and values of the tokens already seen: a step projects only the new token, appends its key and value to the cache, and attends from its one query to every cached key. Step t adds one row of scores.</p>
+<p>Done right, the outputs are exactly those of one full causal pass over the whole sequence. The classic mistake is a stale position: with rotary positions the new token must be placed at the cache’s length, not at 0 as if it began a new sequence.</p>
+<div class="inputs" data-slot="inputs"></div>
+<div class="controls" data-slot="controls"></div>
+<div data-slot="status"></div>
+<div class="result" data-slot="cache"></div>
+<div class="result" data-slot="check"></div>
+<div class="result" data-slot="work"></div>
+`,
+  fields: [
+    ['x', codec.matrix(() => T, () => C), () => [[1, 0, 0.5, -1], [0, 1, 1, 0], [-0.5, 0.5, 0, 1], [1, 1, -1, 0.5], [0, -1, 0.5, 0.5]]],
+    ['seed', codec.int(0, 99999), () => 3],
+    ['step', codec.int(1, T), () => 3],
+    ['stale', codec.bool(), () => false],
+  ],
+
+  mount(ctx, st) {
+    const commit = () => ctx.commit(this.prefix);
+    ctx.slot(this.id, 'inputs').replaceChildren(
+      numberGrid({ label: 'Tokens x (one row per token, dModel = 4)', name: 'kv-x', matrix: st.x, rowLabel: tokenLabel, colLabel: dimLabel, onChange: commit }),
+    );
+    const step = (to) => { st.step = Math.max(1, Math.min(T, to)); commit(); };
+    this.prev = h('button', { type: 'button', 'data-field': 'kv-prev', text: '◀ Previous token' });
+    this.next = h('button', { type: 'button', 'data-field': 'kv-next', text: 'Next token ▶' });
+    this.prev.addEventListener('click', () => step(st.step - 1));
+    this.next.addEventListener('click', () => step(st.step + 1));
+    this.stepText = h('span', { class: 'num-out', 'data-out': 'kv-step', 'aria-live': 'polite' });
+    ctx.slot(this.id, 'controls').replaceChildren(
+      numberField({ label: 'Weight seed (2 heads of width 2, RoPE on)', name: 'kv-seed', value: st.seed, integer: true, min: 0, max: 99999, size: 'sm',
+        onValue: (value) => { st.seed = value; commit(); } }),
+      h('div', { class: 'field stepper' }, this.prev, this.stepText, this.next),
+      checkbox({ label: 'Mistake: a stale position offset (each new token placed at position 0)', name: 'kv-stale', checked: st.stale,
+        onToggle: (on) => { st.stale = on; commit(); } }),
+    );
+    this.status = statusLine();
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    this.module = null;
+    this.moduleSeed = null;
+  },
+
+  /** The module for the seed, made once per seed. */
+  moduleFor(ctx, seed) {
+    if (this.moduleSeed !== seed) {
+      this.module?.free();
+      this.module = ctx.lab.createMultiHeadAttention({ dModel: C, numHeads: HEADS, rope: true, seed });
+      this.moduleSeed = seed;
+    }
+    return this.module;
+  },
+
+  update(ctx, st) {
+    const hosts = ['cache', 'check', 'work'].map((name) => ctx.slot(this.id, name));
+    const res = ctx.core(this.status, () => {
+      const mha = this.moduleFor(ctx, st.seed);
+      const full = mha.forward([st.x], { causal: true });
+      // Decode tokens 1..step with the cache. The stale mistake runs the same
+      // step with the new query at position 0 over the cached prefix.
+      const steps = [];
+      let cache = null;
+      for (let t = 0; t < st.step; t++) {
+        const token = [[st.x[t]]];
+        const r = st.stale
+          ? mha.forward(token, [st.x.slice(0, t + 1)], { queryPositionOffset: 0, keyPositionOffset: 0 })
+          : mha.forward(token, { cache, useCache: true, causal: true });
+        if (!st.stale) cache = r.cache;
+        steps.push(r);
+      }
+      return { full, steps, cacheLength: cache ? cache.length : null, cacheShape: cache ? cache.key.shape : null };
+    }, hosts);
+    if (!res) return;
+    const { full, steps } = res;
+    this.stepText.textContent = `Token ${st.step} of ${T}`;
+    this.prev.disabled = st.step <= 1;
+    this.next.disabled = st.step >= T;
+
+    // The cache and one new row of weights per step, head by head.
+    const tables = [];
+    for (let head = 0; head < HEADS; head++) {
+      const head_ = h('tr', {}, h('td', { class: 'corner' }), ...Array.from({ length: T }, (_, j) => h('th', { scope: 'col', text: keyLabel(j) })));
+      const rows = steps.map((r, t) => {
+        const w = r.weights.data; // (1, H, 1, t + 1)
+        return h('tr', { 'data-step': t }, h('th', { scope: 'row', text: `step ${t + 1}` }),
+          ...Array.from({ length: T }, (_, j) => (j <= t
+            ? h('td', { 'data-out': `kv-w${head}`, text: fmt(w[head * (t + 1) + j], 3) })
+            : h('td', { class: 'not-yet', text: '' }))));
+      });
+      tables.push(h('div', { class: 'grid-wrap' }, h('table', { class: 'values', 'data-values': `kv-weights-${head}` },
+        h('caption', { text: `Head ${head + 1}: the new query’s weights at each step` }), h('thead', {}, head_), h('tbody', {}, ...rows))));
+    }
+    ctx.slot(this.id, 'cache').replaceChildren(
+      h('p', { class: 'readout' }, st.stale
+        ? 'With the stale offset there is no growing cache to show: each step places its query at position 0.'
+        : ['After token ', String(st.step), ' the cache holds keys and values of shape ',
+          h('strong', { 'data-out': 'kv-cache-shape', text: `(${res.cacheShape.join(', ')})` }), ': (batch, heads, tokens so far, head width).']),
+      ...tables);
+
+    // The check: the decoded outputs against the full causal pass, rows 1..step.
+    const got = steps.flatMap((r) => Array.from(r.output.data));
+    const want = full.output.data.subarray(0, st.step * C);
+    let diff = 0, size = 1;
+    for (let n = 0; n < got.length; n++) {
+      diff = Math.max(diff, Math.abs(got[n] - want[n]));
+      size = Math.max(size, Math.abs(want[n]));
+    }
+    const ok = diff <= 1e-5 * size;
+    ctx.slot(this.id, 'check').replaceChildren(h('p', { class: `check ${ok ? 'pass' : 'fail'}`, 'data-check': 'kv-equal', 'data-passed': String(ok) },
+      ok ? `✓ Tokens 1 to ${st.step} decoded one at a time equal one full causal pass: the largest difference is `
+        : `✗ Tokens 1 to ${st.step} decoded one at a time differ from the full causal pass by up to `,
+      h('strong', { 'data-out': 'kv-diff', text: fmtSci(diff) }),
+      ok ? '.' : st.stale ? ': each query was rotated as if it stood at position 0.' : '.'));
+
+    // Work per step: multiply-adds counted, and time measured here and now.
+    const t = st.step;
+    const cached = 4 * C * C + 2 * t * C;          // project one token (q, k, v, out); one row of scores and mix
+    const recompute = 4 * t * C * C + 2 * t * t * C; // project all t tokens; t rows of scores and mix
+    const time = (fn) => {
+      const t0 = performance.now();
+      for (let n = 0; n < REPEATS; n++) fn();
+      return ((performance.now() - t0) / REPEATS) * 1000;
+    };
+    const timing = ctx.core(this.status, () => {
+      const mha = this.module;
+      let prefix = null;
+      for (let i = 0; i < t - 1; i++) prefix = mha.forward([[st.x[i]]], { cache: prefix, useCache: true, causal: true }).cache;
+      return {
+        cached: time(() => mha.forward([[st.x[t - 1]]], { cache: prefix, useCache: true, causal: true, needWeights: false })),
+        full: time(() => mha.forward([st.x.slice(0, t)], { causal: true, needWeights: false })),
+      };
+    }, hosts);
+    if (!timing) return;
+    ctx.slot(this.id, 'work').replaceChildren(h('div', { class: 'grid-wrap' }, h('table', { class: 'values', 'data-values': 'kv-work' },
+      h('caption', { text: `Work for token ${t}: multiply-adds counted, time measured in this browser (mean of ${REPEATS} calls)` }),
+      h('thead', {}, h('tr', {}, h('td', { class: 'corner' }), h('th', { scope: 'col', text: 'multiply-adds' }), h('th', { scope: 'col', text: 'µs per call' }))),
+      h('tbody', {},
+        h('tr', {}, h('th', { scope: 'row', text: 'with the cache' }), h('td', { 'data-out': 'kv-madds-cached', text: String(cached) }), h('td', { text: fmt(timing.cached, 1) })),
+        h('tr', {}, h('th', { scope: 'row', text: 'recomputing everything' }), h('td', { 'data-out': 'kv-madds-full', text: String(recompute) }), h('td', { text: fmt(timing.full, 1) }))))));
+  },
+};
+
+export default kvCache;

@@ -1,0 +1,131 @@
+// Rotary position embeddings (RoPE): q and k are turned by angles that grow
+// with their positions, so their score depends only on how far apart they
+// are. Every number shown comes from the core (lab.applyRope rotates, and
+// lab.sdpa with scale 1 gives the dot products).
+
+import { h, s, numberGrid, numberField, statusLine, fmt, fmtVec, fmtSci } from '../lesson-ui.js';
+import { codec } from '../lesson-state.js';
+import { dimLabel } from './common.js';
+
+const D = 4; // even: entry c turns with entry c + D/2
+const SAME = 1e-4; // two scores count as equal within this, relative to their size
+
+export const rotary = {
+  id: 'rotary',
+  prefix: 'rope',
+  title: 'Rotary positions: scores that depend on distance',
+  body: `
+<p>Attention by itself does not know where a token sits: permute the tokens and the outputs are permuted with them. Rotary position embeddings (RoPE) put the position in by turning q and k. Their entries are taken in pairs, entry c together with entry c + d/2 (the split-halves pairing of the multi-head module here, of GPT-NeoX and of Llama), and each pair is turned by the angle position × 10000<sup>−2c/d</sup>: the first pair fast, later pairs slower.</p>
+<p>A dot product of two turned vectors depends only on the difference of their angles. So the score of a query at position p with a key at position p′ depends on p − p′ alone: shift both positions by the same amount and the score does not move; move just one and it does.</p>
+<div class="inputs" data-slot="inputs"></div>
+<div class="controls" data-slot="controls"></div>
+<div data-slot="status"></div>
+<div class="result" data-slot="scores"></div>
+<div class="result" data-slot="picture"></div>
+`,
+  fields: [
+    ['q', codec.matrix(() => 1, () => D), () => [[1, 0.5, -0.5, 1]]],
+    ['k', codec.matrix(() => 1, () => D), () => [[0.8, -1, 0.6, 0.2]]],
+    ['pq', codec.int(0, 100000), () => 5],
+    ['pk', codec.int(0, 100000), () => 2],
+    ['shift', codec.int(1, 100000), () => 7],
+  ],
+
+  mount(ctx, st) {
+    const commit = () => ctx.commit(this.prefix);
+    ctx.slot(this.id, 'inputs').replaceChildren(
+      numberGrid({ label: 'Query q', name: 'rope-q', matrix: st.q, rowLabel: () => 'q', colLabel: dimLabel, onChange: commit }),
+      numberGrid({ label: 'Key k', name: 'rope-k', matrix: st.k, rowLabel: () => 'k', colLabel: dimLabel, onChange: commit }),
+    );
+    const field = (label, name, key, min) => numberField({
+      label, name, value: st[key], integer: true, min, max: 100000, size: 'sm',
+      onValue: (value) => { st[key] = value; commit(); },
+    });
+    ctx.slot(this.id, 'controls').replaceChildren(
+      field('Position of the query', 'rope-pq', 'pq', 0),
+      field('Position of the key', 'rope-pk', 'pk', 0),
+      field('Shift by', 'rope-shift', 'shift', 1),
+    );
+    this.status = statusLine();
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+  },
+
+  update(ctx, st) {
+    // Each case: the query and the key rotated at their positions, then their dot product.
+    const cases = [
+      ['as given', st.pq, st.pk],
+      ['both shifted', st.pq + st.shift, st.pk + st.shift],
+      ['only the query shifted', st.pq + st.shift, st.pk],
+    ];
+    const res = ctx.core(this.status, () => cases.map(([, pq, pk]) => {
+      const rq = ctx.lab.applyRope(st.q, { positions: [pq] });
+      const rk = ctx.lab.applyRope(st.k, { positions: [pk] });
+      const dot = ctx.lab.sdpa(rq, rk, [[0]], { scale: 1 }).scores.data[0];
+      return { rq, rk, dot };
+    }), [ctx.slot(this.id, 'scores'), ctx.slot(this.id, 'picture')]);
+    if (!res) return;
+    const [given, both, one] = res;
+    const size = Math.max(1, Math.abs(given.dot));
+    const sameWhenBoth = Math.abs(both.dot - given.dot) <= SAME * size;
+    const movesWhenOne = Math.abs(one.dot - given.dot) > SAME * size;
+
+    const row = (label, [pq, pk], r, key) => h('tr', {},
+      h('th', { scope: 'row', text: label }),
+      h('td', { text: `${pq}, ${pk}` }),
+      h('td', { text: String(pq - pk) }),
+      h('td', { 'data-out': `rope-${key}`, text: fmt(r.dot, 4) }));
+    ctx.slot(this.id, 'scores').replaceChildren(
+      h('div', { class: 'grid-wrap' }, h('table', { class: 'values', 'data-values': 'rope-scores' },
+        h('caption', { text: 'Score rope(q)·rope(k) at three pairs of positions' }),
+        h('thead', {}, h('tr', {}, ...['', 'positions (q, k)', 'distance', 'score'].map((c, i) => (i ? h('th', { scope: 'col', text: c }) : h('td', { class: 'corner' }))))),
+        h('tbody', {},
+          row('as given', cases[0].slice(1), given, 'given'),
+          row('both shifted', cases[1].slice(1), both, 'both'),
+          row('only the query shifted', cases[2].slice(1), one, 'one')))),
+      h('p', { class: `check ${sameWhenBoth ? 'pass' : 'fail'}`, 'data-check': 'rope-shift-both', 'data-passed': String(sameWhenBoth) },
+        sameWhenBoth ? '✓ Shifting both positions by ' : '✗ Shifting both positions by ', String(st.shift),
+        ` keeps the score: ${fmt(given.dot, 4)} and ${fmt(both.dot, 4)} differ by `,
+        h('strong', { 'data-out': 'rope-diff-both', text: fmtSci(Math.abs(both.dot - given.dot)) }), '.'),
+      h('p', { class: `check ${movesWhenOne ? 'pass' : 'fail'}`, 'data-check': 'rope-shift-one', 'data-passed': String(movesWhenOne) },
+        movesWhenOne ? '✓ Shifting only the query changes the score, by ' : '✗ Shifting only the query leaves the score almost where it was: it moves by ',
+        h('strong', { 'data-out': 'rope-diff-one', text: fmtSci(Math.abs(one.dot - given.dot)) }),
+        movesWhenOne ? ': the distance changed.' : '. The first pair turns by the shift in radians; a shift near a multiple of 2π brings it back.'),
+    );
+
+    // The first pair (entries 1 and 1 + d/2) of q and k, before and after the rotation.
+    ctx.slot(this.id, 'picture').replaceChildren(h('figure', { class: 'rope-pic' },
+      pairPicture(st, given),
+      h('figcaption', {},
+        `The first pair of entries (d1, d${1 + D / 2}) as arrows: q turns by its position ${st.pq} in radians, k by ${st.pk}. `,
+        'Faint: before; solid: after (q blue, k green). q at ', h('span', { 'data-out': 'rope-q-pair', text: fmtVec([given.rq.data[0], given.rq.data[D / 2]], 3) }),
+        ', k at ', h('span', { 'data-out': 'rope-k-pair', text: fmtVec([given.rk.data[0], given.rk.data[D / 2]], 3) }), '.')));
+  },
+};
+
+/** An SVG of the first pair of q and k, before (faint) and after rotation (solid). */
+function pairPicture(st, given) {
+  const W = 220, C = W / 2;
+  const before = { q: [st.q[0][0], st.q[0][D / 2]], k: [st.k[0][0], st.k[0][D / 2]] };
+  const after = { q: [given.rq.data[0], given.rq.data[D / 2]], k: [given.rk.data[0], given.rk.data[D / 2]] };
+  const reach = Math.max(1e-6, ...[...before.q, ...before.k].map(Math.abs), ...[...after.q, ...after.k].map(Math.abs));
+  const scale = (C - 24) / reach;
+  const arrow = ([x, y], cls) => s('line', { x1: C, y1: C, x2: C + x * scale, y2: C - y * scale, class: `rope-arrow ${cls}`, 'marker-end': 'url(#rope-head)' });
+  // a label just beyond the arrow's tip, along the arrow
+  const label = ([x, y], name) => {
+    const r = Math.hypot(x, y) * scale;
+    const out = r > 0 ? (r + 11) / r : 1;
+    return s('text', { x: C + x * scale * out, y: C - y * scale * out, class: `rope-label ${name}`, text: name });
+  };
+  const title = `The first pair of q and k before and after RoPE: q at position ${st.pq}, k at position ${st.pk}`;
+  return s('svg', { viewBox: `0 0 ${W} ${W}`, class: 'rope-svg', role: 'img', 'aria-label': title },
+    s('title', { text: title }),
+    s('defs', {}, s('marker', { id: 'rope-head', viewBox: '0 0 10 10', refX: '9', refY: '5', markerWidth: '6', markerHeight: '6', orient: 'auto-start-reverse' },
+      s('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'rope-head' }))),
+    s('circle', { cx: C, cy: C, r: C - 14, class: 'rope-circle' }),
+    s('line', { x1: 4, y1: C, x2: W - 4, y2: C, class: 'axis' }),
+    s('line', { x1: C, y1: 4, x2: C, y2: W - 4, class: 'axis' }),
+    arrow(before.q, 'q faint'), arrow(before.k, 'k faint'), arrow(after.q, 'q'), arrow(after.k, 'k'),
+    label(after.q, 'q'), label(after.k, 'k'));
+}
+
+export default rotary;

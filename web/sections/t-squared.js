@@ -1,0 +1,134 @@
+// What T² costs: time and memory of attention against the sequence length T,
+// measured live in this browser, for the path that keeps the weights and
+// for the tiled path. Memory is the core's own figure (lab.lastCallBytes).
+
+import { h, s, select, numberField, statusLine, fmt } from '../lesson-ui.js';
+import { codec } from '../lesson-state.js';
+
+const LENGTHS = ['512', '1024', '2048', '4096'];
+const MiB = 1024 * 1024;
+
+/** Slope of log(y) against log(x) between two points. */
+const slope = (x0, y0, x1, y1) => Math.log(y1 / y0) / Math.log(x1 / x0);
+
+export const tSquared = {
+  id: 't-squared',
+  prefix: 'cost',
+  title: 'What T² costs',
+  heading: 'What T<sup>2</sup> costs',
+  body: `
+<p>Every query meets every key, so the scores of one head form a T × T matrix: doubling the sequence length T quadruples it. Kept in memory, as the weights are when you ask for them, it grows as T². The tiled path of the previous section never keeps it: its memory grows only as T × d, with the inputs and the output. Its work still grows as T²: every score is still computed, once.</p>
+<p>The core measures both paths here, in your browser, at T = 64 doubling up to the length you pick. On a log-log chart a power law is a straight line whose slope is its exponent: the dashed line marks the slope of T².</p>
+<div class="controls" data-slot="controls"></div>
+<div data-slot="status"></div>
+<div class="result" data-slot="charts"></div>
+<div class="result" data-slot="check"></div>
+`,
+  fields: [
+    ['maxT', codec.choice(LENGTHS), () => '1024'],
+    ['d', codec.int(8, 64), () => 64],
+  ],
+
+  mount(ctx, st) {
+    const commit = () => ctx.commit(this.prefix);
+    ctx.slot(this.id, 'controls').replaceChildren(
+      select({ label: 'Longest T', name: 'cost-max', value: st.maxT, options: LENGTHS.map((t) => [t, t]),
+        onValue: (value) => { st.maxT = value; commit(); } }),
+      numberField({ label: 'Width d of q, k and v (8 to 64)', name: 'cost-d', value: st.d, integer: true, min: 8, max: 64, size: 'sm',
+        onValue: (value) => { st.d = value; commit(); } }),
+    );
+    this.status = statusLine();
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+  },
+
+  update(ctx, st) {
+    const lengths = [];
+    for (let T = 64; T <= Number(st.maxT); T *= 2) lengths.push(T);
+    const hosts = [ctx.slot(this.id, 'charts'), ctx.slot(this.id, 'check')];
+    const res = ctx.core(this.status, () => lengths.map((T) => {
+      // Inputs from a fixed pattern: the cost does not depend on the values.
+      const x = { data: Float32Array.from({ length: T * st.d }, (_, i) => Math.sin(0.37 * i)), shape: [T, st.d] };
+      const measure = (run) => {
+        run(); // warm-up, and the memory figure of one call
+        const bytes = ctx.lab.lastCallBytes();
+        const times = [];
+        for (let r = 0; r < 3; r++) {
+          const t0 = performance.now();
+          run();
+          times.push(performance.now() - t0);
+        }
+        times.sort((a, b) => a - b);
+        return { ms: Math.max(times[1], 0.001), bytes };
+      };
+      return {
+        T,
+        weights: measure(() => ctx.lab.sdpa(x, x, x)),
+        tiled: measure(() => ctx.lab.sdpaTiled(x, x, x)),
+      };
+    }), hosts);
+    if (!res) return;
+    this.points = res;
+    const n = res.length;
+    ctx.slot(this.id, 'charts').replaceChildren(
+      h('figure', { class: 'cost' },
+        logLogChart({ points: res, value: (p) => p.ms, unit: 'ms', title: `Time per call against T, d = ${st.d}, log-log` }),
+        h('figcaption', {}, 'Time per call (ms), measured now. ', legendText())),
+      h('figure', { class: 'cost' },
+        logLogChart({ points: res, value: (p) => p.bytes / MiB, unit: 'MiB', title: `Memory per call against T, d = ${st.d}, log-log` }),
+        h('figcaption', {}, 'Memory per call (MiB), the core’s figure. ', legendText())),
+      h('div', { class: 'grid-wrap' }, h('table', { class: 'values', 'data-values': 'cost-table' },
+        h('caption', { text: 'The measurements' }),
+        h('thead', {}, h('tr', {}, ...['T', 'with weights: ms', 'MiB', 'tiled: ms', 'MiB'].map((c) => h('th', { scope: 'col', text: c })))),
+        h('tbody', {}, ...res.map((p) => h('tr', { 'data-t': p.T },
+          h('th', { scope: 'row', text: String(p.T) }),
+          h('td', { text: fmt(p.weights.ms, 2) }), h('td', { 'data-out': 'cost-mem-weights', text: fmt(p.weights.bytes / MiB, 3) }),
+          h('td', { text: fmt(p.tiled.ms, 2) }), h('td', { 'data-out': 'cost-mem-tiled', text: fmt(p.tiled.bytes / MiB, 3) })))))),
+    );
+    // The check: the memory slopes over the last doubling, 2 with weights and 1 tiled.
+    const [a, b] = [res[n - 2], res[n - 1]];
+    const memWeights = slope(a.T, a.weights.bytes, b.T, b.weights.bytes);
+    const memTiled = slope(a.T, a.tiled.bytes, b.T, b.tiled.bytes);
+    const ok = Math.abs(memWeights - 2) < 0.3 && Math.abs(memTiled - 1) < 0.3;
+    ctx.slot(this.id, 'check').replaceChildren(h('p', { class: `check ${ok ? 'pass' : 'fail'}`, 'data-check': 'cost-slopes', 'data-passed': String(ok) },
+      ok ? '✓ ' : '✗ ', `From T = ${a.T} to ${b.T} the memory slope is `,
+      h('strong', { 'data-out': 'cost-slope-weights', text: fmt(memWeights, 2) }), ' with the weights (T²: 2) and ',
+      h('strong', { 'data-out': 'cost-slope-tiled', text: fmt(memTiled, 2) }), ' on the tiled path (T: 1).'));
+  },
+};
+
+function legendText() {
+  return h('span', {}, h('span', { class: 'key-swatch cost-weights' }), ' with weights  ', h('span', { class: 'key-swatch cost-tiled' }), ' tiled  ',
+    h('span', { class: 'key-swatch cost-slope' }), ' slope of T²');
+}
+
+/** A log-log line chart of both paths, with a dashed T² line through the first weights point. */
+function logLogChart({ points, value, unit, title }) {
+  const W = 340, H = 200, padL = 46, padR = 18, padT = 10, padB = 30;
+  const xs = points.map((p) => Math.log2(p.T));
+  const ys = points.flatMap((p) => [value(p.weights), value(p.tiled)]).map(Math.log10);
+  const [x0, x1] = [xs[0], xs[xs.length - 1]];
+  const y0 = Math.floor(Math.min(...ys)), y1 = Math.ceil(Math.max(...ys, Math.min(...ys) + 1));
+  const X = (v) => padL + ((v - x0) / (x1 - x0 || 1)) * (W - padL - padR);
+  const Y = (v) => padT + (1 - (v - y0) / (y1 - y0)) * (H - padT - padB);
+  const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart', role: 'img', 'aria-label': title }, s('title', { text: title }));
+  svg.append(s('line', { x1: padL, x2: W - padR, y1: H - padB, y2: H - padB, class: 'axis' }));
+  svg.append(s('line', { x1: padL, x2: padL, y1: padT, y2: H - padB, class: 'axis' }));
+  for (let e = y0; e <= y1; e++) {
+    svg.append(s('line', { x1: padL, x2: W - padR, y1: Y(e), y2: Y(e), class: 'gridline' }));
+    svg.append(s('text', { x: padL - 4, y: Y(e) + 4, class: 'tick end', text: `1e${e}` }));
+  }
+  points.forEach((p, k) => svg.append(s('text', { x: X(xs[k]), y: H - padB + 14, class: 'tick mid', text: String(p.T) })));
+  svg.append(s('text', { x: W - padR, y: H - 4, class: 'tick end', text: `T   (y: ${unit})` }));
+  // slope 2 in (log2 T, log10 y): log10 y rises by 2·log10(2) per doubling
+  const start = Math.log10(value(points[0].weights));
+  const end = start + 2 * Math.log10(2) * (x1 - x0);
+  svg.append(s('line', { x1: X(x0), y1: Y(start), x2: X(x1), y2: Y(end), class: 'cost-slope-line' }));
+  for (const [key, cls] of [['weights', 'cost-weights'], ['tiled', 'cost-tiled']]) {
+    const d = points.map((p, k) => `${k ? 'L' : 'M'}${X(xs[k]).toFixed(1)},${Y(Math.log10(value(p[key]))).toFixed(1)}`).join(' ');
+    svg.append(s('path', { d, class: `series ${cls}` }));
+    points.forEach((p, k) => svg.append(s('circle', { cx: X(xs[k]), cy: Y(Math.log10(value(p[key]))), r: 3, class: `dot ${cls}` })));
+  }
+  return svg;
+}
+
+export default tSquared;
