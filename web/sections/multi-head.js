@@ -88,6 +88,11 @@ export const multiHead = {
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
     this.drawTokens(ctx, st);
+    const details = ctx.slot(this.id, 'output').closest('details');
+    if (details && !details.outputHooked) {
+      details.outputHooked = true;
+      details.addEventListener('toggle', () => this.drawOutput(ctx));
+    }
   },
 
   drawTokens(ctx, st) {
@@ -116,8 +121,18 @@ export const multiHead = {
       blocked: st.causal ? blockedFrom(ctx.lab.allowedPairs([T, T], { causal: true })) : null,
       queryLabel: (i) => `t${i + 1}`, keyLabel: (j) => `t${j + 1}`,
     });
-    valueTable(ctx.slot(this.id, 'output'), {
-      name: 'mha-output', values: res.output.data, rows: T, cols: C, digits: 2, scrollable: true,
+    this.shownOutput = res.output;
+    this.drawOutput(ctx);
+  },
+
+  /** The output table (up to 8 × 64 numbers), drawn only while its disclosure is open. */
+  drawOutput(ctx) {
+    const host = ctx.slot(this.id, 'output');
+    const details = host.closest('details');
+    if (!this.shownOutput || (details && !details.open)) return;
+    const [, T, C] = this.shownOutput.shape;
+    valueTable(host, {
+      name: 'mha-output', values: this.shownOutput.data, rows: T, cols: C, digits: 2, scrollable: true,
       rowLabel: (i) => `t${i + 1}`, colLabel: (j) => String(j + 1), caption: 'Output after the output projection (one row per position)',
     });
   },

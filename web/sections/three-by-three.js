@@ -59,9 +59,9 @@ export const threeByThree = {
   mount(ctx, st) {
     const commit = () => ctx.commit(this.prefix);
     ctx.slot(this.id, 'inputs').replaceChildren(
-      numberGrid({ label: 'Q (3 queries × d_k = 4)', name: 'ex-q', matrix: st.q, rowLabel: queryLabel, colLabel: dimLabel, onChange: commit }),
-      numberGrid({ label: 'K (3 keys × d_k = 4)', name: 'ex-k', matrix: st.k, rowLabel: keyLabel, colLabel: dimLabel, onChange: commit }),
-      numberGrid({ label: 'V (3 values × d_v = 2)', name: 'ex-v', matrix: st.v, rowLabel: (i) => `value ${i + 1}`, colLabel: dimLabel, onChange: commit }),
+      numberGrid({ label: 'Q (3 queries × d_k = 4)', name: 'ex-q', matrix: st.q, rowLabel: queryLabel, colLabel: dimLabel, onChange: commit, link: 'q' }),
+      numberGrid({ label: 'K (3 keys × d_k = 4)', name: 'ex-k', matrix: st.k, rowLabel: keyLabel, colLabel: dimLabel, onChange: commit, link: 'k' }),
+      numberGrid({ label: 'V (3 values × d_v = 2)', name: 'ex-v', matrix: st.v, rowLabel: (i) => `value ${i + 1}`, colLabel: dimLabel, onChange: commit, link: 'k' }),
     );
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
@@ -80,15 +80,15 @@ export const threeByThree = {
     heatmap(ctx.slot(this.id, 'weights'), {
       name: 'ex-weights', values: main.weights.data, rows: 3, cols: 3, digits: 4,
       rowLabel: queryLabel, colLabel: keyLabel, caption: 'Attention weights: one row per query, one column per key',
-      extra: { label: 'row sum', values: sums },
+      extra: { label: 'row sum', values: sums }, link: true,
     });
     valueTable(ctx.slot(this.id, 'scores'), {
       name: 'ex-scores', values: main.scores.data, rows: 3, cols: 3, digits: 4,
-      rowLabel: queryLabel, colLabel: keyLabel, caption: 'Scaled scores QKᵀ / √d_k',
+      rowLabel: queryLabel, colLabel: keyLabel, caption: 'Scaled scores QKᵀ / √d_k', link: 'qk',
     });
     valueTable(ctx.slot(this.id, 'output'), {
       name: 'ex-output', values: main.output.data, rows: 3, cols: 2, digits: 4,
-      rowLabel: (i) => `output ${i + 1}`, colLabel: dimLabel, caption: 'Output: weights × V',
+      rowLabel: (i) => `output ${i + 1}`, colLabel: dimLabel, caption: 'Output: weights × V', link: 'q',
     });
   },
 };
