@@ -5,6 +5,7 @@ import { numberGrid, heatmap, valueTable, statusLine } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, dimLabel } from './common.js';
 import { slot, group } from './markup.js';
+import { flowView } from '../lesson-flow.js';
 
 export const EX_DEFAULTS = {
   q: [[1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0]],
@@ -37,6 +38,8 @@ export const threeByThree = {
     <div data-slot="scores"></div>
   </div>
 </div>
+<p>Point at a weight, a score or an output row (or move through the weights with the arrow keys) to light up where it came from and what it feeds, and to follow that query row through the core below.</p>
+<div class="result" data-slot="flow"></div>
 <p>With the starting numbers, output row 3 is [5, 5]: its weights on values 1 and 2 are equal, and it leans most on value 3, which is already balanced. Attention returns a blend of values, never just the winning one. If softmax ran down the columns instead, the columns would add up to 1 and each key would be sharing itself out among queries, which is a different question altogether.</p>
 `,
   presets: {
@@ -47,6 +50,7 @@ export const threeByThree = {
         group('result two-col',
           slot('weights', 'weights', { label: 'Weights (rows: queries, columns: keys; the last column is each row’s sum)' }),
           group('', slot('output', 'output'), slot('scores', 'scores'))),
+        slot('flow', 'output', { cls: 'result' }),
       ],
     },
   },
@@ -65,6 +69,31 @@ export const threeByThree = {
     );
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    // The flow follows the query row last pointed at or focused anywhere in the section.
+    this.flowRow = 0;
+    const follow = (event) => {
+      const row = event.target.closest?.('[data-link-q]');
+      if (!row || row.closest('.flow') || Number(row.dataset.linkQ) === this.flowRow) return;
+      this.flowRow = Number(row.dataset.linkQ);
+      this.drawFlow(ctx);
+    };
+    const node = ctx.node(this.id);
+    if (node && !node.flowFollow) {
+      node.flowFollow = true;
+      node.addEventListener('pointerover', follow);
+      node.addEventListener('focusin', follow);
+    }
+  },
+
+  drawFlow(ctx) {
+    if (!this.shown) return;
+    const { main, raw, q } = this.shown;
+    const i = this.flowRow, Tk = 3, dv = 2;
+    flowView(ctx.slot(this.id, 'flow'), {
+      row: i, rowName: queryLabel(i), q: q[i], keys: Tk, keyName: keyLabel, dk: q[i].length,
+      raw: raw.subarray(i * Tk, (i + 1) * Tk), scaled: main.scores.data.subarray(i * Tk, (i + 1) * Tk),
+      weights: main.weights.data.subarray(i * Tk, (i + 1) * Tk), output: main.output.data.subarray(i * dv, (i + 1) * dv),
+    });
   },
 
   update(ctx, st) {
@@ -73,9 +102,12 @@ export const threeByThree = {
       main: ctx.lab.sdpa(q, k, v),
       // Weights times a column of ones adds up each row: the row sums, from the core.
       sums: ctx.lab.sdpa(q, k, { data: [1, 1, 1], shape: [3, 1] }).output.data,
+      // Scale 1: the raw dot products q·k, for the flow's first step.
+      raw: ctx.lab.sdpa(q, k, v, { scale: 1 }).scores.data,
     }));
     if (!res) return;
     const { main, sums } = res;
+    this.shown = { main, raw: res.raw, q: q.map((row) => row.slice()) };
     ctx.publish(`${this.prefix}.main`, main);
     heatmap(ctx.slot(this.id, 'weights'), {
       name: 'ex-weights', values: main.weights.data, rows: 3, cols: 3, digits: 4,
@@ -90,6 +122,7 @@ export const threeByThree = {
       name: 'ex-output', values: main.output.data, rows: 3, cols: 2, digits: 4,
       rowLabel: (i) => `output ${i + 1}`, colLabel: dimLabel, caption: 'Output: weights × V', link: 'q',
     });
+    this.drawFlow(ctx);
   },
 };
 
