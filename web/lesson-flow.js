@@ -84,7 +84,7 @@ function buildFlow(host, key, o, masked) {
   const nums = (spans) => h('span', { class: 'flow-vec' }, '[', ...spans.flatMap((s, j) => (j ? [', ', s] : [s])), ']');
   const step = (label, what, body, pass, note) => h('li', { class: 'flow-step' },
     h('span', { class: 'flow-op', text: label }), h('span', { class: 'flow-what', text: what }), body, passSource(pass, note));
-  const title = h('h4', { class: 'flow-title' });
+  const title = h('h3', { class: 'flow-title' });
   const list = h('ol', { class: 'flow' },
     step('q, Kᵀ', 'the query row, and the keys laid out as columns', cells.q, 1),
     step('q · Kᵀ', 'one dot product per key', nums(cells.raw), 2, 'The core folds the scale into this pass: the raw dot products shown here are the same pass run with scale 1.'),

@@ -293,10 +293,13 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
   const rowNames = Array.from({ length: rows }, (_, i) => rowLabel(i));
   const colNames = Array.from({ length: cols }, (_, j) => colLabel(j));
   // The same layout as last time (a new value, not a new shape): only the cells change.
-  const key = JSON.stringify([name, rowNames, colNames, extra ? extra.label : null, caption, legend, domain,
+  // (New labels alone are set in place too: a token's word on an axis.)
+  const key = JSON.stringify([name, rows, cols, extra ? extra.label : null, caption, legend, domain,
     rowNames.map((_, i) => refused(i)), link]);
   let built = host.heatmapParts;
   if (!built || built.key !== key || !host.contains(built.visual)) built = buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain, link });
+  built.rowHeads.forEach(([visual, th], i) => { setText(visual, refused(i) ? `${rowNames[i]} ⚠` : rowNames[i]); setText(th, rowNames[i]); });
+  built.colHeads.forEach(([visual, th], j) => { setText(visual, colNames[j]); setText(th, colNames[j]); });
   const [lo, hi] = domain;
   for (let i = 0; i < rows; i++) {
     for (let j = 0; j < cols; j++) {
@@ -350,21 +353,29 @@ function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extr
   visual.style.setProperty('--cols', String(cols + (extra ? 1 : 0)));
   const hidden = link ? 'true' : null;
   visual.append(h('div', { class: 'hm-corner', 'aria-hidden': hidden }));
-  colNames.forEach((label, j) => visual.append(h('div', { class: 'hm-head', text: label, 'aria-hidden': hidden, 'data-link-k': link ? j : null })));
+  const colHeads = colNames.map((label, j) => [h('div', { class: 'hm-head', text: label, 'aria-hidden': hidden, 'data-link-k': link ? j : null })]);
+  visual.append(...colHeads.map(([node]) => node));
   if (extra) visual.append(h('div', { class: 'hm-head hm-extra', text: extra.label }));
 
   const table = h('table', {}, h('caption', { text: caption }));
   const headRow = h('tr', {}, h('td'));
-  for (const label of colNames) headRow.append(h('th', { scope: 'col', text: label }));
+  colNames.forEach((label, j) => {
+    const th = h('th', { scope: 'col', text: label });
+    colHeads[j].push(th);
+    headRow.append(th);
+  });
   if (extra) headRow.append(h('th', { scope: 'col', text: extra.label }));
   table.append(h('thead', {}, headRow));
   const tbody = h('tbody');
   table.append(tbody);
 
-  const cells = [], extras = [];
+  const cells = [], extras = [], rowHeads = [];
   for (let i = 0; i < rows; i++) {
-    visual.append(h('div', { class: `hm-head hm-rowhead${refused(i) ? ' bad-row' : ''}`, text: refused(i) ? `${rowNames[i]} ⚠` : rowNames[i], 'aria-hidden': hidden, 'data-link-q': link ? i : null }));
-    const tr = h('tr', {}, h('th', { scope: 'row', text: rowNames[i] }));
+    const rowHead = h('div', { class: `hm-head hm-rowhead${refused(i) ? ' bad-row' : ''}`, text: refused(i) ? `${rowNames[i]} ⚠` : rowNames[i], 'aria-hidden': hidden, 'data-link-q': link ? i : null });
+    const th = h('th', { scope: 'row', text: rowNames[i] });
+    rowHeads.push([rowHead, th]);
+    visual.append(rowHead);
+    const tr = h('tr', {}, th);
     for (let j = 0; j < cols; j++) {
       const cell = h('div', { class: 'hm-cell', 'data-row': i, 'data-col': j, text: refused(i) ? '—' : '' });
       if (link) {
@@ -389,7 +400,7 @@ function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extr
   const [lo, hi] = domain;
   host.replaceChildren(h('div', { class: 'heatmap-wrap' }, visual), srOnly(table), ...(legend ? [rampLegend(document, { lo, hi })] : []));
   if (link) rovingCells(visual);
-  host.heatmapParts = { key, visual, cells, extras };
+  host.heatmapParts = { key, visual, cells, extras, rowHeads, colHeads };
   return host.heatmapParts;
 }
 
