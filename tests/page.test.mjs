@@ -197,6 +197,7 @@ async function expectSection7(page) {
     setTimeout(resolve, 0);
   }));
   checkShown('section 7 output', await table(page, 'mha-output'), r.output.data, 2);
+  await page.evaluate(() => { for (const d of document.querySelectorAll('details[data-disclosure="mha-output"]')) d.open = false; });
   return r;
 }
 
