@@ -110,6 +110,12 @@ if stale build/wasm-test/kernels-simd.wasm tests/c/kernel_exports.c; then
   emcc "${EMFLAGS[@]}" -Ic_src "${KERNEL_TEST[@]}" -o build/wasm-test/kernels-scalar.wasm
 fi
 
+# The C of attn_sdpa's passes, as the lesson page shows it (web/generated/).
+if stale web/generated/c-source.js c_src/attention.c c_src/kernels.c web/c-source.mjs; then
+  say "writing web/generated/c-source.js"
+  node web/c-source.mjs
+fi
+
 # ---------------------------------------------------------------------------
 # Modes
 # ---------------------------------------------------------------------------

@@ -191,7 +191,13 @@ async function expectSection7(page) {
   for (let h = 0; h < H; h++) {
     checkShown(`section 7 head ${h + 1}`, await heat(page, `mha-weights-h${h}`), r.weights.data.subarray(h * Tn * Tn, (h + 1) * Tn * Tn), 2);
   }
+  // The output table is drawn while its disclosure is open (its toggle event runs as a task).
+  await page.evaluate(() => new Promise((resolve) => {
+    for (const d of document.querySelectorAll('details[data-disclosure="mha-output"]')) d.open = true;
+    setTimeout(resolve, 0);
+  }));
   checkShown('section 7 output', await table(page, 'mha-output'), r.output.data, 2);
+  await page.evaluate(() => { for (const d of document.querySelectorAll('details[data-disclosure="mha-output"]')) d.open = false; });
   return r;
 }
 

@@ -14,6 +14,7 @@ import {
   blockedFromAllowed, allowedFromBlocked, additiveFromAllowed,
 } from './attention.js';
 import { oneBased } from './lesson-ui.js';
+import { linkHighlights } from './lesson-links.js';
 
 /**
  * Create a context.
@@ -108,6 +109,7 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
       for (const section of sections) {
         section.drawnParts = new Map(); // a new mount draws every part
         section.mount(ctx, ctx.states[section.prefix]);
+        linkHighlights(ctx.node(section.id));
       }
       for (const section of sections) update(section);
     },

@@ -8,6 +8,7 @@
 // only formatted and coloured.
 
 import { paintRamp, rampLegend } from './palette.js';
+import { rovingCells } from './lesson-links.js';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
@@ -194,7 +195,7 @@ export function numberField({ label, value, onValue, integer = false, min, max, 
  * opts: label (caption), matrix (array of rows, edited in place), rowLabel(i), colLabel(j),
  *       onChange(), integer, min, max, name (data-grid for tests)
  */
-export function numberGrid({ label, matrix, rowLabel, colLabel, onChange, integer = false, min, max, name }) {
+export function numberGrid({ label, matrix, rowLabel, colLabel, onChange, integer = false, min, max, name, link = null }) {
   const table = h('table', { class: 'grid-edit', 'data-grid': name });
   table.append(h('caption', { text: label }));
   if (colLabel) {
@@ -207,7 +208,8 @@ export function numberGrid({ label, matrix, rowLabel, colLabel, onChange, intege
   if (min != null) parseOpts.min = min;
   if (max != null) parseOpts.max = max;
   matrix.forEach((row, i) => {
-    const tr = h('tr');
+    // link 'q': row i is query i; 'k': row i belongs to key i (a key or its value). See lesson-links.js.
+    const tr = h('tr', { 'data-link-q': link === 'q' ? i : null, 'data-link-k': link === 'k' ? i : null });
     if (rowLabel) tr.append(h('th', { scope: 'row', text: rowLabel(i) }));
     row.forEach((value, j) => {
       const input = h('input', {
@@ -286,15 +288,18 @@ export function radios({ legend, value, options, onValue, name }) {
  *   refusedRows: Set of rows the core refused to compute (no weights): their
  *           cells show "—" and their heading is flagged
  */
-export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel, caption, digits = 3, extra, name, domain = [0, 1], legend = true, refusedRows = null }) {
+export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel, caption, digits = 3, extra, name, domain = [0, 1], legend = true, refusedRows = null, link = false }) {
   const refused = (i) => Boolean(refusedRows && refusedRows.has(i));
   const rowNames = Array.from({ length: rows }, (_, i) => rowLabel(i));
   const colNames = Array.from({ length: cols }, (_, j) => colLabel(j));
   // The same layout as last time (a new value, not a new shape): only the cells change.
-  const key = JSON.stringify([name, rowNames, colNames, extra ? extra.label : null, caption, legend, domain,
-    rowNames.map((_, i) => refused(i))]);
+  // (New labels alone are set in place too: a token's word on an axis.)
+  const key = JSON.stringify([name, rows, cols, extra ? extra.label : null, caption, legend, domain,
+    rowNames.map((_, i) => refused(i)), link]);
   let built = host.heatmapParts;
-  if (!built || built.key !== key || !host.contains(built.visual)) built = buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain });
+  if (!built || built.key !== key || !host.contains(built.visual)) built = buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain, link });
+  built.rowHeads.forEach(([visual, th], i) => { setText(visual, refused(i) ? `${rowNames[i]} ⚠` : rowNames[i]); setText(th, rowNames[i]); });
+  built.colHeads.forEach(([visual, th], j) => { setText(visual, colNames[j]); setText(th, colNames[j]); });
   const [lo, hi] = domain;
   for (let i = 0; i < rows; i++) {
     for (let j = 0; j < cols; j++) {
@@ -309,6 +314,7 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
       const shown = isBlocked && v === 0 ? '0' : fmt(v, digits);
       setText(cell, shown);
       setText(td, isBlocked ? `${shown} (blocked)` : shown);
+      if (link) setLabel(cell, `${rowNames[i]}, ${colNames[j]}: weight ${isBlocked ? `${shown} (blocked)` : shown}`);
       if (isBlocked) {
         setClass(cell, `hm-cell blocked ink-dark${v !== 0 ? ' leak' : ''}`);
         if (cell.style.backgroundColor) cell.style.backgroundColor = '';
@@ -326,8 +332,12 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
 }
 
 /** Set text only when it differs (an equal write still costs a redraw). */
-function setText(node, text) {
+export function setText(node, text) {
   if (node.textContent !== text) node.textContent = text;
+}
+
+function setLabel(node, text) {
+  if (node.getAttribute('aria-label') !== text) node.setAttribute('aria-label', text);
 }
 
 function setClass(node, cls) {
@@ -335,34 +345,51 @@ function setClass(node, cls) {
 }
 
 /** The heatmap's elements (a visual grid, a table for screen readers, a legend), with empty cells. */
-function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain }) {
-  const visual = h('div', { class: 'heatmap', 'aria-hidden': 'true', 'data-heatmap': name });
+function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain, link }) {
+  // A linked map's cells can be focused (one tab stop, arrows move; see
+  // lesson-links.js), so that the keyboard can point at a weight too; the
+  // headings stay hidden from screen readers, which read the table.
+  const visual = h('div', { class: 'heatmap', 'aria-hidden': link ? null : 'true', role: link ? 'group' : null, 'aria-label': link ? caption : null, 'data-heatmap': name });
   visual.style.setProperty('--cols', String(cols + (extra ? 1 : 0)));
-  visual.append(h('div', { class: 'hm-corner' }));
-  for (const label of colNames) visual.append(h('div', { class: 'hm-head', text: label }));
+  const hidden = link ? 'true' : null;
+  visual.append(h('div', { class: 'hm-corner', 'aria-hidden': hidden }));
+  const colHeads = colNames.map((label, j) => [h('div', { class: 'hm-head', text: label, 'aria-hidden': hidden, 'data-link-k': link ? j : null })]);
+  visual.append(...colHeads.map(([node]) => node));
   if (extra) visual.append(h('div', { class: 'hm-head hm-extra', text: extra.label }));
 
   const table = h('table', {}, h('caption', { text: caption }));
   const headRow = h('tr', {}, h('td'));
-  for (const label of colNames) headRow.append(h('th', { scope: 'col', text: label }));
+  colNames.forEach((label, j) => {
+    const th = h('th', { scope: 'col', text: label });
+    colHeads[j].push(th);
+    headRow.append(th);
+  });
   if (extra) headRow.append(h('th', { scope: 'col', text: extra.label }));
   table.append(h('thead', {}, headRow));
   const tbody = h('tbody');
   table.append(tbody);
 
-  const cells = [], extras = [];
+  const cells = [], extras = [], rowHeads = [];
   for (let i = 0; i < rows; i++) {
-    visual.append(h('div', { class: `hm-head hm-rowhead${refused(i) ? ' bad-row' : ''}`, text: refused(i) ? `${rowNames[i]} ⚠` : rowNames[i] }));
-    const tr = h('tr', {}, h('th', { scope: 'row', text: rowNames[i] }));
+    const rowHead = h('div', { class: `hm-head hm-rowhead${refused(i) ? ' bad-row' : ''}`, text: refused(i) ? `${rowNames[i]} ⚠` : rowNames[i], 'aria-hidden': hidden, 'data-link-q': link ? i : null });
+    const th = h('th', { scope: 'row', text: rowNames[i] });
+    rowHeads.push([rowHead, th]);
+    visual.append(rowHead);
+    const tr = h('tr', {}, th);
     for (let j = 0; j < cols; j++) {
       const cell = h('div', { class: 'hm-cell', 'data-row': i, 'data-col': j, text: refused(i) ? '—' : '' });
+      if (link) {
+        Object.assign(cell.dataset, { linkQ: i, linkK: j });
+        cell.setAttribute('role', 'img');
+        cell.tabIndex = i === 0 && j === 0 ? 0 : -1;
+      }
       const td = h('td', { text: refused(i) ? 'refused: no key allowed' : '' });
       visual.append(cell);
       tr.append(td);
       cells.push({ cell, td });
     }
     if (extra) {
-      const cell = h('div', { class: 'hm-cell hm-extra', 'data-row': i, 'data-extra': '1' });
+      const cell = h('div', { class: 'hm-cell hm-extra', 'data-row': i, 'data-extra': '1', 'aria-hidden': hidden, 'data-link-q': link ? i : null });
       const td = h('td');
       visual.append(cell);
       tr.append(td);
@@ -372,7 +399,8 @@ function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extr
   }
   const [lo, hi] = domain;
   host.replaceChildren(h('div', { class: 'heatmap-wrap' }, visual), srOnly(table), ...(legend ? [rampLegend(document, { lo, hi })] : []));
-  host.heatmapParts = { key, visual, cells, extras };
+  if (link) rovingCells(visual);
+  host.heatmapParts = { key, visual, cells, extras, rowHeads, colHeads };
   return host.heatmapParts;
 }
 
@@ -414,22 +442,25 @@ export function srOnly(table) {
 }
 
 /** A read-only numeric table (outputs), real <table> with the numbers as text. */
-export function valueTable(host, { values, rows, cols, rowLabel, colLabel, caption, digits = 3, name, scrollable = false }) {
+export function valueTable(host, { values, rows, cols, rowLabel, colLabel, caption, digits = 3, name, scrollable = false, link = null }) {
   const rowNames = Array.from({ length: rows }, (_, i) => rowLabel(i));
   const colNames = Array.from({ length: cols }, (_, j) => colLabel(j));
-  const key = JSON.stringify([name, rowNames, colNames, caption, scrollable]);
+  const key = JSON.stringify([name, rowNames, colNames, caption, scrollable, link]);
+  // link: 'q' (a row per query: the output) or 'qk' (query rows, key columns: the scores); see lesson-links.js.
+  const linkQ = (i) => (link ? i : null);
+  const linkK = (j) => (link === 'qk' ? j : null);
   let built = host.valueTableParts;
   if (!built || built.key !== key || !host.contains(built.table)) {
     const table = h('table', { class: 'values', 'data-values': name }, h('caption', { text: caption }));
     const headRow = h('tr', {}, h('td', { class: 'corner' }));
-    for (const label of colNames) headRow.append(h('th', { scope: 'col', text: label }));
+    colNames.forEach((label, j) => headRow.append(h('th', { scope: 'col', text: label, 'data-link-k': linkK(j) })));
     table.append(h('thead', {}, headRow));
     const tbody = h('tbody');
     const tds = [];
     for (let i = 0; i < rows; i++) {
-      const tr = h('tr', {}, h('th', { scope: 'row', text: rowNames[i] }));
+      const tr = h('tr', {}, h('th', { scope: 'row', text: rowNames[i], 'data-link-q': linkQ(i) }));
       for (let j = 0; j < cols; j++) {
-        const td = h('td', { 'data-row': i, 'data-col': j });
+        const td = h('td', { 'data-row': i, 'data-col': j, 'data-link-q': linkQ(i), 'data-link-k': linkK(j) });
         tds.push(td);
         tr.append(td);
       }
@@ -451,10 +482,46 @@ export function valueTable(host, { values, rows, cols, rowLabel, colLabel, capti
  * opts: rows, cols, get(i,j) -> truthy, onToggle(i,j), label, rowLabel, colLabel,
  *       text(on) -> cell text, badRows: Set of row indexes to flag, name
  */
-export function maskGrid(host, { rows, cols, get, onToggle, label, rowLabel, colLabel, text, badRows, name, pressedMeans = 'allowed' }) {
+export function maskGrid(host, { rows, cols, get, onToggle, label, rowLabel, colLabel, text, badRows, name, pressedMeans = 'allowed', link = false }) {
+  const interactive = typeof onToggle === 'function';
+  const rowNames = Array.from({ length: rows }, (_, i) => rowLabel(i));
+  const colNames = Array.from({ length: cols }, (_, j) => colLabel(j));
+  // The same layout as last time (a toggled cell, not a new size): the cells
+  // are updated in place, so a clicked button keeps its focus.
+  const key = JSON.stringify([name, label, rowNames, colNames, interactive, pressedMeans, link]);
+  let built = host.maskParts;
+  if (!built || built.key !== key || !host.contains(built.grid)) built = buildMaskGrid(host, { key, rows, cols, rowNames, colNames, interactive, label, name, link });
+  built.onToggle = onToggle;
+  for (let i = 0; i < rows; i++) {
+    const bad = Boolean(badRows && badRows.has(i));
+    const head = built.rowHeads[i];
+    setClass(head, `hm-head hm-rowhead${bad ? ' bad-row' : ''}`);
+    setText(head, bad ? `${rowNames[i]} ⚠` : rowNames[i]);
+    for (let j = 0; j < cols; j++) {
+      const on = Boolean(get(i, j));
+      const cellText = text ? text(on) : (on ? '1' : '0');
+      const open = pressedMeans === 'allowed' ? on : !on; // visual: allowed cells are plain, blocked hatched
+      const { cell, td } = built.cells[i * cols + j];
+      setClass(cell, `mask-cell ${open ? 'allowed' : 'blocked'}${bad ? ' bad-row' : ''}`);
+      setText(cell, cellText);
+      if (interactive) {
+        const pressed = on ? 'true' : 'false';
+        if (cell.getAttribute('aria-pressed') !== pressed) cell.setAttribute('aria-pressed', pressed);
+        const aria = `${rowNames[i]}, ${colNames[j]}: ${cellText}`;
+        if (cell.getAttribute('aria-label') !== aria) cell.setAttribute('aria-label', aria);
+      } else {
+        setText(td, open ? `${cellText} (allowed)` : `${cellText} (blocked)`);
+      }
+    }
+  }
+  return built.grid;
+}
+
+/** A mask grid's elements with empty cells; buttons call the latest onToggle. */
+function buildMaskGrid(host, { key, rows, cols, rowNames, colNames, interactive, label, name, link }) {
+  const linkQ = (i) => (link ? i : null);
   const grid = h('div', { class: 'maskgrid', 'data-mask': name });
   grid.style.setProperty('--cols', String(cols));
-  const interactive = typeof onToggle === 'function';
   if (interactive) {
     grid.setAttribute('role', 'group');
     grid.setAttribute('aria-label', label);
@@ -462,40 +529,40 @@ export function maskGrid(host, { rows, cols, get, onToggle, label, rowLabel, col
     grid.setAttribute('aria-hidden', 'true');
   }
   grid.append(h('div', { class: 'hm-corner' }));
-  for (let j = 0; j < cols; j++) grid.append(h('div', { class: 'hm-head', text: colLabel(j) }));
+  colNames.forEach((c, j) => grid.append(h('div', { class: 'hm-head', text: c, 'data-link-k': linkQ(j) })));
   const table = interactive ? null : h('table', {}, h('caption', { text: label }));
   if (table) {
     const headRow = h('tr', {}, h('td'));
-    for (let j = 0; j < cols; j++) headRow.append(h('th', { scope: 'col', text: colLabel(j) }));
+    for (const c of colNames) headRow.append(h('th', { scope: 'col', text: c }));
     table.append(h('thead', {}, headRow));
   }
   const tbody = table ? h('tbody') : null;
+  const built = { key, grid, cells: [], rowHeads: [], onToggle: null };
   for (let i = 0; i < rows; i++) {
-    const bad = badRows && badRows.has(i);
-    grid.append(h('div', { class: `hm-head hm-rowhead${bad ? ' bad-row' : ''}`, text: bad ? `${rowLabel(i)} ⚠` : rowLabel(i) }));
-    const tr = tbody ? h('tr', {}, h('th', { scope: 'row', text: rowLabel(i) })) : null;
+    const head = h('div', { class: 'hm-head hm-rowhead', 'data-link-q': linkQ(i) });
+    built.rowHeads.push(head);
+    grid.append(head);
+    const tr = tbody ? h('tr', {}, h('th', { scope: 'row', text: rowNames[i] })) : null;
     for (let j = 0; j < cols; j++) {
-      const on = Boolean(get(i, j));
-      const cellText = text ? text(on) : (on ? '1' : '0');
-      const open = pressedMeans === 'allowed' ? on : !on; // visual: allowed cells are plain, blocked hatched
-      const cls = `mask-cell ${open ? 'allowed' : 'blocked'}${bad ? ' bad-row' : ''}`;
       if (interactive) {
-        const btn = h('button', {
-          type: 'button', class: cls, 'aria-pressed': on ? 'true' : 'false',
-          'aria-label': `${rowLabel(i)}, ${colLabel(j)}: ${cellText}`, 'data-row': i, 'data-col': j, text: cellText,
-        });
-        btn.addEventListener('click', () => onToggle(i, j));
-        grid.append(btn);
+        const cell = h('button', { type: 'button', class: 'mask-cell', 'data-row': i, 'data-col': j, 'data-link-q': linkQ(i), 'data-link-k': linkQ(j) });
+        cell.addEventListener('click', () => built.onToggle(i, j));
+        grid.append(cell);
+        built.cells.push({ cell, td: null });
       } else {
-        grid.append(h('div', { class: cls, 'data-row': i, 'data-col': j, text: cellText }));
-        tr.append(h('td', { text: open ? `${cellText} (allowed)` : `${cellText} (blocked)` }));
+        const cell = h('div', { class: 'mask-cell', 'data-row': i, 'data-col': j, 'data-link-q': linkQ(i), 'data-link-k': linkQ(j) });
+        const td = h('td');
+        grid.append(cell);
+        tr.append(td);
+        built.cells.push({ cell, td });
       }
     }
     if (tbody) tbody.append(tr);
   }
   if (table) table.append(tbody);
   host.replaceChildren(h('div', { class: 'heatmap-wrap' }, grid), ...(table ? [srOnly(table)] : []));
-  return grid;
+  host.maskParts = built;
+  return built;
 }
 
 /** Put keyboard focus back on the mask button at (i, j) after a redraw. */
@@ -559,9 +626,10 @@ export function histogramSvg({ counts, lo, hi, yMax, xLabel, yLabel, title, cls 
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, class: `chart ${cls || ''}`, role: 'img', 'aria-label': title });
   svg.append(s('title', { text: title }));
   for (const c of [yMax / 2, yMax]) svg.append(s('line', { x1: padL, x2: W - padR, y1: y(c), y2: y(c), class: 'gridline' }));
-  counts.forEach((c, k) => {
-    svg.append(s('rect', { x: padL + k * bw, y: y(c), width: Math.max(0.5, bw - 0.5), height: H - padB - y(c), class: 'bar' }));
-  });
+  const bars = counts.map((c, k) => s('rect', { x: padL + k * bw, y: y(c), width: Math.max(0.5, bw - 0.5), height: H - padB - y(c), class: 'bar' }));
+  svg.append(...bars);
+  // New counts on the same axes: only the bars and the title change (see updateHistogram).
+  svg.histogram = { bars, y, base: H - padB, title: svg.firstChild };
   svg.append(s('line', { x1: padL, x2: W - padR, y1: H - padB, y2: H - padB, class: 'axis' }));
   svg.append(s('line', { x1: padL, x2: padL, y1: padT, y2: H - padB, class: 'axis' }));
   svg.append(s('line', { x1: x(0), x2: x(0), y1: padT, y2: H - padB, class: 'axis zero' }));
@@ -572,6 +640,18 @@ export function histogramSvg({ counts, lo, hi, yMax, xLabel, yLabel, title, cls 
   svg.append(s('text', { x: (padL + W - padR) / 2, y: H - 4, class: 'axis-label mid', text: xLabel }));
   svg.append(s('text', { x: 10, y: (padT + H - padB) / 2, class: 'axis-label mid', transform: `rotate(-90 10 ${(padT + H - padB) / 2})`, text: yLabel }));
   return svg;
+}
+
+/** Put new counts (as many as before) and a new title into a histogramSvg(), in place. */
+export function updateHistogram(svg, { counts, title }) {
+  const { bars, y, base, title: titleNode } = svg.histogram;
+  counts.forEach((c, k) => {
+    const top = String(y(c)), height = String(base - y(c));
+    if (bars[k].getAttribute('y') !== top) bars[k].setAttribute('y', top);
+    if (bars[k].getAttribute('height') !== height) bars[k].setAttribute('height', height);
+  });
+  setText(titleNode, title);
+  if (svg.getAttribute('aria-label') !== title) svg.setAttribute('aria-label', title);
 }
 
 /**

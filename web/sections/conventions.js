@@ -58,12 +58,13 @@ export const conventions = {
     const at = (m, i, j) => m.data[i * T + j];
     const setAllowed = (data) => { st.allowed = Array.from({ length: T }, (_, i) => Array.from({ length: T }, (_, j) => data[i * T + j] === 1)); };
 
-    const panel = (title, api, draw) => {
-      const host = h('div');
-      draw(host);
-      return h('figure', { class: 'conv-panel' }, h('figcaption', {}, h('strong', { text: title }), h('br'), h('code', { text: api })), host);
-    };
-    const allowedPanel = panel('Allowed: 1 = may attend', 'F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)', (host) => maskGrid(host, {
+    // The three panels are kept from one click to the next: their grids are updated in place.
+    const [allowedHost, blockedHost, additiveHost] = figures(ctx.slot(this.id, 'panels'), [
+      ['allowed', 'Allowed: 1 = may attend', 'F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)'],
+      ['blocked', 'Blocked: 1 = ignore', 'nn.MultiheadAttention(...)(x, x, x, attn_mask=blocked)'],
+      ['additive', 'Additive: added to the scores', 'scores + additive  (0 or −∞)'],
+    ].map(([key, title, api]) => ({ key, cls: 'conv-panel', caption: () => [h('strong', { text: title }), h('br'), h('code', { text: api })] })));
+    maskGrid(allowedHost, {
       name: 'conv-allowed', rows: T, cols: T, get: (i, j) => at(allowed, i, j), label: 'Allowed mask: pressed means allowed',
       rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '1' : '0'), badRows: emptyRows(ctx.lab, st.allowed),
       onToggle: (i, j) => {
@@ -72,8 +73,8 @@ export const conventions = {
         setAllowed(data);
         ctx.commit(this.prefix, { panel: 'allowed', cell: [i, j] });
       },
-    }));
-    const blockedPanel = panel('Blocked: 1 = ignore', 'nn.MultiheadAttention(...)(x, x, x, attn_mask=blocked)', (host) => maskGrid(host, {
+    });
+    maskGrid(blockedHost, {
       name: 'conv-blocked', rows: T, cols: T, get: (i, j) => at(blocked, i, j), label: 'Blocked mask: pressed means blocked',
       rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '1' : '0'), pressedMeans: 'blocked',
       onToggle: (i, j) => {
@@ -82,16 +83,14 @@ export const conventions = {
         setAllowed(allowedFromBlocked({ data, shape: [T, T] }).data);
         ctx.commit(this.prefix, { panel: 'blocked', cell: [i, j] });
       },
-    }));
-    const additivePanel = panel('Additive: added to the scores', 'scores + additive  (0 or −∞)', (host) => maskGrid(host, {
+    });
+    maskGrid(additiveHost, {
       name: 'conv-additive', rows: T, cols: T, get: (i, j) => at(additive, i, j) === 0, label: 'Additive mask: 0 keeps a score, minus infinity removes it',
       rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '0' : '−∞'),
-    }));
-    const panels = ctx.slot(this.id, 'panels');
-    panels.replaceChildren(allowedPanel, blockedPanel, additivePanel);
+    });
     if (focus && focus.panel) {
-      const grid = panels.querySelector(`[data-mask="conv-${focus.panel}"]`);
-      if (grid) refocusMaskCell(grid, ...focus.cell);
+      const grid = ctx.slot(this.id, 'panels').querySelector(`[data-mask="conv-${focus.panel}"]`);
+      if (grid && !grid.contains(grid.ownerDocument.activeElement) && !grid.contains(grid.getRootNode().activeElement)) refocusMaskCell(grid, ...focus.cell);
     }
 
     let diagonalOk = true;

@@ -46,7 +46,7 @@ export const masks = {
 <p>A decoder generating text must not look at positions it has not produced yet, so query <em>i</em> may see keys 1…<em>i</em> only: a lower triangle. Deleting the future keys instead would give every row a different length and ruin the rectangular tensors that make the computation fast.</p>
 <div class="controls" data-slot="causal-controls"></div>
 <div data-slot="causal-status"></div>
-<div class="result two-col" data-slot="causal"></div>
+<div class="result two-col" data-slot="causal" data-link-scope></div>
 
 <h3>Padding: ignore the filler</h3>
 <p>Sequences in a batch have different lengths, so shorter ones are filled up with a padding id. Padding describes <em>keys</em> that must not be read, so the mask has shape (B, 1, 1, T): one row of keys per sequence, repeated over heads and queries. It blocks columns, not rows.</p>
@@ -62,7 +62,7 @@ export const masks = {
 
 <h3>Your own mask</h3>
 <p>Click the cells (or use Tab and Space) to allow ✓ or block ✕ each pair, applied to the 3×3 example of section 2. Block a whole row and watch the core flag it.</p>
-<div class="result two-col">
+<div class="result two-col" data-link-scope>
   <div data-slot="custom"></div>
   <div data-slot="custom-weights"></div>
 </div>
@@ -120,7 +120,7 @@ export const masks = {
     const host = ctx.slot(this.id, 'custom');
     maskGrid(host, {
       name: 'mask-custom', rows: 3, cols: 3, get: (i, j) => st.custom[i][j], label: 'Custom mask: pressed means the query may attend to the key',
-      rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '✓' : '✕'), badRows: emptyRows(ctx.lab, st.custom),
+      rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '✓' : '✕'), badRows: emptyRows(ctx.lab, st.custom), link: true,
       onToggle: (i, j) => {
         st.custom[i][j] = !st.custom[i][j];
         this.drawCustom(ctx, st, [i, j]);
@@ -148,10 +148,10 @@ export const masks = {
     const [maskHost, weightHost] = figures(ctx.slot(this.id, 'causal'), [
       { key: 'mask', caption: `causalMask(${st.ct}): 1 = allowed` }, { key: 'weights', caption: 'weights when every score is equal' }]);
     maskGrid(maskHost, { name: 'mask-causal', rows: st.ct, cols: st.ct, get: (i, j) => cm.data[i * st.ct + j],
-      label: `Causal allowed mask, T = ${st.ct}`, rowLabel: queryLabel, colLabel: keyLabel });
+      label: `Causal allowed mask, T = ${st.ct}`, rowLabel: queryLabel, colLabel: keyLabel, link: true });
     heatmap(weightHost, { name: 'mask-causal-weights', values: causal.weights.data, rows: st.ct, cols: st.ct, digits: 3,
       blocked: blockedFrom(ctx.lab.allowedPairs([st.ct, st.ct], { mask: cm })), rowLabel: queryLabel, colLabel: keyLabel,
-      caption: 'Weights with equal scores under the causal mask' });
+      caption: 'Weights with equal scores under the causal mask', link: true });
   },
 
   drawPadding(ctx, st) {
@@ -199,7 +199,7 @@ export const masks = {
     const [mapHost] = figures(host, [{ key: 'weights', caption: 'weights of the 3×3 example under your mask' }]);
     heatmap(mapHost, { name: 'mask-custom-weights', values: out.weights.data, rows: 3, cols: 3, digits: 4,
       blocked: (i, j) => !st.custom[i][j], rowLabel: queryLabel, colLabel: keyLabel,
-      caption: 'Weights of the 3×3 example under the custom mask' });
+      caption: 'Weights of the 3×3 example under the custom mask', link: true });
 
   },
 };

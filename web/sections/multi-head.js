@@ -7,6 +7,9 @@ import { resized, mhaCache, headHeatmaps, explainHeads } from './common.js';
 import { slot, more } from './markup.js';
 
 const TOKEN_FILL = [3, 1, 4, 1, 5, 9, 2, 6];
+/** A toy vocabulary for the axes: token id i reads as VOCAB[i mod 10]. */
+export const VOCAB = ['the', 'cat', 'sat', 'on', 'a', 'mat', 'and', 'saw', 'dog', 'ran'];
+const word = (id) => VOCAB[id % VOCAB.length];
 
 /** The toy embedding: token id i becomes a vector whose only non-zero entry, `size`, is in channel i mod d_model. */
 export function oneHot(tokens, dModel, size) {
@@ -21,10 +24,12 @@ export const multiHead = {
   title: 'Multi-head attention',
   body: `
 <p>Several heads do not each get a full copy of the model width. The width is <em>split</em>: with d<sub>model</sub> = 512, going from 8 to 16 heads shrinks each head from 64 to 32 numbers. Each head has its own slice of the projections and its own softmax, so heads can specialise; the output projection then lets their results interact again.</p>
-<p>Here d<sub>model</sub> = 32 and H = 4, with weights drawn from a seed. As a toy embedding, token id <em>i</em> becomes a vector of zeros except for one entry, the embedding size <em>s</em>, in channel <em>i</em> mod d<sub>model</sub>. A larger <em>s</em> gives larger scores and sharper maps. At the start, tokens 2 and 4 are both id 1, so without the causal mask their rows are identical in every head; with it, they differ.</p>
+<p>Here d<sub>model</sub> = 32 and H = 4, with weights drawn from a seed. As a toy embedding, token id <em>i</em> becomes a vector of zeros except for one entry, the embedding size <em>s</em>, in channel <em>i</em> mod d<sub>model</sub>. A larger <em>s</em> gives larger scores and sharper maps. The maps’ axes read each id as a word of a toy ten-word vocabulary (id 0 is “the”, id 1 “cat”, …, id 9 “ran”, then again from id 10). At the start, tokens 2 and 4 are both id 1 (“cat”), so without the causal mask their rows are identical in every head; with it, they differ.</p>
 <div class="controls" data-slot="controls"></div>
 <div class="inputs" data-slot="tokens"></div>
 <div data-slot="status"></div>
+<p><strong>The leak test, by hand.</strong> Tick “Causal”, then change the <em>last</em> token id. A causal model must not let any earlier position see it: the check below compares every output row with the one before your edit and names any that moved.</p>
+<div data-slot="leak"></div>
 <div data-slot="summary"></div>
 <div class="result heads" data-slot="weights"></div>
 <details class="more" data-disclosure="mha-output">
@@ -38,7 +43,7 @@ export const multiHead = {
       title: 'Multi-head attention', result: 'mha.main', heads: ['mha', 'heads'], dModel: ['mha', 'dmodel'], seqLen: ['mha', 't'],
       blocks: [
         slot('controls', 'inputs', { cls: 'controls' }), slot('tokens', 'inputs', { cls: 'inputs' }), slot('status'),
-        slot('summary'), slot('weights', 'weights', { cls: 'result heads' }),
+        slot('leak', 'checks'), slot('summary'), slot('weights', 'weights', { cls: 'result heads' }),
         more('Show the output (T × d_model)', 'output', slot('output', 'output')),
       ],
     },
@@ -88,6 +93,11 @@ export const multiHead = {
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
     this.drawTokens(ctx, st);
+    const details = ctx.slot(this.id, 'output').closest('details');
+    if (details && !details.outputHooked) {
+      details.outputHooked = true;
+      details.addEventListener('toggle', () => this.drawOutput(ctx));
+    }
   },
 
   drawTokens(ctx, st) {
@@ -114,10 +124,52 @@ export const multiHead = {
     headHeatmaps(ctx.slot(this.id, 'weights'), {
       weights: res.weights, name: 'mha-weights',
       blocked: st.causal ? blockedFrom(ctx.lab.allowedPairs([T, T], { causal: true })) : null,
-      queryLabel: (i) => `t${i + 1}`, keyLabel: (j) => `t${j + 1}`,
+      queryLabel: (i) => `t${i + 1} ${word(st.tokens[0][i])}`, keyLabel: (j) => `t${j + 1} ${word(st.tokens[0][j])}`,
     });
-    valueTable(ctx.slot(this.id, 'output'), {
-      name: 'mha-output', values: res.output.data, rows: T, cols: C, digits: 2, scrollable: true,
+    this.leakCheck(ctx, st, res.output);
+    this.shownOutput = res.output;
+    this.drawOutput(ctx);
+  },
+
+  /**
+   * After an edit of the last token only (same weights, same length, causal
+   * on), say which earlier output rows the core changed: none, if the mask
+   * keeps the future out. The rows are compared as the core returned them.
+   */
+  leakCheck(ctx, st, output) {
+    const host = ctx.slot(this.id, 'leak');
+    const now = { tokens: st.tokens[0].slice(), config: JSON.stringify([st.dmodel, st.heads, st.size, st.seed, st.causal]), output };
+    const before = this.leakBase;
+    this.leakBase = now;
+    const T = now.tokens.length;
+    const lastOnly = before && before.config === now.config && before.tokens.length === T
+      && before.tokens[T - 1] !== now.tokens[T - 1] && before.tokens.slice(0, T - 1).every((id, t) => id === now.tokens[t]);
+    if (!lastOnly) {
+      if (before && before.config !== now.config) host.replaceChildren();
+      return;
+    }
+    const C = output.shape[2];
+    const moved = [];
+    for (let t = 0; t < T - 1; t++) {
+      for (let c = 0; c < C; c++) {
+        if (!Object.is(before.output.data[t * C + c], output.data[t * C + c])) { moved.push(t); break; }
+      }
+    }
+    const earlier = Array.from({ length: T - 1 }, (_, t) => `t${t + 1}`).join(', ');
+    const last = `t${T}`;
+    host.replaceChildren(h('p', { class: 'readout', 'data-out': 'mha-leak' }, moved.length === 0
+      ? `✓ You changed ${last} (${before.tokens[T - 1]} → ${now.tokens[T - 1]}). The outputs of ${earlier || 'no earlier position'} did not move: ${st.causal ? 'the causal mask keeps the future out' : 'yet without the causal mask they could have'}.`
+      : `⚠ You changed ${last} (${before.tokens[T - 1]} → ${now.tokens[T - 1]}), and the outputs of ${moved.map((t) => `t${t + 1}`).join(', ')} moved: ${st.causal ? 'the future leaked into the past' : 'without the causal mask, every position reads the last one'}.`));
+  },
+
+  /** The output table (up to 8 × 64 numbers), drawn only while its disclosure is open. */
+  drawOutput(ctx) {
+    const host = ctx.slot(this.id, 'output');
+    const details = host.closest('details');
+    if (!this.shownOutput || (details && !details.open)) return;
+    const [, T, C] = this.shownOutput.shape;
+    valueTable(host, {
+      name: 'mha-output', values: this.shownOutput.data, rows: T, cols: C, digits: 2, scrollable: true,
       rowLabel: (i) => `t${i + 1}`, colLabel: (j) => String(j + 1), caption: 'Output after the output projection (one row per position)',
     });
   },

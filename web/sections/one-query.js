@@ -7,6 +7,7 @@ import {
 import { codec } from '../lesson-state.js';
 import { dimLabel } from './common.js';
 import { slot } from './markup.js';
+import { flowView } from '../lesson-flow.js';
 
 const sub = (name, i) => `${name}${'₀₁₂₃₄₅₆₇₈₉'[i] ?? i}`;
 
@@ -48,13 +49,14 @@ export const oneQuery = {
 <div class="inputs" data-slot="inputs"></div>
 <div data-slot="toggle"></div>
 <div class="result" data-slot="steps"></div>
+<div class="result" data-slot="flow"></div>
 <p class="aside"><strong>Exercise.</strong> Tick “only the first key is allowed”. The shares become [1, 0] and the result is exactly the first value, [10, 0]. Blocking a key changes the shares <em>before</em> the values are mixed; it does not switch off one feature of the result afterwards.</p>
 `,
   // The <attention-lab> presets that show this section (see markup.js for slot, group...).
   presets: {
     'two-keys': {
       title: 'One query, two keys', result: 'one.main', aliases: ['one-query'],
-      blocks: [slot('inputs', 'inputs', { cls: 'inputs' }), slot('toggle', 'inputs'), slot('steps', null, { cls: 'result' })],
+      blocks: [slot('inputs', 'inputs', { cls: 'inputs' }), slot('toggle', 'inputs'), slot('steps', null, { cls: 'result' }), slot('flow', 'output', { cls: 'result' })],
     },
   },
   fields: [
@@ -68,8 +70,8 @@ export const oneQuery = {
     const commit = () => ctx.commit(this.prefix);
     ctx.slot(this.id, 'inputs').replaceChildren(
       numberGrid({ label: 'Query q', name: 'one-q', matrix: st.q, rowLabel: () => 'q', colLabel: dimLabel, onChange: commit }),
-      numberGrid({ label: 'Keys', name: 'one-k', matrix: st.k, rowLabel: (i) => sub('k', i + 1), colLabel: dimLabel, onChange: commit }),
-      numberGrid({ label: 'Values', name: 'one-v', matrix: st.v, rowLabel: (i) => sub('v', i + 1), colLabel: dimLabel, onChange: commit }),
+      numberGrid({ label: 'Keys', name: 'one-k', matrix: st.k, rowLabel: (i) => sub('k', i + 1), colLabel: dimLabel, onChange: commit, link: 'k' }),
+      numberGrid({ label: 'Values', name: 'one-v', matrix: st.v, rowLabel: (i) => sub('v', i + 1), colLabel: dimLabel, onChange: commit, link: 'k' }),
     );
     ctx.slot(this.id, 'toggle').replaceChildren(checkbox({
       label: 'Only the first key is allowed (block key 2)', name: 'one-first', checked: st.first,
@@ -118,6 +120,11 @@ export const oneQuery = {
     const w = main.weights.data;
     o.mix.textContent = `${fmt(w[0], 3)} × [${st.v[0].map(fmtPlain).join(', ')}] + ${fmt(w[1], 3)} × [${st.v[1].map(fmtPlain).join(', ')}]`;
     o.output.textContent = fmtVec(main.output.data, 3);
+    flowView(ctx.slot(this.id, 'flow'), {
+      row: 0, rowName: 'the query', q: st.q[0], keys: 2, keyName: (j) => `key ${j + 1}`, dk: st.q[0].length,
+      raw: raw.scores.data, scaled: main.scores.data, blocked: st.first ? (j) => j === 1 : null,
+      weights: main.weights.data, output: main.output.data,
+    });
   },
 };
 

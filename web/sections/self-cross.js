@@ -7,6 +7,10 @@ import { dimLabel, resized, mhaCache, headHeatmaps } from './common.js';
 import { slot } from './markup.js';
 
 const CROSS_D = 4, CROSS_H = 2, CROSS_SEED = 3;
+// The positions read as words of a toy translation, on the maps' axes: the
+// target (queries) is French, the source (keys in cross-attention) English.
+const TARGET_WORDS = ['le', 'chat', 'noir', 'a', 'vu', 'le', 'petit', 'chien'];
+const SOURCE_WORDS = ['the', 'black', 'cat', 'saw', 'the', 'little', 'dog', 'in', 'the', 'park'];
 const tgtFill = (i, j) => (((i * 7 + j * 3 + 1) % 9) - 4) / 4;
 const srcFill = (i, j) => (((i * 5 + j * 2 + 3) % 9) - 4) / 4;
 const padFill = (tk) => (j) => !(tk >= 4 && j >= tk - 2); // the last two source positions are padding
@@ -28,6 +32,7 @@ export const selfCross = {
 </table>
 </div>
 <p>In self-attention T<sub>q</sub> = T<sub>k</sub>, which hides mistakes that mix up the two lengths. Testing with 4 target positions and 7 source positions exposes them: the weights must be (…, 4, 7), the output must have 4 rows, and the source padding mask must have length 7, not 4. Below, a small multi-head module (d<sub>model</sub> = 4, two heads, fixed seeded weights) runs on the states you edit; the starting values are just a repeating pattern.</p>
+<p>To keep the maps readable, the positions carry the words of a toy translation: the target (the queries) is French, the source (the keys and values of cross-attention) English. The numbers are still the made-up states below, not real embeddings.</p>
 <div class="controls" data-slot="controls"></div>
 <div class="inputs" data-slot="inputs"></div>
 <div data-slot="status"></div>
@@ -126,8 +131,8 @@ export const selfCross = {
     headHeatmaps(ctx.slot(this.id, 'weights'), {
       weights: res.weights, name: 'cross-weights',
       blocked: cross ? blockedFrom(ctx.lab.allowedPairs([1, 1, st.tq, st.tk], { keyPaddingMask: { data: st.pad[0].map(Number), shape: [1, st.tk] } })) : null,
-      queryLabel: (i) => `t${i + 1}`,
-      keyLabel: (j) => (cross ? `s${j + 1}` : `t${j + 1}`),
+      queryLabel: (i) => `t${i + 1} ${TARGET_WORDS[i]}`,
+      keyLabel: (j) => (cross ? `s${j + 1} ${SOURCE_WORDS[j]}` : `t${j + 1} ${TARGET_WORDS[j]}`),
     });
     ctx.slot(this.id, 'shapes').replaceChildren(h('p', { class: 'readout' },
       'Queries ', h('code', { text: fmtShape([1, st.tq, CROSS_D]) }),

@@ -1,7 +1,7 @@
 // Batches, heads and shapes: the shape table of multi-head attention and the split/merge picture.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, checkbox, statusLine, fmtShape, fmtPlain } from '../lesson-ui.js';
+import { h, numberField, checkbox, statusLine, fmtShape, fmtPlain, setText } from '../lesson-ui.js';
 import { headColour } from '../palette.js';
 import { codec } from '../lesson-state.js';
 import { mhaCache } from './common.js';
@@ -91,19 +91,30 @@ export const shapes = {
       ['merge: transpose back, join heads', [B, T, Cout], 'C = H × D again', false],
       ['output after the output projection', res.output.shape, 'mixes the heads together (from the core)', true],
     ];
-    const table = h('table', { class: 'shape-table', 'data-values': 'shape-table' },
-      h('caption', { text: `Tensor shapes for B = ${B}, H = ${H}, T = ${T}, D = ${D}` }),
-      h('thead', {}, h('tr', {}, ...['Tensor', 'Shape', 'Meaning'].map((t) => h('th', { scope: 'col', text: t })))),
-      h('tbody', {}, rows.map(([name, shape, meaning, fromCore]) => h('tr', { class: fromCore ? 'from-core' : '' },
-        h('th', { scope: 'row', text: name }), h('td', { class: 'mono', 'data-shape': name, text: fmtShape(shape) }), h('td', { text: meaning })))),
-    );
-    ctx.slot(this.id, 'table').replaceChildren(
-      h('div', { class: 'grid-wrap' }, table),
-      h('p', { class: 'readout' }, 'The weights hold ',
-        h('strong', { 'data-out': 'shape-count', text: fmtPlain(res.weights.data.length) }),
-        ` numbers (B × H × T × T). Double T and this grows four times; D does not appear in it at all.`),
-    );
-    this.drawPicture(ctx, Math.min(T, PIC_MAX), Math.min(H, PIC_MAX), Math.min(D, PIC_MAX), st.wrong);
+    // The table's rows never change, only their shapes: built once, then its texts are set.
+    const host = ctx.slot(this.id, 'table');
+    if (!host.shapeParts || !host.contains(host.shapeParts.caption)) {
+      const caption = h('caption');
+      const cells = rows.map(([name]) => h('td', { class: 'mono', 'data-shape': name }));
+      const count = h('strong', { 'data-out': 'shape-count' });
+      host.replaceChildren(
+        h('div', { class: 'grid-wrap' }, h('table', { class: 'shape-table', 'data-values': 'shape-table' },
+          caption,
+          h('thead', {}, h('tr', {}, ...['Tensor', 'Shape', 'Meaning'].map((t) => h('th', { scope: 'col', text: t })))),
+          h('tbody', {}, rows.map(([name, , meaning, fromCore], k) => h('tr', { class: fromCore ? 'from-core' : '' },
+            h('th', { scope: 'row', text: name }), cells[k], h('td', { text: meaning })))))),
+        h('p', { class: 'readout' }, 'The weights hold ', count,
+          ' numbers (B × H × T × T). Double T and this grows four times; D does not appear in it at all.'),
+      );
+      host.shapeParts = { caption, cells, count };
+    }
+    const parts = host.shapeParts;
+    setText(parts.caption, `Tensor shapes for B = ${B}, H = ${H}, T = ${T}, D = ${D}`);
+    rows.forEach(([, shape], k) => setText(parts.cells[k], fmtShape(shape)));
+    setText(parts.count, fmtPlain(res.weights.data.length));
+    // The picture caps every size at PIC_MAX, so most edits leave it as it is.
+    const pic = [Math.min(T, PIC_MAX), Math.min(H, PIC_MAX), Math.min(D, PIC_MAX), st.wrong];
+    ctx.part(this, 'picture', pic, () => this.drawPicture(ctx, ...pic));
   },
 
   /** The split/merge picture for one sequence, with small sizes. */

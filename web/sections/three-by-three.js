@@ -5,6 +5,7 @@ import { numberGrid, heatmap, valueTable, statusLine } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, dimLabel } from './common.js';
 import { slot, group } from './markup.js';
+import { flowView } from '../lesson-flow.js';
 
 export const EX_DEFAULTS = {
   q: [[1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0]],
@@ -37,6 +38,8 @@ export const threeByThree = {
     <div data-slot="scores"></div>
   </div>
 </div>
+<p>Point at a weight, a score or an output row (or move through the weights with the arrow keys) to light up where it came from and what it feeds, and to follow that query row through the core below.</p>
+<div class="result" data-slot="flow"></div>
 <p>With the starting numbers, output row 3 is [5, 5]: its weights on values 1 and 2 are equal, and it leans most on value 3, which is already balanced. Attention returns a blend of values, never just the winning one. If softmax ran down the columns instead, the columns would add up to 1 and each key would be sharing itself out among queries, which is a different question altogether.</p>
 `,
   presets: {
@@ -47,6 +50,7 @@ export const threeByThree = {
         group('result two-col',
           slot('weights', 'weights', { label: 'Weights (rows: queries, columns: keys; the last column is each row’s sum)' }),
           group('', slot('output', 'output'), slot('scores', 'scores'))),
+        slot('flow', 'output', { cls: 'result' }),
       ],
     },
   },
@@ -59,12 +63,37 @@ export const threeByThree = {
   mount(ctx, st) {
     const commit = () => ctx.commit(this.prefix);
     ctx.slot(this.id, 'inputs').replaceChildren(
-      numberGrid({ label: 'Q (3 queries × d_k = 4)', name: 'ex-q', matrix: st.q, rowLabel: queryLabel, colLabel: dimLabel, onChange: commit }),
-      numberGrid({ label: 'K (3 keys × d_k = 4)', name: 'ex-k', matrix: st.k, rowLabel: keyLabel, colLabel: dimLabel, onChange: commit }),
-      numberGrid({ label: 'V (3 values × d_v = 2)', name: 'ex-v', matrix: st.v, rowLabel: (i) => `value ${i + 1}`, colLabel: dimLabel, onChange: commit }),
+      numberGrid({ label: 'Q (3 queries × d_k = 4)', name: 'ex-q', matrix: st.q, rowLabel: queryLabel, colLabel: dimLabel, onChange: commit, link: 'q' }),
+      numberGrid({ label: 'K (3 keys × d_k = 4)', name: 'ex-k', matrix: st.k, rowLabel: keyLabel, colLabel: dimLabel, onChange: commit, link: 'k' }),
+      numberGrid({ label: 'V (3 values × d_v = 2)', name: 'ex-v', matrix: st.v, rowLabel: (i) => `value ${i + 1}`, colLabel: dimLabel, onChange: commit, link: 'k' }),
     );
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    // The flow follows the query row last pointed at or focused anywhere in the section.
+    this.flowRow = 0;
+    const follow = (event) => {
+      const row = event.target.closest?.('[data-link-q]');
+      if (!row || row.closest('.flow') || Number(row.dataset.linkQ) === this.flowRow) return;
+      this.flowRow = Number(row.dataset.linkQ);
+      this.drawFlow(ctx);
+    };
+    const node = ctx.node(this.id);
+    if (node && !node.flowFollow) {
+      node.flowFollow = true;
+      node.addEventListener('pointerover', follow);
+      node.addEventListener('focusin', follow);
+    }
+  },
+
+  drawFlow(ctx) {
+    if (!this.shown) return;
+    const { main, raw, q } = this.shown;
+    const i = this.flowRow, Tk = 3, dv = 2;
+    flowView(ctx.slot(this.id, 'flow'), {
+      row: i, rowName: queryLabel(i), q: q[i], keys: Tk, keyName: keyLabel, dk: q[i].length,
+      raw: raw.subarray(i * Tk, (i + 1) * Tk), scaled: main.scores.data.subarray(i * Tk, (i + 1) * Tk),
+      weights: main.weights.data.subarray(i * Tk, (i + 1) * Tk), output: main.output.data.subarray(i * dv, (i + 1) * dv),
+    });
   },
 
   update(ctx, st) {
@@ -73,23 +102,27 @@ export const threeByThree = {
       main: ctx.lab.sdpa(q, k, v),
       // Weights times a column of ones adds up each row: the row sums, from the core.
       sums: ctx.lab.sdpa(q, k, { data: [1, 1, 1], shape: [3, 1] }).output.data,
+      // Scale 1: the raw dot products q·k, for the flow's first step.
+      raw: ctx.lab.sdpa(q, k, v, { scale: 1 }).scores.data,
     }));
     if (!res) return;
     const { main, sums } = res;
+    this.shown = { main, raw: res.raw, q: q.map((row) => row.slice()) };
     ctx.publish(`${this.prefix}.main`, main);
     heatmap(ctx.slot(this.id, 'weights'), {
       name: 'ex-weights', values: main.weights.data, rows: 3, cols: 3, digits: 4,
       rowLabel: queryLabel, colLabel: keyLabel, caption: 'Attention weights: one row per query, one column per key',
-      extra: { label: 'row sum', values: sums },
+      extra: { label: 'row sum', values: sums }, link: true,
     });
     valueTable(ctx.slot(this.id, 'scores'), {
       name: 'ex-scores', values: main.scores.data, rows: 3, cols: 3, digits: 4,
-      rowLabel: queryLabel, colLabel: keyLabel, caption: 'Scaled scores QKᵀ / √d_k',
+      rowLabel: queryLabel, colLabel: keyLabel, caption: 'Scaled scores QKᵀ / √d_k', link: 'qk',
     });
     valueTable(ctx.slot(this.id, 'output'), {
       name: 'ex-output', values: main.output.data, rows: 3, cols: 2, digits: 4,
-      rowLabel: (i) => `output ${i + 1}`, colLabel: dimLabel, caption: 'Output: weights × V',
+      rowLabel: (i) => `output ${i + 1}`, colLabel: dimLabel, caption: 'Output: weights × V', link: 'q',
     });
+    this.drawFlow(ctx);
   },
 };
 

@@ -2,7 +2,7 @@
 // Every number shown comes from the wasm core.
 
 import {
-  h, numberField, statusLine, fmt, binCounts, histogramSvg, lineChartSvg, srOnly,
+  h, numberField, statusLine, fmt, binCounts, histogramSvg, updateHistogram, lineChartSvg, srOnly, setText,
 } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { slot } from './markup.js';
@@ -115,21 +115,35 @@ export const whyScale = {
     // the slider can be compared: x covers ±3 spreads of the widest unscaled
     // case (d_k = 256), y the tallest bar of a unit-variance histogram.
     const bins = HIST_BINS;
+    // The two figures are built once; a new d_k moves their bars and sets their texts.
+    const histHost = ctx.slot(this.id, 'hist');
+    const fresh = !histHost.histParts || !histHost.contains(histHost.histParts[0].svg);
     const title = (what, variance) => `Histogram of ${SAMPLE_COUNT} ${what} dot products for d_k = ${st.dk}; variance ${fmt(variance, 2)}`;
     const chart = (values, cls, xLabel, what, variance) => {
       const counts = binCounts(values, -HIST_X, HIST_X, bins);
       const beyond = values.length - counts.reduce((a, b) => a + b, 0);
-      return { svg: histogramSvg({ counts, lo: -HIST_X, hi: HIST_X, yMax: HIST_Y, xLabel, yLabel: 'count per bin', cls, title: title(what, variance) }), beyond };
+      const text = title(what, variance);
+      const svg = fresh ? histogramSvg({ counts, lo: -HIST_X, hi: HIST_X, yMax: HIST_Y, xLabel, yLabel: 'count per bin', cls, title: text }) : null;
+      return { svg, counts, title: text, beyond };
     };
     const un = chart(sample.unscaled, 'unscaled', 'q·k', 'unscaled', sample.varianceUnscaled);
     const sc = chart(sample.scaled, 'scaled', 'q·k / √d_k', 'scaled', sample.varianceScaled);
     const beyondNote = (n) => (n > 0 ? ` (${n} of ${SAMPLE_COUNT} fall beyond ±${HIST_X}, off the chart)` : '');
-    ctx.slot(this.id, 'hist').replaceChildren(
-      h('figure', { class: 'hist' }, un.svg,
-        h('figcaption', {}, 'Unscaled q·k: variance ', h('strong', { 'data-out': 'var-unscaled', text: fmt(sample.varianceUnscaled, 2) }), beyondNote(un.beyond))),
-      h('figure', { class: 'hist' }, sc.svg,
-        h('figcaption', {}, 'Scaled q·k / √d_k: variance ', h('strong', { 'data-out': 'var-scaled', text: fmt(sample.varianceScaled, 2) }), beyondNote(sc.beyond))),
-    );
+    if (fresh) {
+      histHost.histParts = [[un, 'Unscaled q·k: variance ', 'var-unscaled'], [sc, 'Scaled q·k / √d_k: variance ', 'var-scaled']]
+        .map(([c, text, out]) => {
+          const variance = h('strong', { 'data-out': out });
+          const beyond = h('span');
+          return { svg: c.svg, variance, beyond, fig: h('figure', { class: 'hist' }, c.svg, h('figcaption', {}, text, variance, beyond)) };
+        });
+      histHost.replaceChildren(...histHost.histParts.map((p) => p.fig));
+    }
+    [[un, sample.varianceUnscaled], [sc, sample.varianceScaled]].forEach(([c, variance], k) => {
+      const part = histHost.histParts[k];
+      if (!fresh) updateHistogram(part.svg, c);
+      setText(part.variance, fmt(variance, 2));
+      setText(part.beyond, beyondNote(c.beyond));
+    });
 
     // The peakedness curve depends only on the number of keys and the seed.
     const peakKey = `${st.keys}:${st.seed}`;
@@ -144,31 +158,43 @@ export const whyScale = {
     const now = marker >= 0 ? this.curve[marker]
       : ctx.core(this.status, () => this.sampled(ctx, 'peak', st.dk, st));
     if (!now) return;
-    const table = h('table', {},
-      h('caption', { text: `Mean largest softmax weight over ${st.keys} keys` }),
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'd_k' }), h('th', { scope: 'col', text: 'scaled' }), h('th', { scope: 'col', text: 'unscaled' }))),
-      h('tbody', {}, this.curve.map((p, i) => h('tr', {},
-        h('th', { scope: 'row', text: String(PEAK_DKS[i]) }), h('td', { text: fmt(p.meanMaxWeightScaled, 3) }), h('td', { text: fmt(p.meanMaxWeightUnscaled, 3) })))),
-    );
-    ctx.slot(this.id, 'peak').replaceChildren(
-      h('figure', { class: 'peak' },
-        lineChartSvg({
-          xs: PEAK_DKS.map(String), yRange: [0, 1], marker: marker >= 0 ? marker : null,
-          title: `Mean largest softmax weight over ${st.keys} keys as d_k grows, with and without scaling`,
-          series: [
-            { values: this.curve.map((p) => p.meanMaxWeightUnscaled), cls: 'unscaled' },
-            { values: this.curve.map((p) => p.meanMaxWeightScaled), cls: 'scaled' },
-          ],
-        }),
-        h('figcaption', {},
-          h('span', { class: 'key-swatch unscaled' }), ' unscaled  ',
-          h('span', { class: 'key-swatch scaled' }), ' scaled by 1/√d_k. ',
-          `x: d_k (doubling), y: average largest weight among ${st.keys} keys (1/${st.keys} = perfectly even, 1 = all on one key).`)),
-      srOnly(table),
-      h('p', { class: 'readout' }, `At d_k = ${st.dk}: the largest of ${st.keys} weights averages `,
-        h('strong', { 'data-out': 'peak-unscaled', text: fmt(now.meanMaxWeightUnscaled, 3) }), ' without scaling and ',
-        h('strong', { 'data-out': 'peak-scaled', text: fmt(now.meanMaxWeightScaled, 3) }), ' with it.'),
-    );
+    // The chart and its table change with the keys, the seed and the marker
+    // only; the sentence under them with every d_k.
+    const peakHost = ctx.slot(this.id, 'peak');
+    if (!peakHost.peakParts || !peakHost.contains(peakHost.peakParts.readout)) {
+      const chartHost = h('div');
+      const readout = h('p', { class: 'readout' });
+      peakHost.replaceChildren(chartHost, readout);
+      peakHost.peakParts = { chartHost, readout };
+      this.drawnParts?.delete('peak-chart');
+    }
+    const { chartHost, readout } = peakHost.peakParts;
+    ctx.part(this, 'peak-chart', [peakKey, marker], () => {
+      const table = h('table', {},
+        h('caption', { text: `Mean largest softmax weight over ${st.keys} keys` }),
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'd_k' }), h('th', { scope: 'col', text: 'scaled' }), h('th', { scope: 'col', text: 'unscaled' }))),
+        h('tbody', {}, this.curve.map((p, i) => h('tr', {},
+          h('th', { scope: 'row', text: String(PEAK_DKS[i]) }), h('td', { text: fmt(p.meanMaxWeightScaled, 3) }), h('td', { text: fmt(p.meanMaxWeightUnscaled, 3) })))),
+      );
+      chartHost.replaceChildren(
+        h('figure', { class: 'peak' },
+          lineChartSvg({
+            xs: PEAK_DKS.map(String), yRange: [0, 1], marker: marker >= 0 ? marker : null,
+            title: `Mean largest softmax weight over ${st.keys} keys as d_k grows, with and without scaling`,
+            series: [
+              { values: this.curve.map((p) => p.meanMaxWeightUnscaled), cls: 'unscaled' },
+              { values: this.curve.map((p) => p.meanMaxWeightScaled), cls: 'scaled' },
+            ],
+          }),
+          h('figcaption', {},
+            h('span', { class: 'key-swatch unscaled' }), ' unscaled  ',
+            h('span', { class: 'key-swatch scaled' }), ' scaled by 1/√d_k. ',
+            `x: d_k (doubling), y: average largest weight among ${st.keys} keys (1/${st.keys} = perfectly even, 1 = all on one key).`)),
+        srOnly(table));
+    });
+    readout.replaceChildren(`At d_k = ${st.dk}: the largest of ${st.keys} weights averages `,
+      h('strong', { 'data-out': 'peak-unscaled', text: fmt(now.meanMaxWeightUnscaled, 3) }), ' without scaling and ',
+      h('strong', { 'data-out': 'peak-scaled', text: fmt(now.meanMaxWeightScaled, 3) }), ' with it.');
   },
 };
 

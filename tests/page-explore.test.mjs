@@ -1,0 +1,124 @@
+// The lesson page as an explorable: pointing at a number (mouse or keyboard)
+// lights up where it came from and what it feeds.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { browserSuite, assertClean, runAxe } from './helpers/browser.mjs';
+
+const suite = browserSuite();
+const open = (hash = '', viewport = { width: 1280, height: 900 }) => suite.open(hash, { viewport });
+
+/** What is lit in a section: source and linked elements, named by their kind and row/column. */
+async function lit(page, section) {
+  return page.$$eval(`#${section} .linked, #${section} .link-source`, (ns) => ns.map((n) => {
+    const where = n.closest('[data-grid], [data-heatmap], [data-values], [data-mask], .flow');
+    const name = !where ? '?' : where.classList.contains('flow') ? 'flow' : (where.dataset.grid || where.dataset.heatmap || where.dataset.values || where.dataset.mask);
+    return `${n.classList.contains('link-source') ? '*' : ''}${name}:${n.dataset.linkQ ?? '-'},${n.dataset.linkK ?? '-'}`;
+  }).sort());
+}
+
+test('3×3 example: hovering or focusing a weight lights its query row, key, value, score and output row', async () => {
+  const { context, page, problems } = await open('#view=three-by-three');
+  const cell = page.locator('[data-heatmap="ex-weights"] .hm-cell[data-row="1"][data-col="2"]');
+  await cell.hover();
+  const expected = [
+    '*ex-weights:1,2',
+    'ex-weights:-,2', // its key's column heading
+    'ex-weights:1,-', 'ex-weights:1,-', // its query's row heading and row sum
+    'ex-q:1,-', 'ex-k:-,2', 'ex-v:-,2',
+    'ex-scores:-,2', 'ex-scores:1,-', 'ex-scores:1,2',
+    'ex-output:1,-', 'ex-output:1,-', 'ex-output:1,-',
+    // the flow view follows query 2: its q and output, and the score, scaled score and weight of key 3
+    'flow:1,-', 'flow:1,-', 'flow:1,2', 'flow:1,2', 'flow:1,2',
+  ].sort();
+  assert.deepEqual(await lit(page, 'three-by-three'), expected, 'hover');
+  // Other weights of the same row are not lit.
+  assert.equal(await page.locator('[data-heatmap="ex-weights"] .hm-cell[data-row="1"][data-col="0"]').evaluate((n) => n.classList.contains('linked')), false);
+  await page.mouse.move(0, 0);
+  assert.deepEqual(await lit(page, 'three-by-three'), [], 'nothing lit once the pointer leaves');
+
+  // Keyboard: one tab stop in the map, arrows move between the weights, and the focused one lights the same way.
+  await page.locator('[data-heatmap="ex-weights"] .hm-cell[tabindex="0"]').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  assert.equal(await page.evaluate(() => `${document.activeElement.dataset.row},${document.activeElement.dataset.col}`), '1,2');
+  assert.deepEqual(await lit(page, 'three-by-three'), expected, 'focus');
+  const label = await cell.getAttribute('aria-label');
+  assert.match(label, /^query 2, key 3: weight \d/, 'the focused weight is named for a screen reader');
+  // Focusing a query's inputs lights its whole row downstream.
+  await page.locator('[data-grid="ex-q"] input[data-row="0"][data-col="0"]').focus();
+  const fromQ = await lit(page, 'three-by-three');
+  assert.ok(fromQ.includes('ex-weights:0,2') && fromQ.includes('ex-output:0,-') && !fromQ.some((x) => x.startsWith('ex-k')), fromQ.join(' '));
+  await runAxe(page, '3×3 with a focused weight', { include: '#three-by-three' });
+  assertClean(problems, '3×3 links');
+  await context.close();
+});
+
+test('masks: a custom mask cell and a causal weight light only their own figure pair', async () => {
+  const { context, page, problems } = await open('#view=masks');
+  await page.locator('[data-mask="mask-custom"] button[data-row="2"][data-col="0"]').hover();
+  const custom = await lit(page, 'masks');
+  assert.ok(custom.includes('*mask-custom:2,0') && custom.includes('mask-custom-weights:2,0'), custom.join(' '));
+  assert.ok(!custom.some((x) => x.startsWith('mask-causal')), `the causal figure is another scope: ${custom.join(' ')}`);
+  await page.locator('[data-heatmap="mask-causal-weights"] .hm-cell[tabindex="0"]').focus();
+  await page.keyboard.press('ArrowDown');
+  const causal = await lit(page, 'masks');
+  assert.ok(causal.includes('*mask-causal-weights:1,0') && causal.includes('mask-causal:1,0'), causal.join(' '));
+  assert.ok(!causal.some((x) => x.startsWith('mask-custom')), causal.join(' '));
+  await runAxe(page, 'masks with a focused weight', { include: '#masks' });
+  assertClean(problems, 'masks links');
+  await context.close();
+});
+
+test('flow view: the pointed-at row through the passes, numbers from the core, and the C of each pass from c_src', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const { SDPA_PASSES } = await import('../web/generated/c-source.js');
+  const c = await readFile(new URL('../c_src/attention.c', import.meta.url), 'utf8') + await readFile(new URL('../c_src/kernels.c', import.meta.url), 'utf8');
+  const flat = (text) => text.split('\n').map((l) => l.trim()).filter(Boolean);
+  const source = new Set(flat(c));
+  for (const [n, pass] of Object.entries(SDPA_PASSES)) {
+    for (const line of flat(pass.code)) assert.ok(source.has(line), `pass ${n}: "${line}" is not a line of c_src`);
+  }
+  assert.match(SDPA_PASSES[4].code, /plan\.softmax\(s, n, Tk\);/);
+
+  const { context, page, problems } = await open('#view=three-by-three');
+  await page.locator('[data-heatmap="ex-weights"] .hm-cell[data-row="2"][data-col="0"]').hover();
+  const flow = page.locator('#three-by-three .flow');
+  assert.equal(await flow.getAttribute('data-row'), '2');
+  const outputRow = await page.$$eval('[data-values="ex-output"] td[data-row="2"]', (ns) => ns.map((n) => n.textContent));
+  assert.equal(await page.locator('#three-by-three [data-out="flow-output"]').textContent(),
+    `[${outputRow.map((t) => Number(t).toFixed(3)).join(', ')}]`, 'the flow shows output row 3 as the table does');
+  const weightsRow = await page.$$eval('[data-heatmap="ex-weights"] .hm-cell[data-row="2"]:not(.hm-extra)', (ns) => ns.map((n) => Number(n.textContent)));
+  const flowWeights = await flow.locator('.flow-weights').allTextContents();
+  flowWeights.forEach((t, j) => assert.ok(Math.abs(Number(t) - weightsRow[j]) < 1e-3, `weight ${j + 1}: ${t} vs ${weightsRow[j]}`));
+  // The flow's score of the pointed-at weight is lit with it.
+  assert.equal(await flow.locator('.flow-scaled[data-link-k="0"]').evaluate((n) => n.classList.contains('linked')), true);
+  // Its C, as in c_src.
+  const pass = flow.locator('details.c-pass').nth(3);
+  await pass.locator('summary').click();
+  assert.equal(await pass.locator('pre code').textContent(), SDPA_PASSES[4].code);
+  assert.ok(await pass.locator('pre code .tok-kw').count() > 0, 'highlighted');
+  await runAxe(page, '3×3 flow with its C open', { include: '#three-by-three' });
+  assertClean(problems, 'flow');
+  await context.close();
+});
+
+test('leak test by hand: with the causal mask, changing the last token moves no earlier output, and the check names them', async () => {
+  const { typeInto } = await import('./helpers/browser.mjs');
+  const { context, page, problems } = await open('#view=multi-head&mha.causal=1');
+  await typeInto(page, page.locator('[data-grid="mha-tokens"] input[data-row="0"][data-col="4"]'), '7');
+  await page.keyboard.press('Tab');
+  const leak = page.locator('[data-out="mha-leak"]');
+  await leak.waitFor();
+  assert.match(await leak.textContent(), /^✓ You changed t5 \(5 → 7\)\. The outputs of t1, t2, t3, t4 did not move/);
+  // Without the mask the earlier rows do move, and the check names them.
+  await page.locator('input[data-field="mha-causal"]').uncheck();
+  await typeInto(page, page.locator('[data-grid="mha-tokens"] input[data-row="0"][data-col="4"]'), '8');
+  await page.keyboard.press('Tab');
+  await page.waitForFunction(() => document.querySelector('[data-out="mha-leak"]')?.textContent.startsWith('⚠'));
+  assert.match(await leak.textContent(), /^⚠ You changed t5 \(7 → 8\), and the outputs of t1, t2, t3, t4 moved/);
+  // Axes read tokens as words.
+  assert.equal(await page.locator('[data-heatmap="mha-weights-h0"] .hm-rowhead').first().textContent(), 't1 on');
+  assertClean(problems, 'leak test');
+  await context.close();
+});

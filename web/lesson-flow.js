@@ -1,0 +1,98 @@
+// The flow view: one query row followed through the core's passes,
+// q, Kᵀ → scores → ÷√d_k → (mask) → softmax → × V → output, with the numbers
+// the core returned for that row, and under each step the C of the pass of
+// attn_sdpa that produced them (extracted from c_src at build time).
+//
+// Nothing is computed here: every number is one the caller got from the core.
+
+import { h, fmt, setText } from './lesson-ui.js';
+import { SDPA_PASSES } from './generated/c-source.js';
+
+const C_TOKENS = /(\/\*[\s\S]*?\*\/)|("(?:[^"\\]|\\.)*")|\b(for|if|else|return|goto|int|long|float|const|static|void|SCALAR_PATH)\b|\b(\d+(?:\.\d+)?f?|INFINITY)\b/g;
+
+/** C text as a <pre><code> with comments, strings, keywords and numbers in spans (no HTML parsing). */
+export function cCode(text) {
+  const code = h('code');
+  let at = 0;
+  for (const m of text.matchAll(C_TOKENS)) {
+    if (m.index > at) code.append(text.slice(at, m.index));
+    const cls = m[1] ? 'tok-com' : m[2] ? 'tok-str' : m[3] ? 'tok-kw' : 'tok-num';
+    code.append(h('span', { class: cls, text: m[0] }));
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) code.append(text.slice(at));
+  return h('pre', { class: 'c-src' }, code);
+}
+
+/** A disclosure with the C of pass n of attn_sdpa. */
+export function passSource(n, note = '') {
+  const pass = SDPA_PASSES[n];
+  return h('details', { class: 'c-pass' },
+    h('summary', {}, `Read the C: pass ${n} of attn_sdpa (${pass.title})`),
+    note ? h('p', { class: 'hint', text: note }) : null,
+    labelled(cCode(pass.code), `C source of pass ${n} of attn_sdpa`));
+}
+
+/** A code box scrolls sideways on a phone: give it a tab stop and a name. */
+function labelled(pre, name) {
+  pre.tabIndex = 0;
+  pre.setAttribute('role', 'region');
+  pre.setAttribute('aria-label', name);
+  return pre;
+}
+
+/**
+ * Draw (or update in place) the flow of one query row.
+ * @param {Element} host
+ * @param {object} o
+ *   row: the query row shown (0-based); rowName: its label ("query 2")
+ *   q: its query vector; keys: number of keys; keyName(j)
+ *   raw: q·k_j for each key (the core with scale 1); scaled: the core's scores
+ *   dk: the key width; blocked(j): true for a key the mask blocks (optional)
+ *   weights: the row's weights; output: the row's output vector
+ */
+export function flowView(host, o) {
+  const masked = Boolean(o.blocked);
+  const key = JSON.stringify([o.keys, o.q.length, o.output.length, masked, o.dk]);
+  let parts = host.flowParts;
+  if (!parts || parts.key !== key || !host.contains(parts.list)) parts = buildFlow(host, key, o, masked);
+  const { list, cells } = parts;
+  list.dataset.row = String(o.row);
+  setText(parts.title, `Follow ${o.rowName} through the core`);
+  const vec = (values, digits) => `[${Array.from(values, (v) => fmt(v, digits)).join(', ')}]`;
+  setText(cells.q, vec(o.q, 3));
+  cells.q.dataset.linkQ = String(o.row);
+  cells.output.dataset.linkQ = String(o.row);
+  setText(cells.output, vec(o.output, 3));
+  for (let j = 0; j < o.keys; j++) {
+    const blocked = masked && o.blocked(j);
+    for (const [name, values] of [['raw', o.raw], ['scaled', o.scaled], ['weights', o.weights]]) {
+      const node = cells[name][j];
+      node.dataset.linkQ = String(o.row);
+      setText(node, name === 'scaled' && blocked ? `${fmt(values[j], 3)} → −∞` : fmt(values[j], 3));
+    }
+  }
+}
+
+function buildFlow(host, key, o, masked) {
+  const perKey = (name) => Array.from({ length: o.keys }, (_, j) => h('span', { class: `flow-num flow-${name}`, 'data-link-k': j, title: o.keyName(j) }));
+  const cells = {
+    q: h('span', { class: 'flow-num', 'data-out': 'flow-q' }),
+    raw: perKey('raw'), scaled: perKey('scaled'), weights: perKey('weights'),
+    output: h('span', { class: 'flow-num strong', 'data-out': 'flow-output' }),
+  };
+  const nums = (spans) => h('span', { class: 'flow-vec' }, '[', ...spans.flatMap((s, j) => (j ? [', ', s] : [s])), ']');
+  const step = (label, what, body, pass, note) => h('li', { class: 'flow-step' },
+    h('span', { class: 'flow-op', text: label }), h('span', { class: 'flow-what', text: what }), body, passSource(pass, note));
+  const title = h('h3', { class: 'flow-title' });
+  const list = h('ol', { class: 'flow' },
+    step('q, Kᵀ', 'the query row, and the keys laid out as columns', cells.q, 1),
+    step('q · Kᵀ', 'one dot product per key', nums(cells.raw), 2, 'The core folds the scale into this pass: the raw dot products shown here are the same pass run with scale 1.'),
+    step(`÷ √d_k (d_k = ${o.dk})`, masked ? 'the scores; a blocked key becomes −∞' : 'the scores', nums(cells.scaled), masked ? 3 : 2),
+    step('softmax', 'shares over the keys, adding up to 1', nums(cells.weights), 4),
+    step('× V', 'the shares mix the value rows', cells.output, 5),
+  );
+  host.replaceChildren(h('div', { class: 'flow-box' }, title, list));
+  host.flowParts = { key, list, cells, title };
+  return host.flowParts;
+}

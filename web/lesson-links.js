@@ -1,0 +1,82 @@
+// Linked highlighting: pointing at (or keyboard-focusing) one number of a
+// section lights up everything it came from and everything it feeds.
+//
+// Elements take part by naming their query row and/or their key:
+//   data-link-q="i"  the query row i (a row of Q, of the scores, of the weights, of the output)
+//   data-link-k="j"  the key j (a row of K, a row of V, a column of the scores and weights)
+// A weight (q = i, k = j) therefore links its query row, its key, its value,
+// its score and its output row. Two elements are linked when they share at
+// least one of the two names and agree on every name they share.
+// The links stay inside the nearest element marked data-link-scope (else the
+// section). No number is computed here: only classes are set.
+
+const NAMES = ['linkQ', 'linkK'];
+const SELECTOR = '[data-link-q], [data-link-k]';
+
+function linked(source, other) {
+  let shared = 0;
+  for (const name of NAMES) {
+    if (!(name in source.dataset) || !(name in other.dataset)) continue;
+    if (source.dataset[name] !== other.dataset[name]) return false;
+    shared += 1;
+  }
+  return shared > 0;
+}
+
+/**
+ * Listen in `scope` (a section): hover and focus highlight the linked
+ * elements of the same scope. Safe to call more than once.
+ * @param {Element} scope
+ */
+export function linkHighlights(scope) {
+  if (!scope || scope.linkHighlights) return;
+  scope.linkHighlights = true;
+  let lit = [];
+  const clear = () => {
+    for (const node of lit) node.classList.remove('linked', 'link-source');
+    lit = [];
+  };
+  const light = (event) => {
+    const source = event.target.closest?.(SELECTOR);
+    if (!source || !scope.contains(source)) return;
+    clear();
+    // A part of the section with its own queries and keys (one mask and its map) marks itself data-link-scope.
+    const within = source.closest('[data-link-scope]') || scope;
+    for (const node of within.querySelectorAll(SELECTOR)) {
+      if (node === source || linked(source, node)) {
+        node.classList.add(node === source ? 'link-source' : 'linked');
+        lit.push(node);
+      }
+    }
+  };
+  const leave = (event) => {
+    const to = event.relatedTarget;
+    if (!to || !scope.contains(to) || !to.closest(SELECTOR)) clear();
+  };
+  scope.addEventListener('pointerover', light);
+  scope.addEventListener('focusin', light);
+  scope.addEventListener('pointerout', leave);
+  scope.addEventListener('focusout', leave);
+}
+
+/**
+ * Arrow keys move the focus between the focusable cells of a map (one tab
+ * stop per map: the focused cell keeps tabindex 0, the others -1).
+ * @param {Element} grid the map's element, its cells marked [data-row][data-col]
+ */
+export function rovingCells(grid) {
+  if (grid.rovingCells) return;
+  grid.rovingCells = true;
+  grid.addEventListener('keydown', (event) => {
+    const cell = event.target.closest('[data-row][data-col]');
+    if (!cell) return;
+    const step = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[event.key];
+    if (!step) return;
+    const next = grid.querySelector(`[data-row="${Number(cell.dataset.row) + step[0]}"][data-col="${Number(cell.dataset.col) + step[1]}"][tabindex]`);
+    if (!next) return;
+    event.preventDefault();
+    cell.tabIndex = -1;
+    next.tabIndex = 0;
+    next.focus();
+  });
+}
