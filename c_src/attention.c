@@ -71,9 +71,11 @@ static double workspace_bytes;
 static int check_request(double bytes) {
     if (!(bytes >= 0)) return attn_fail(ATTN_BAD_ARGUMENT, "requested size is not a number");
     if (bytes > ATTN_MAX_REQUEST_BYTES)
+        /* In bytes as well as MiB: just over the limit, MiB alone round to
+         * the same number. */
         return attn_fail(ATTN_TOO_LARGE,
-                         "this needs %.0f MiB of memory; the limit is %.0f MiB",
-                         bytes / 1048576.0, ATTN_MAX_REQUEST_BYTES / 1048576.0);
+                         "this needs %.0f bytes (%.1f MiB) of memory; the limit is %.0f bytes (%.0f MiB)",
+                         bytes, bytes / 1048576.0, ATTN_MAX_REQUEST_BYTES, ATTN_MAX_REQUEST_BYTES / 1048576.0);
     return ATTN_OK;
 }
 
@@ -320,9 +322,12 @@ int attn_sdpa(float *out, float *probs, float *scores,
                          B, H, Tq, Tk, dk, dv);
     if (bug < 0 || bug >= ATTN_BUG_COUNT) return attn_fail(ATTN_BAD_ARGUMENT, "unknown bug %d", bug);
     if (!isfinite(scale)) return attn_fail(ATTN_NON_FINITE_INPUT, "scale is not finite");
+    /* The largest tensor the call reads or writes: the (Tq, Tk) matrices
+     * only when they are kept. */
     const double bh_count = (double)B * H;
+    const double kept = probs || scores ? bh_count * Tq * (double)Tk : 0.0;
     const double largest = fmax(fmax(bh_count * Tq * dk, bh_count * Tk * dk),
-                                fmax(bh_count * Tk * dv, bh_count * Tq * (double)Tk));
+                                fmax(bh_count * Tk * dv, fmax(bh_count * Tq * dv, kept)));
     if (check_request(4.0 * largest)) return ATTN_TOO_LARGE;
     int status;
     if ((status = check_finite("q", q, B, H, Tq, dk))) return status;
