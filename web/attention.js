@@ -124,11 +124,19 @@ function show(value) {
 const describe = (shape) => `[${Array.prototype.map.call(shape, show).join(', ')}]`;
 const product = (shape) => shape.reduce((a, b) => a * b, 1);
 
-/** Whether x is a plain object: `{}`, `Object.create(null)`, or one from another realm. */
+/**
+ * Whether x is a plain object: `{}`, `Object.create(null)`, or one from
+ * another realm. Never throws (a revoked Proxy is not a plain object).
+ */
 function isPlainObject(x) {
-  if (typeof x !== 'object' || x === null || Array.isArray(x)) return false;
-  const proto = Object.getPrototypeOf(x);
-  return proto === null || Object.getPrototypeOf(proto) === null;
+  if (typeof x !== 'object' || x === null) return false;
+  try {
+    if (Array.isArray(x)) return false;
+    const proto = Object.getPrototypeOf(x);
+    return proto === null || Object.getPrototypeOf(proto) === null;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -1130,6 +1138,10 @@ export function additiveFromAllowed(allowed) {
  */
 export function maskReader(mask, target, name = 'mask') {
   const m = toTensor(mask, name, 'mask');
-  const strides = broadcastStrides(m.shape, target, name);
+  const dims = reading('target', () => readShape(target, 'target'));
+  dims.forEach((d, i) => {
+    if (!Number.isInteger(d) || d < 1) fail('BAD_ARGUMENT', `target dim ${i} must be a positive integer (shape ${describe(dims)})`);
+  });
+  const strides = broadcastStrides(m.shape, dims, name);
   return (...index) => m.data[index.reduce((at, i, d) => at + i * strides[d], 0)] === 1;
 }
