@@ -18,6 +18,7 @@ async function main(): Promise<number> {
   }
   const widget = document.querySelector('attention-lab') as AttentionLabElement | null;
   widget?.addEventListener('attention-change', () => {});
+  await lab.reset();
   return full.weights.data[0] + fast.output.data[0] + full.stats.maxAbsScore + lab.memoryBytes();
 }
 
