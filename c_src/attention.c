@@ -308,13 +308,13 @@ static int make_plan(sdpa_plan *p, int bug, float scale, const attn_visibility *
     return ATTN_OK;
 }
 
-int attn_sdpa(float *out, float *probs, float *scores,
-              const float *q, const float *k, const float *v,
-              const attn_visibility *vis, const attn_dims *dims, float scale, int bug) {
-    attn_clear_error();
-
-    /* Arguments. */
-    if (!out || !q || !k || !v || !dims) return attn_fail(ATTN_BAD_ARGUMENT, "out, q, k, v and dims are required");
+/* Refuse what attn_sdpa and its backward cannot take: missing tensors, bad
+ * dims, an unknown bug, a non-finite scale, a request too large, or NaN or
+ * +-Infinity in q (B, H, Tq, dk), k (B, H, Tk, dk) or v (B, H, Tk, dv).
+ * keeps_matrices: the call writes (B, H, Tq, Tk) matrices for the caller. */
+static int check_inputs(const float *q, const float *k, const float *v, const attn_dims *dims,
+                        float scale, int bug, int keeps_matrices) {
+    if (!q || !k || !v || !dims) return attn_fail(ATTN_BAD_ARGUMENT, "q, k, v and dims are required");
     const int B = dims->B, H = dims->H, Tq = dims->Tq, Tk = dims->Tk, dk = dims->dk, dv = dims->dv;
     if (B < 1 || H < 1 || Tq < 1 || Tk < 1 || dk < 1 || dv < 1)
         return attn_fail(ATTN_BAD_ARGUMENT,
@@ -325,14 +325,26 @@ int attn_sdpa(float *out, float *probs, float *scores,
     /* The largest tensor the call reads or writes: the (Tq, Tk) matrices
      * only when they are kept. */
     const double bh_count = (double)B * H;
-    const double kept = probs || scores ? bh_count * Tq * (double)Tk : 0.0;
+    const double kept = keeps_matrices ? bh_count * Tq * (double)Tk : 0.0;
     const double largest = fmax(fmax(bh_count * Tq * dk, bh_count * Tk * dk),
                                 fmax(bh_count * Tk * dv, fmax(bh_count * Tq * dv, kept)));
     if (check_request(4.0 * largest)) return ATTN_TOO_LARGE;
     int status;
     if ((status = check_finite("q", q, B, H, Tq, dk))) return status;
     if ((status = check_finite("k", k, B, H, Tk, dk))) return status;
-    if ((status = check_finite("v", v, B, H, Tk, dv))) return status;
+    return check_finite("v", v, B, H, Tk, dv);
+}
+
+int attn_sdpa(float *out, float *probs, float *scores,
+              const float *q, const float *k, const float *v,
+              const attn_visibility *vis, const attn_dims *dims, float scale, int bug) {
+    attn_clear_error();
+
+    /* Arguments. */
+    if (!out) return attn_fail(ATTN_BAD_ARGUMENT, "out is required");
+    int status = check_inputs(q, k, v, dims, scale, bug, probs || scores);
+    if (status) return status;
+    const int B = dims->B, H = dims->H, Tq = dims->Tq, Tk = dims->Tk, dk = dims->dk, dv = dims->dv;
     sdpa_plan plan;
     if ((status = make_plan(&plan, bug, scale, vis, dims))) return status;
 
@@ -384,6 +396,154 @@ int attn_sdpa(float *out, float *probs, float *scores,
             status = attn_fail(ATTN_OVERFLOW,
                                "output overflows float32 at batch %ld, head %ld, query %ld, column %ld: "
                                "v is too large", at / dv / Tq / H, at / dv / Tq % H, at / dv % Tq, at % dv);
+    }
+done:
+    attn_free(kt);
+    return status;
+}
+
+/* ======================================================================== */
+/* Scaled dot-product attention, backward                                    */
+/* ======================================================================== */
+
+/* The backward runs the forward's passes in reverse, for each (batch, head):
+ *   0. recompute scores and probabilities P, as the forward did
+ *   1. mix     : dP = dOut V^T,  dV = P^T dOut; blocked dP -> 0
+ *   2. softmax : dS = P * (dP - rowsum(dP * P))
+ *   3. mask    : blocked logits were constants, so their dS -> 0
+ *   4. scores  : dQ = scale * dS K,  dK = scale * dS^T Q
+ *
+ * Probabilities are recomputed rather than saved. Saving them would keep a
+ * (Tq, Tk) matrix per head alive between the two calls; recomputing costs
+ * one more Q K^T (a fifth of the backward's work) and needs only q, k and v,
+ * which the caller holds anyway. Memory stays one head's (Tq, Tk) scratch.
+ * The forward's plan (make_plan) recomputes exactly the forward a bug made.
+ */
+
+/* x (Tq, Tk) of head (b, h): entries of blocked pairs <- 0. */
+static void zero_blocked_pairs(const sdpa_plan *p, float *x, int b, int h, int Tq, int Tk) {
+    if (blocks_anything(&p->vis)) zero_blocked(p, x, Tk, b, h, 0, Tq, Tk);
+}
+
+/* -------------------------------------------------------------------------
+ * Break-it bugs of the backward, and the backward of the forward's bugs.
+ * ---------------------------------------------------------------------- */
+
+/* bug softmax-over-queries: ds, p, dp (Tq, Tk), the softmax backward down
+ * each column, ds = p * (dp - colsum(dp * p)). ds may be dp. */
+static void softmax_columns_backward(float *ds, const float *p, const float *dp, int Tq, int Tk) {
+    for (int j = 0; j < Tk; j++) {
+        float dot = 0.0f;
+        for (int i = 0; i < Tq; i++) dot += dp[(long)i * Tk + j] * p[(long)i * Tk + j];
+        for (int i = 0; i < Tq; i++) ds[(long)i * Tk + j] = p[(long)i * Tk + j] * (dp[(long)i * Tk + j] - dot);
+    }
+}
+
+/* bug softmax-backward-no-rowsum: ds = p * dp, the row sum forgotten. */
+static void softmax_backward_no_rowsum(float *ds, const float *p, const float *dp, long n) {
+    for (long i = 0; i < n; i++) ds[i] = p[i] * dp[i];
+}
+
+/* bug grad-through-blocked: p (Tq, Tk) <- blocked probabilities taken as
+ * uniform, 1/Tk, for the backward only. */
+static void uniform_blocked(const sdpa_plan *p, float *probs, int b, int h, int Tq, int Tk) {
+    for (int i = 0; i < Tq; i++)
+        for (int j = 0; j < Tk; j++)
+            if (!is_allowed(&p->vis, b, h, i, j)) probs[(long)i * Tk + j] = 1.0f / (float)Tk;
+}
+
+int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *dprobs,
+                       const float *dout, const float *q, const float *k, const float *v,
+                       const attn_visibility *vis, const attn_dims *dims, float scale, int bug) {
+    attn_clear_error();
+
+    /* Arguments, as the forward checks them, plus dout. */
+    if (!dq || !dk || !dv || !dout) return attn_fail(ATTN_BAD_ARGUMENT, "dq, dk, dv and dout are required");
+    int status = check_inputs(q, k, v, dims, scale, bug, dscores || dprobs);
+    if (status) return status;
+    const int B = dims->B, H = dims->H, Tq = dims->Tq, Tk = dims->Tk, Dk = dims->dk, Dv = dims->dv;
+    if ((status = check_finite("dOutput", dout, B, H, Tq, Dv))) return status;
+    sdpa_plan plan;
+    if ((status = make_plan(&plan, bug, scale, vis, dims))) return status;
+    const int keep_full = bug == ATTN_BUG_MASK_AFTER_SOFTMAX; /* softmax saw every key */
+    const int through_blocked = bug == ATTN_BUG_GRAD_THROUGH_BLOCKED;
+
+    /* Scratch for one head: K^T and V^T in strips, P and dP (dP becomes dS
+     * in place), and for two bugs the unmasked P or the masked dOut. */
+    const double TT = (double)Tq * Tk;
+    const double scratch_floats = (double)Tk * Dk + (double)Tk * Dv + 2 * TT +
+                                  (keep_full ? TT : 0) + (plan.after_mix ? (double)Tq * Dv : 0);
+    float *kt = attn_alloc(4.0 * scratch_floats);
+    if (!kt) return ATTN_TOO_LARGE;
+    float *vt = kt + (long)Tk * Dk;       /* V^T strips */
+    float *p = vt + (long)Tk * Dv;        /* (Tq, Tk) */
+    float *dp = p + (long)Tq * Tk;        /* (Tq, Tk) */
+    float *p_full = dp + (long)Tq * Tk;   /* (Tq, Tk), mask-after-softmax */
+    float *dout_masked = p_full + (keep_full ? (long)Tq * Tk : 0); /* (Tq, Dv), mask-output */
+
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < H; h++) {
+            const long bh = (long)b * H + h;
+            const float *q_bh = q + bh * Tq * Dk;        /* (Tq, Dk) */
+            const float *k_bh = k + bh * Tk * Dk;        /* (Tk, Dk) */
+            const float *v_bh = v + bh * Tk * Dv;        /* (Tk, Dv) */
+            const float *dout_bh = dout + bh * Tq * Dv;  /* (Tq, Dv) */
+            float *dq_bh = dq + bh * Tq * Dk, *dk_bh = dk + bh * Tk * Dk, *dv_bh = dv + bh * Tk * Dv;
+
+            /* 0. recompute: p = softmax(mask(scale * q k^T)), as the forward */
+            attn_pack_strips(kt, k_bh, Tk, Dk);
+            attn_gemm_packed(p, Tk, q_bh, Dk, kt, Tq, Tk, Dk, plan.scale);
+            if ((status = mask_rows(p, &plan, b, h, 0, Tq, Tk))) goto done;
+            plan.softmax(p, Tq, Tk);
+            if (keep_full) memcpy(p_full, p, sizeof(float) * Tq * Tk);
+            if (plan.after_softmax) plan.after_softmax(&plan, p, Tk, b, h, 0, Tq, Tk);
+            if (through_blocked) uniform_blocked(&plan, p, b, h, Tq, Tk);
+
+            /* 1. mix: out = p v, so dp = dout v^T and dv = p^T dout */
+            const float *g = dout_bh;
+            if (plan.after_mix) { /* bug mask-output: the output was masked, so is its gradient */
+                memcpy(dout_masked, dout_bh, sizeof(float) * Tq * Dv);
+                plan.after_mix(&plan, dout_masked, Dv, b, h, 0, Tq, Dv);
+                g = dout_masked;
+            }
+            attn_pack_strips(vt, v_bh, Tk, Dv);
+            attn_gemm_packed(dp, Tk, g, Dv, vt, Tq, Tk, Dv, 1.0f);
+            attn_gemm_tn(dv_bh, Dv, p, Tk, g, Dv, Tk, Dv, Tq, 1.0f);
+            /* a blocked probability is a constant 0: it takes no gradient */
+            if (!plan.after_mix && !through_blocked) zero_blocked_pairs(&plan, dp, b, h, Tq, Tk);
+            if (dprobs) memcpy(dprobs + bh * Tq * Tk, dp, sizeof(float) * Tq * Tk);
+
+            /* 2. softmax: ds = p * (dp - rowsum(dp * p)), in place in dp */
+            if (bug == ATTN_BUG_SOFTMAX_BACKWARD_NO_ROWSUM) softmax_backward_no_rowsum(dp, p, dp, (long)Tq * Tk);
+            else if (plan.softmax == softmax_columns) softmax_columns_backward(dp, p, dp, Tq, Tk);
+            else attn_softmax_backward_rows(dp, keep_full ? p_full : p, dp, Tk, Tq, Tk);
+
+            /* 3. mask: a blocked logit was replaced by -INFINITY, a constant */
+            if (plan.mask_logits && !through_blocked) zero_blocked_pairs(&plan, dp, b, h, Tq, Tk);
+            if (dscores) memcpy(dscores + bh * Tq * Tk, dp, sizeof(float) * Tq * Tk);
+
+            /* 4. scores = scale * q k^T: dq = scale * ds k, dk = scale * ds^T q */
+            attn_gemm(dq_bh, Dk, dp, Tk, k_bh, Dk, Tq, Dk, Tk, plan.scale);
+            attn_gemm_tn(dk_bh, Dk, dp, Tk, q_bh, Dk, Tk, Dk, Tq, plan.scale);
+        }
+    }
+
+    /* Finite inputs and probabilities in [0, 1] can still overflow float32
+     * in the products; say so rather than return Infinity. */
+    if (!plan.nan_expected) {
+        const struct { const char *name; const float *x; long rows, cols; } grads[3] = {
+            {"dq", dq, (long)Tq, Dk}, {"dk", dk, (long)Tk, Dk}, {"dv", dv, (long)Tk, Dv}};
+        for (int t = 0; t < 3; t++) {
+            const long at = attn_find_non_finite(grads[t].x, (long)B * H * grads[t].rows * grads[t].cols);
+            if (at >= 0) {
+                const long c = grads[t].cols, r = grads[t].rows;
+                status = attn_fail(ATTN_OVERFLOW,
+                                   "%s overflows float32 at batch %ld, head %ld, row %ld, column %ld: "
+                                   "the inputs or dOutput are too large",
+                                   grads[t].name, at / c / r / H, at / c / r % H, at / c % r, at % c);
+                break;
+            }
+        }
     }
 done:
     attn_free(kt);

@@ -43,7 +43,9 @@ typedef enum {
     ATTN_EMPTY_QUERY = 9,         /* a query with no token */
     ATTN_CACHE_MISMATCH = 10,     /* a KV cache that does not fit the call */
     ATTN_NEGATIVE_OFFSET = 11,    /* a position offset below 0 */
-    ATTN_MODULE_FREED = 12        /* a call on a freed module */
+    ATTN_MODULE_FREED = 12,       /* a call on a freed module */
+    ATTN_NO_SAVED_FORWARD = 13,   /* backward with no forward that saved for it */
+    ATTN_BACKWARD_THROUGH_CACHE = 14 /* backward through a forward that used the KV cache */
 } attn_status;
 
 /* Why the last failing call failed ("" after a success), and its status.
@@ -76,7 +78,9 @@ typedef enum {
     ATTN_BUG_HEADS_WITHOUT_TRANSPOSE = 10, /* MHA: (B,T,C) -> (B,H,T,D) by reshape only */
     ATTN_BUG_MERGE_WITHOUT_TRANSPOSE = 11, /* MHA: join heads by reshape only */
     ATTN_BUG_NO_ALL_MASKED_GUARD = 12,  /* let an all-masked row reach softmax */
-    ATTN_BUG_COUNT = 13
+    ATTN_BUG_SOFTMAX_BACKWARD_NO_ROWSUM = 13, /* backward: dS = P * dP, no row sum */
+    ATTN_BUG_GRAD_THROUGH_BLOCKED = 14, /* backward: blocked weights taken as uniform */
+    ATTN_BUG_COUNT = 15
 } attn_bug;
 
 /* ------------------------------------------------------------------------ */
@@ -138,6 +142,20 @@ typedef struct {
 ATTN_API int attn_sdpa(float *out, float *probs, float *scores,
                        const float *q, const float *k, const float *v,
                        const attn_visibility *vis, const attn_dims *dims, float scale, int bug);
+
+/* The backward of attn_sdpa: gradients of a loss L given dout = dL/dout.
+ * dq (B, H, Tq, dk), dk (B, H, Tk, dk), dv (B, H, Tk, dv) receive dL/dq,
+ * dL/dk, dL/dv; dscores (B, H, Tq, Tk) or NULL receives dL/dscores (the
+ * scaled logits attn_sdpa returns as scores), dprobs (B, H, Tq, Tk) or NULL
+ * receives dL/dprobs. dout (B, H, Tq, dv); q, k, v, vis, dims, scale and bug
+ * as given to attn_sdpa (here dk and dv name gradient buffers; the widths
+ * are dims->dk, dims->dv). The probabilities are recomputed, not read back.
+ * Blocked pairs get exactly 0 in dscores and dprobs, and a key no query may
+ * see gets exactly 0 in dk and dv. A forward bug gives the gradient of that
+ * bugged forward; the two backward bugs change only the backward. */
+ATTN_API int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *dprobs,
+                                const float *dout, const float *q, const float *k, const float *v,
+                                const attn_visibility *vis, const attn_dims *dims, float scale, int bug);
 
 /* Observability of one attention call, judged by the correct rule vis.
  * stats[4] <- { max |score|, fraction of blocked pairs, max |row sum - 1|,
@@ -217,6 +235,19 @@ typedef struct {
 ATTN_API int attn_mha_forward(float *out, float *probs, attn_mha *m,
                               const float *query, const float *kv, int B, int Tq, int Tkn,
                               const attn_kv_cache *cache, const attn_mha_visibility *vis, int bug);
+
+/* Backward for multi-head attention. attn_mha_save_next(m, 1) makes the
+ * next attn_mha_forward keep what backward needs (copies of its inputs and
+ * activations), replacing what an earlier forward kept; forwards that do not
+ * ask leave it alone. A forward that used the KV cache keeps only that fact,
+ * and backward refuses it.
+ * dquery (B, Tq, C); dkv (B, Tk, C) for cross-attention (unused, may be
+ * NULL, for self-attention); dweight (4, C, C) for q, k, v, out in (out, in)
+ * layout; dbias (4, C) or NULL; dout (B, Tq, C) = dL/dout of the saved
+ * forward. Padded queries pass no gradient. */
+ATTN_API void attn_mha_save_next(attn_mha *m, int on);
+ATTN_API int attn_mha_backward(attn_mha *m, float *dquery, float *dkv, float *dweight, float *dbias,
+                               const float *dout);
 
 /* ------------------------------------------------------------------------ */
 /* Lesson demos (lesson.c)                                                  */

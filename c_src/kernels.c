@@ -242,3 +242,135 @@ void attn_gemm_packed(float *c, int ldc, const float *a, int lda, const float *p
         attn_gemm(c + j0, ldc, a, lda, packed + (long)j0 * K, w, M, w, K, alpha);
     }
 }
+
+/* ======================================================================== */
+/* Transposed matmul (backward pass)                                         */
+/* ======================================================================== */
+
+/* c (M, N) = alpha * a^T @ b, a (K, M), b (K, N): row i of c gathers column i
+ * of a. Same order of additions as gemm_scalar, so both paths give the same
+ * bits. */
+SCALAR_PATH void gemm_tn_scalar(float *c, int ldc, const float *a, int lda, const float *b,
+                                int ldb, int M, int N, int K, float alpha) {
+    for (int i = 0; i < M; i++) {
+        float *c_i = c + (long)i * ldc;
+        for (int j = 0; j < N; j++) c_i[j] = 0.0f;
+        for (int kk = 0; kk < K; kk++) {
+            const float a_ki = a[(long)kk * lda + i];
+            const float *b_k = b + (long)kk * ldb;
+            for (int j = 0; j < N; j++) c_i[j] += a_ki * b_k[j];
+        }
+        for (int j = 0; j < N; j++) c_i[j] *= alpha;
+    }
+}
+
+#if ATTN_SIMD
+/* c (rows, 8) = alpha * a^T @ b (K, 8), a (K, rows): the gemm_tile_x8 tile
+ * with a read down its columns. */
+TILE gemm_tn_tile_x8(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+                     const int rows, int K, v128_t alpha) {
+    v128_t acc[4][2];
+    for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = wasm_f32x4_splat(0.0f);
+    for (int kk = 0; kk < K; kk++) {
+        const float *b_k = b + (long)kk * ldb;
+        const float *a_k = a + (long)kk * lda;
+        const v128_t b0 = wasm_v128_load(b_k);
+        const v128_t b1 = wasm_v128_load(b_k + 4);
+        for (int r = 0; r < rows; r++) {
+            const v128_t a_kr = wasm_v128_load32_splat(a_k + r);
+            acc[r][0] = wasm_f32x4_add(acc[r][0], wasm_f32x4_mul(a_kr, b0));
+            acc[r][1] = wasm_f32x4_add(acc[r][1], wasm_f32x4_mul(a_kr, b1));
+        }
+    }
+    for (int r = 0; r < rows; r++) {
+        wasm_v128_store(c + (long)r * ldc, wasm_f32x4_mul(acc[r][0], alpha));
+        wasm_v128_store(c + (long)r * ldc + 4, wasm_f32x4_mul(acc[r][1], alpha));
+    }
+}
+
+/* The N tail by 4: c (rows, 4) = alpha * a^T @ b (K, 4). */
+TILE gemm_tn_tile_x4(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+                     const int rows, int K, v128_t alpha) {
+    v128_t acc[4];
+    for (int r = 0; r < rows; r++) acc[r] = wasm_f32x4_splat(0.0f);
+    for (int kk = 0; kk < K; kk++) {
+        const v128_t b0 = wasm_v128_load(b + (long)kk * ldb);
+        for (int r = 0; r < rows; r++) {
+            const v128_t a_kr = wasm_v128_load32_splat(a + (long)kk * lda + r);
+            acc[r] = wasm_f32x4_add(acc[r], wasm_f32x4_mul(a_kr, b0));
+        }
+    }
+    for (int r = 0; r < rows; r++) wasm_v128_store(c + (long)r * ldc, wasm_f32x4_mul(acc[r], alpha));
+}
+
+/* One band of `rows` rows of c (columns of a) across all N: by 8, 4, then 1. */
+TILE gemm_tn_band(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+                  const int rows, int N, int K, float alpha) {
+    const v128_t alpha4 = wasm_f32x4_splat(alpha);
+    int j = 0;
+    for (; j + 8 <= N; j += 8) gemm_tn_tile_x8(c + j, ldc, a, lda, b + j, ldb, rows, K, alpha4);
+    for (; j + 4 <= N; j += 4) gemm_tn_tile_x4(c + j, ldc, a, lda, b + j, ldb, rows, K, alpha4);
+    if (j < N) gemm_tn_scalar(c + j, ldc, a, lda, b + j, ldb, rows, N - j, K, alpha);
+}
+
+static void gemm_tn_simd(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+                         int M, int N, int K, float alpha) {
+    int i = 0;
+    for (; i + 4 <= M; i += 4) gemm_tn_band(c + (long)i * ldc, ldc, a + i, lda, b, ldb, 4, N, K, alpha);
+    for (; i < M; i++) gemm_tn_band(c + (long)i * ldc, ldc, a + i, lda, b, ldb, 1, N, K, alpha);
+}
+#endif
+
+void attn_gemm_tn(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+                  int M, int N, int K, float alpha) {
+#if ATTN_SIMD
+    gemm_tn_simd(c, ldc, a, lda, b, ldb, M, N, K, alpha);
+#else
+    gemm_tn_scalar(c, ldc, a, lda, b, ldb, M, N, K, alpha);
+#endif
+}
+
+/* ======================================================================== */
+/* Softmax backward                                                          */
+/* ======================================================================== */
+
+/* dx (n) = p * (dp - sum_j dp_j p_j). Two passes: the row's dot, then the
+ * product. dx may alias dp. */
+SCALAR_PATH void softmax_backward_row_scalar(float *dx, const float *p, const float *dp, int n) {
+    float dot = 0.0f;
+    for (int j = 0; j < n; j++) dot += dp[j] * p[j];
+    for (int j = 0; j < n; j++) dx[j] = p[j] * (dp[j] - dot);
+}
+
+#if ATTN_SIMD
+/* The same two passes, four lanes at a time. */
+static void softmax_backward_row_simd(float *dx, const float *p, const float *dp, int n) {
+    /* 1. dot = sum_j dp_j p_j */
+    v128_t dot4 = wasm_f32x4_splat(0.0f);
+    int j = 0;
+    for (; j + 4 <= n; j += 4)
+        dot4 = wasm_f32x4_add(dot4, wasm_f32x4_mul(wasm_v128_load(dp + j), wasm_v128_load(p + j)));
+    float dot = (wasm_f32x4_extract_lane(dot4, 0) + wasm_f32x4_extract_lane(dot4, 1)) +
+                (wasm_f32x4_extract_lane(dot4, 2) + wasm_f32x4_extract_lane(dot4, 3));
+    for (; j < n; j++) dot += dp[j] * p[j];
+
+    /* 2. dx = p * (dp - dot) */
+    const v128_t dot_v = wasm_f32x4_splat(dot);
+    for (j = 0; j + 4 <= n; j += 4)
+        wasm_v128_store(dx + j, wasm_f32x4_mul(wasm_v128_load(p + j),
+                                               wasm_f32x4_sub(wasm_v128_load(dp + j), dot_v)));
+    for (; j < n; j++) dx[j] = p[j] * (dp[j] - dot);
+}
+#endif
+
+/* dx, p, dp (rows, n), row stride ld: the softmax backward of each row. */
+void attn_softmax_backward_rows(float *dx, const float *p, const float *dp, int ld, int rows, int n) {
+    for (int r = 0; r < rows; r++) {
+        const long at = (long)r * ld;
+#if ATTN_SIMD
+        softmax_backward_row_simd(dx + at, p + at, dp + at, n);
+#else
+        softmax_backward_row_scalar(dx + at, p + at, dp + at, n);
+#endif
+    }
+}

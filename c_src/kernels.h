@@ -32,3 +32,19 @@ void attn_gemm_packed(float *c, int ldc, const float *a, int lda, const float *p
                       int M, int N, int K, float alpha);
 
 #endif
+
+/* ------------------------------------------------------------------------ */
+/* Kernels for the backward pass                                            */
+/* ------------------------------------------------------------------------ */
+
+/* c (M, N) = alpha * a^T @ b, with a (K, M) and b (K, N) row-major.
+ * Row strides: lda for a, ldb for b, ldc for c. c must not alias a or b.
+ * Products are added in order k = 0..K-1, then scaled once, on both paths. */
+void attn_gemm_tn(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+                  int M, int N, int K, float alpha);
+
+/* The softmax backward, row by row: for p = softmax(x) and dp = dL/dp,
+ * dx = p * (dp - sum_j dp_j p_j). dx (rows, n), p (rows, n), dp (rows, n),
+ * all with row stride ld. dx may be dp itself (in place). Entries where
+ * p == 0 get dx == 0 (as +0 or -0). */
+void attn_softmax_backward_rows(float *dx, const float *p, const float *dp, int ld, int rows, int n);

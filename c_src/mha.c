@@ -28,6 +28,8 @@
 /* The base of RoPE's angles, as in the original RoPE paper and Llama. */
 #define ATTN_ROPE_BASE 10000.0
 
+typedef struct mha_saved mha_saved;
+
 struct attn_mha {
     int C;            /* d_model */
     int H;            /* heads */
@@ -36,7 +38,11 @@ struct attn_mha {
     float *weight[4]; /* [C, C] each, (out, in), for q, k, v, out */
     float *packed[4]; /* [C, C] each, weight in strips for attn_gemm_packed */
     float *bias[4];   /* [C] each, or NULL without bias */
+    int save_next;    /* the next forward keeps what backward needs */
+    mha_saved *saved; /* what the last forward that asked kept, or NULL */
 };
+
+static void free_saved(mha_saved *saved);
 
 /* ======================================================================== */
 /* Life cycle and parameters                                                 */
@@ -69,6 +75,8 @@ attn_mha *attn_mha_create(int d_model, int num_heads, int bias, int rope, uint32
     m->H = num_heads;
     m->D = C / num_heads;
     m->rope = rope != 0;
+    m->save_next = 0;
+    m->saved = NULL;
     for (int p = 0; p < 4; p++) {
         m->weight[p] = params + (long)p * C * C;
         m->packed[p] = params + (long)(4 + p) * C * C;
@@ -89,6 +97,7 @@ attn_mha *attn_mha_create(int d_model, int num_heads, int bias, int rope, uint32
 /* Releases m and its parameters; NULL-safe. */
 void attn_mha_free(attn_mha *m) {
     if (!m) return;
+    free_saved(m->saved);
     attn_free(m->weight[0]); /* the one parameter block */
     attn_free(m);
 }
@@ -176,15 +185,17 @@ static mha_plan make_mha_plan(int bug) {
     return p;
 }
 
-/* x (BH, T, D) <- RoPE at positions first_pos + t, split-halves pairing.
- * first_pos is a double so that offset + cache length cannot wrap around. */
-static void apply_rope(float *x, int BH, int T, int D, double first_pos) {
+/* x (BH, T, D) <- RoPE at positions first_pos + t, split-halves pairing;
+ * direction -1 rotates back by the same angles (the inverse, which is also
+ * the transpose: RoPE's backward). first_pos is a double so that offset +
+ * cache length cannot wrap around. */
+static void apply_rope(float *x, int BH, int T, int D, double first_pos, int direction) {
     const int half = D / 2;
     for (int t = 0; t < T; t++) {
         const double pos = first_pos + t;
         for (int d = 0; d < half; d++) {
             const double angle = pos * pow(ATTN_ROPE_BASE, -2.0 * d / D);
-            const float c = (float)cos(angle), s = (float)sin(angle);
+            const float c = (float)cos(angle), s = (float)(direction * sin(angle));
             for (int bh = 0; bh < BH; bh++) {
                 float *row = x + ((long)bh * T + t) * D;
                 const float x1 = row[d], x2 = row[d + half];
@@ -224,6 +235,16 @@ static int causal_diagonal(int q_offset, int k_offset, int Tq, int Tk) {
     return diff > Tk ? Tk : diff < -Tq ? -Tq : diff;
 }
 
+/* What the forward hands to save_for_backward (defined with the backward). */
+typedef struct {
+    const float *query, *kv;                /* (B, Tq, C), (B, Tkn, C) or NULL */
+    const float *q_heads, *k_heads, *v_heads; /* (B, H, T, D), after RoPE */
+    const float *merged;                    /* (B, Tq, C) */
+} mha_activations;
+static int save_for_backward(attn_mha *m, const mha_activations *act, const attn_visibility *rule,
+                             const uint8_t *query_padding_mask, const attn_dims *dims,
+                             int used_cache, double q_pos, double k_pos, int bug);
+
 /* ======================================================================== */
 /* Forward                                                                   */
 /* ======================================================================== */
@@ -237,6 +258,8 @@ int attn_mha_forward(float *out, float *probs, attn_mha *m,
     const attn_kv_cache *kc = cache ? cache : &no_cache;
     const attn_mha_visibility *mv = vis ? vis : &see_all;
     if (!m) return attn_fail(ATTN_MODULE_FREED, "the module has been freed");
+    const int save = m->save_next; /* asked for this call only */
+    m->save_next = 0;
     if (!out || !query) return attn_fail(ATTN_BAD_ARGUMENT, "out and query are required");
     if (B < 1) return attn_fail(ATTN_BAD_ARGUMENT, "query needs a batch of at least one sequence (B=%d)", B);
     if (Tq < 1) return attn_fail(ATTN_EMPTY_QUERY, "query needs at least one token (Tq=%d)", Tq);
@@ -295,8 +318,8 @@ int attn_mha_forward(float *out, float *probs, attn_mha *m,
 
     /* 3. rope */
     if (m->rope) {
-        apply_rope(q_heads, B * H, Tq, D, mv->q_offset);
-        apply_rope(k_new, B * H, Tkn, D, (double)mv->k_offset + Tp);
+        apply_rope(q_heads, B * H, Tq, D, mv->q_offset, 1);
+        apply_rope(k_new, B * H, Tkn, D, (double)mv->k_offset + Tp, 1);
     }
     if ((status = check_heads_overflow("the query projection", q_heads, B, H, Tq, D)) ||
         (status = check_heads_overflow("the key projection", k_new, B, H, Tkn, D)) ||
@@ -338,6 +361,212 @@ int attn_mha_forward(float *out, float *probs, attn_mha *m,
     if (kc->new_k) memcpy(kc->new_k, k_all, sizeof(float) * (long)fall);
     if (kc->new_v) memcpy(kc->new_v, v_all, sizeof(float) * (long)fall);
     if (kc->new_key_padding_mask) memcpy(kc->new_key_padding_mask, key_padding_mask, (size_t)B * Tk);
+    if (save) {
+        const mha_activations act = {query, kv, q_heads, k_all, v_all, merged};
+        status = save_for_backward(m, &act, &rule, mv->query_padding_mask, &dims,
+                                   Tp > 0 || kc->new_k, mv->q_offset, (double)mv->k_offset + Tp, bug);
+    }
+done:
+    attn_free(scratch);
+    return status;
+}
+
+/* ======================================================================== */
+/* Backward                                                                  */
+/* ======================================================================== */
+
+/* backward, the forward's passes in reverse:
+ *   8. project   dWo = g^T merged, dbo = sum of g, dmerged = g Wo
+ *                (g = dout with padded query rows 0: their output was 0)
+ *   7. merge     dmerged (B, T, C) -> (B, H, T, D)
+ *   6. attend    attn_sdpa_backward
+ *   3. rope      rotate dq and dk back by the same angles
+ *   2. split     (B, H, T, D) -> (B, T, C)
+ *   1. project   dW = dY^T x, db = sum of dY, dx += dY W   for q, k, v
+ * The cache and visibility passes (4, 5) have nothing to undo: a forward
+ * that used the cache is refused, and the rule is saved as it was applied.
+ */
+
+/* What backward needs from the forward, kept in one block. The rule's mask
+ * and paddings point at copies inside the block. */
+struct mha_saved {
+    attn_dims dims;        /* B, H, Tq, Tk (= Tkn, no cache), D, D */
+    int used_cache;        /* the forward read or wrote a KV cache: no backward */
+    int bug;
+    double q_pos, k_pos;   /* RoPE position of the first query and first key */
+    attn_visibility rule;  /* as attn_sdpa saw it */
+    float *query;          /* (B, Tq, C) */
+    float *kv;             /* (B, Tk, C), or NULL for self-attention */
+    float *q_heads;        /* (B, H, Tq, D), after RoPE */
+    float *k_heads;        /* (B, H, Tk, D), after RoPE */
+    float *v_heads;        /* (B, H, Tk, D) */
+    float *merged;         /* (B, Tq, C): the output projection's input */
+    uint8_t *query_padding_mask; /* (B, Tq), or NULL */
+};
+
+static void free_saved(mha_saved *saved) { attn_free(saved); }
+
+/* Bytes of an allowed mask broadcast to (B, H, Tq, Tk) by its strides. */
+static double mask_extent(const attn_mask *mask, const attn_dims *d) {
+    if (!mask->data) return 0;
+    return 1.0 + (double)(d->B - 1) * mask->sb + (double)(d->H - 1) * mask->sh +
+           (double)(d->Tq - 1) * mask->sq + (double)(d->Tk - 1) * mask->sk;
+}
+
+/* Keep copies of the forward's inputs, activations and rule in m->saved,
+ * replacing what an earlier forward kept. A forward that used the cache
+ * keeps only that fact. */
+static int save_for_backward(attn_mha *m, const mha_activations *act, const attn_visibility *rule,
+                             const uint8_t *query_padding_mask, const attn_dims *dims,
+                             int used_cache, double q_pos, double k_pos, int bug) {
+    const int C = m->C, B = dims->B, Tq = dims->Tq, Tk = dims->Tk;
+    const double fq = (double)B * Tq * C, fk = used_cache ? 0 : (double)B * Tk * C;
+    const double mask_bytes = used_cache ? 0 : mask_extent(&rule->mask, dims);
+    const double bytes = sizeof(mha_saved) + 4 * (3 * fq + 2 * fk + (act->kv ? fk : 0)) + mask_bytes +
+                         (used_cache ? 0 : (double)B * Tk) + (query_padding_mask ? (double)B * Tq : 0);
+    mha_saved *sv = attn_alloc(bytes);
+    if (!sv) return ATTN_TOO_LARGE;
+    memset(sv, 0, sizeof *sv);
+    sv->dims = *dims;
+    sv->used_cache = used_cache;
+    sv->bug = bug;
+    sv->q_pos = q_pos;
+    sv->k_pos = k_pos;
+    free_saved(m->saved);
+    m->saved = sv;
+    if (used_cache) return ATTN_OK;
+    float *f = (float *)(sv + 1);
+    const struct { float **to; const float *from; double n; } tensors[6] = {
+        {&sv->query, act->query, fq}, {&sv->q_heads, act->q_heads, fq}, {&sv->merged, act->merged, fq},
+        {&sv->k_heads, act->k_heads, fk}, {&sv->v_heads, act->v_heads, fk}, {&sv->kv, act->kv, act->kv ? fk : 0}};
+    for (int t = 0; t < 6; t++) {
+        if (!tensors[t].from) continue;
+        *tensors[t].to = f;
+        memcpy(f, tensors[t].from, sizeof(float) * (size_t)tensors[t].n);
+        f += (long)tensors[t].n;
+    }
+    uint8_t *bytes_at = (uint8_t *)f;
+    sv->rule = *rule;
+    if (mask_bytes > 0) {
+        memcpy(bytes_at, rule->mask.data, (size_t)mask_bytes);
+        sv->rule.mask.data = bytes_at;
+        bytes_at += (long)mask_bytes;
+    }
+    memcpy(bytes_at, rule->key_padding_mask, (size_t)B * Tk); /* the forward always builds it */
+    sv->rule.key_padding_mask = bytes_at;
+    bytes_at += (long)B * Tk;
+    if (query_padding_mask) {
+        memcpy(bytes_at, query_padding_mask, (size_t)B * Tq);
+        sv->query_padding_mask = bytes_at;
+    }
+    return ATTN_OK;
+}
+
+void attn_mha_save_next(attn_mha *m, int on) {
+    if (m) m->save_next = on != 0;
+}
+
+/* dw (C, C) = dy^T x, db (C) = column sums of dy (or NULL); dy, x (N, C).
+ * dx (N, C) = dy W, or += when accumulate; tmp (N, C) scratch. */
+static void project_backward(float *dx, float *dw, float *db, float *tmp, const float *dy,
+                             const float *x, const attn_mha *m, int which, int N, int accumulate) {
+    const int C = m->C;
+    attn_gemm_tn(dw, C, dy, C, x, C, C, C, N, 1.0f);
+    if (db) {
+        for (int c = 0; c < C; c++) db[c] = 0.0f;
+        for (long n = 0; n < N; n++)
+            for (int c = 0; c < C; c++) db[c] += dy[n * C + c];
+    }
+    float *target = accumulate ? tmp : dx;
+    attn_gemm(target, C, dy, C, m->weight[which], C, N, C, C, 1.0f);
+    if (accumulate)
+        for (long i = 0; i < (long)N * C; i++) dx[i] += tmp[i];
+}
+
+int attn_mha_backward(attn_mha *m, float *dquery, float *dkv, float *dweight, float *dbias,
+                      const float *dout) {
+    attn_clear_error();
+    if (!m) return attn_fail(ATTN_MODULE_FREED, "the module has been freed");
+    const mha_saved *sv = m->saved;
+    if (!sv) return attn_fail(ATTN_NO_SAVED_FORWARD, "no saved forward: call forward with saveForBackward first");
+    if (sv->used_cache)
+        return attn_fail(ATTN_BACKWARD_THROUGH_CACHE,
+                         "the saved forward used the KV cache; backward does not go through the cache");
+    if (!dquery || !dweight || !dout || (sv->kv && !dkv))
+        return attn_fail(ATTN_BAD_ARGUMENT, "dquery, dweight, dout (and dkv for cross-attention) are required");
+    const int C = m->C, H = m->H, D = m->D, B = sv->dims.B, Tq = sv->dims.Tq, Tk = sv->dims.Tk;
+    long at = attn_find_non_finite(dout, (long)B * Tq * C);
+    if (at >= 0)
+        return attn_fail(ATTN_NON_FINITE_INPUT, "dOutput has a non-finite value at batch %ld, token %ld, feature %ld",
+                         at / C / Tq, at / C % Tq, at % C);
+    /* The transposes of the forward's split and merge (a reshape's is a reshape). */
+    const mha_plan plan = make_mha_plan(sv->bug);
+    heads_fn *split_back = plan.split == split_heads ? merge_heads : reshape_only;
+    heads_fn *merge_back = plan.merge == merge_heads ? split_heads : reshape_only;
+
+    /* Scratch, one block. */
+    const double fq = (double)B * Tq * C, fk = (double)B * Tk * C;
+    float *scratch = attn_alloc(4.0 * (5 * fq + 6 * fk + (fq > fk ? fq : fk)));
+    if (!scratch) return ATTN_TOO_LARGE;
+    float *g = scratch;                   /* (B, Tq, C) */
+    float *d_merged = g + (long)fq;       /* (B, Tq, C) */
+    float *d_attn = d_merged + (long)fq;  /* (B, H, Tq, D) */
+    float *dq_heads = d_attn + (long)fq;  /* (B, H, Tq, D) */
+    float *dq_proj = dq_heads + (long)fq; /* (B, Tq, C) */
+    float *dk_heads = dq_proj + (long)fq; /* (B, H, Tk, D) */
+    float *dv_heads = dk_heads + (long)fk;
+    float *dk_proj = dv_heads + (long)fk; /* (B, Tk, C) */
+    float *dv_proj = dk_proj + (long)fk;
+    float *dsource = dv_proj + (long)fk;  /* (B, Tk, C): dkv, or dquery's K and V part */
+    float *tmp = dsource + (long)fk;      /* (max(B Tq, B Tk), C) */
+    float *db = m->bias[0] && dbias ? dbias : NULL;
+    const long CC = (long)C * C;
+    int status = ATTN_OK;
+
+    /* 8. output projection; padded queries had their output set to 0 */
+    memcpy(g, dout, sizeof(float) * (long)fq);
+    if (sv->query_padding_mask)
+        for (long r = 0; r < (long)B * Tq; r++)
+            if (!sv->query_padding_mask[r]) memset(g + r * C, 0, sizeof(float) * C);
+    project_backward(d_merged, dweight + 3 * CC, db ? db + 3 * C : NULL, tmp, g, sv->merged, m, 3, B * Tq, 0);
+
+    /* 7. merge heads, backward */
+    merge_back(d_attn, d_merged, B, Tq, H, D);
+
+    /* 6. attend */
+    status = attn_sdpa_backward(dq_heads, dk_heads, dv_heads, NULL, NULL, d_attn,
+                                sv->q_heads, sv->k_heads, sv->v_heads, &sv->rule, &sv->dims,
+                                (float)(1.0 / sqrt((double)D)), sv->bug);
+    if (status) goto done;
+
+    /* 3. rope, backward: rotate back */
+    if (m->rope) {
+        apply_rope(dq_heads, B * H, Tq, D, sv->q_pos, -1);
+        apply_rope(dk_heads, B * H, Tk, D, sv->k_pos, -1);
+    }
+
+    /* 2. split heads, backward */
+    split_back(dq_proj, dq_heads, B, Tq, H, D);
+    split_back(dk_proj, dk_heads, B, Tk, H, D);
+    split_back(dv_proj, dv_heads, B, Tk, H, D);
+
+    /* 1. input projections; in self-attention query feeds all three */
+    const float *source = sv->kv ? sv->kv : sv->query;
+    project_backward(dquery, dweight, db, tmp, dq_proj, sv->query, m, 0, B * Tq, 0);
+    project_backward(dsource, dweight + CC, db ? db + C : NULL, tmp, dk_proj, source, m, 1, B * Tk, 0);
+    project_backward(dsource, dweight + 2 * CC, db ? db + 2 * C : NULL, tmp, dv_proj, source, m, 2, B * Tk, 1);
+    if (sv->kv) memcpy(dkv, dsource, sizeof(float) * (long)fk);
+    else
+        for (long i = 0; i < (long)fq; i++) dquery[i] += dsource[i];
+
+    /* Finite inputs can still overflow float32 in the products. */
+    const float *grads[3] = {dquery, sv->kv ? dkv : NULL, dweight};
+    const long sizes[3] = {(long)fq, (long)fk, 4 * CC};
+    for (int t = 0; t < 3 && !plan.nan_expected; t++)
+        if (grads[t] && attn_find_non_finite(grads[t], sizes[t]) >= 0) {
+            status = attn_fail(ATTN_OVERFLOW, "the gradients overflow float32: dOutput or the weights are too large");
+            break;
+        }
 done:
     attn_free(scratch);
     return status;

@@ -42,6 +42,13 @@ for (const simd of [true, false]) {
             assert.ok(bugged.output.data.some(Number.isNaN), 'the bug turns the empty row into NaN');
             return;
           }
+          if (exercise.backward) {
+            // A backward bug leaves the forward alone and changes the gradients.
+            assert.deepEqual(bugged.output, correct.output);
+            const d = compare(bugged.gradients.dk.data, correct.gradients.dk.data, { shape: correct.gradients.dk.shape, label: 'bugged vs correct dk', atol: 1e-3 });
+            assert.ok(!d.ok, `the bug changes no dk entry by more than 1e-3: ${d.report}`);
+            return;
+          }
           const d = compare(bugged.output.data, correct.output.data, { shape: correct.output.shape, label: 'bugged vs correct output', atol: 1e-3 });
           assert.ok(!d.ok, `the bug changes no output entry by more than 1e-3: ${d.report}`);
         });

@@ -1,23 +1,13 @@
 // The API in a real browser: Debian's Chromium loads web/attention.js from
 // http://127.0.0.1 and runs the first seed's example on the SIMD build.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchBrowser, openPage, startServer } from './helpers/browser.mjs';
+import { browserSuite } from './helpers/browser.mjs';
 
-let server;
-let browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const suite = browserSuite();
 
 test('Chromium runs the two-keys example on the SIMD build', async () => {
-  const { page, problems, context } = await openPage(browser, server.url);
-  await page.goto(`${server.url}serve.mjs`); // any same-origin page works as a host
+  const { page, problems, context } = await suite.open('serve.mjs', { ready: false }); // any same-origin page works as a host
   const result = await page.evaluate(async () => {
     const { loadAttention } = await import('/attention.js');
     const lab = await loadAttention();

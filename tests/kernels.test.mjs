@@ -101,3 +101,62 @@ test('SIMD softmax agrees with the scalar one: -Infinity gives exactly 0, wide r
   }
   assert.deepEqual(problems, [], problems.join('\n'));
 });
+
+test('SIMD transposed matmul (a^T b) equals the scalar one bit for bit, and the plain matmul of a^T', () => {
+  const next = rng(11);
+  const problems = [];
+  for (const M of [1, 3, 4, 5, 9]) for (const K of [1, 7, 8, 64]) for (let N = 1; N <= 17; N++) {
+    const a = Float32Array.from({ length: K * M }, () => 2 * next() - 1); // (K, M)
+    const b = Float32Array.from({ length: K * N }, () => 2 * next() - 1);
+    const c = new Float32Array(M * N);
+    const run = (k) => {
+      const [pc, pa, pb] = lay(k, [c, a, b]);
+      k.e.kt_gemm_tn(pc, pa, pb, M, N, K, 0.375);
+      return k.heap().slice(0, M * N);
+    };
+    const got = run(simd);
+    const bad = mismatches(got, run(scalar), 0, `gemm_tn M=${M} N=${N} K=${K}`);
+    if (bad) problems.push(bad);
+    // The same sums in the same order as gemm on the transposed a.
+    const at = new Float32Array(M * K);
+    for (let kk = 0; kk < K; kk++) for (let i = 0; i < M; i++) at[i * K + kk] = a[kk * M + i];
+    const [pc, pa, pb] = lay(scalar, [c, at, b]);
+    scalar.e.kt_gemm(pc, pa, pb, M, N, K, 0.375);
+    const viaGemm = mismatches(got, scalar.heap().slice(0, M * N), 0, `gemm_tn vs gemm(a^T) M=${M} N=${N} K=${K}`);
+    if (viaGemm) problems.push(viaGemm);
+  }
+  assert.deepEqual(problems, [], problems.join('\n'));
+});
+
+test('SIMD softmax backward agrees with the scalar one; p = 0 gives dx = 0; in place works', () => {
+  const next = rng(12);
+  const problems = [];
+  for (let n = 1; n <= 17; n++) {
+    const rows = 3;
+    // p: softmax-like rows with some exact zeros (blocked keys)
+    const p = Float32Array.from({ length: rows * n }, (_, i) => (i % 3 === 1 ? 0 : next()));
+    const dp = Float32Array.from({ length: rows * n }, () => 4 * next() - 2);
+    const run = (k, inPlace) => {
+      const [pdx, pp, pdp] = lay(k, [new Float32Array(rows * n), p, dp]);
+      k.e.kt_softmax_backward(inPlace ? pdp : pdx, pp, pdp, rows, n);
+      const h = k.heap();
+      return h.slice(inPlace ? 2 * rows * n : 0, (inPlace ? 2 * rows * n : 0) + rows * n);
+    };
+    const a = run(simd, false);
+    const bad = mismatches(a, run(scalar, false), 2e-6, `softmax backward n=${n}`);
+    if (bad) problems.push(bad);
+    const inPlace = mismatches(run(simd, true), a, 0, `softmax backward in place n=${n}`);
+    if (inPlace) problems.push(inPlace);
+    p.forEach((x, i) => { if (x === 0 && a[i] !== 0) problems.push(`n=${n}: p = 0 at ${i} but dx = ${a[i]}`); });
+    // against the formula in float64
+    for (let r = 0; r < rows; r++) {
+      let dot = 0;
+      for (let j = 0; j < n; j++) dot += dp[r * n + j] * p[r * n + j];
+      for (let j = 0; j < n; j++) {
+        const want = p[r * n + j] * (dp[r * n + j] - dot);
+        if (!(Math.abs(a[r * n + j] - want) <= 1e-5)) problems.push(`n=${n} [${r}, ${j}]: ${a[r * n + j]} vs ${want}`);
+      }
+    }
+  }
+  assert.deepEqual(problems, [], problems.join('\n'));
+});

@@ -1,4 +1,4 @@
-// Every way to embed attention-lab (issue 6), in Debian's Chromium:
+// Every way to embed attention-lab, in Debian's Chromium:
 // the <attention-lab> element on hostile, plain, strict-CSP and
 // cross-origin pages; the iframe (embed.html) talking to a parent on another
 // origin; dist/attention-lab.html from file:// with the network blocked; the
@@ -7,31 +7,27 @@
 //
 // Numbers shown by a widget are compared with the core run here in Node
 // (web/attention.js) on the inputs read back from the widget.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cp, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { launchBrowser, openPage, startServer, assertClean } from './helpers/browser.mjs';
+import { browserSuite, openPage, startServer, assertClean, typeInto, runAxe, addAxe } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
 import { dist } from '../web/dist.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-const AXE = fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.meta.url));
 const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
 
-let lab, server, browser;
-before(async () => {
-  lab = await loadAttention();
-  await dist(); // dist/ for the single-file and README tests (esbuild: well under a second)
-  server = await startServer({ root: ROOT }); // repo root: tests/fixtures/ and web/
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
+let lab;
+const suite = browserSuite({
+  root: ROOT, // repo root: tests/fixtures/ and web/
+  setup: async () => {
+    lab = await loadAttention();
+    await dist(); // dist/ for the single-file and README tests (esbuild: well under a second)
+  },
 });
 
 // ---------------------------------------------------------------------------
@@ -75,16 +71,8 @@ async function expectExWeights(scope, label) {
   return r;
 }
 
-async function typeInto(page, locator, text) {
-  await locator.focus();
-  await page.keyboard.press('Control+A');
-  await page.keyboard.type(text);
-}
-
-async function openFixture(name, { viewport, origin = server.url } = {}) {
-  const session = await openPage(browser, origin, viewport ? { viewport } : {});
-  await session.page.goto(`${origin}tests/fixtures/${name}`);
-  return session;
+function openFixture(name, { viewport, origin = suite.server.url } = {}) {
+  return suite.open(`tests/fixtures/${name}`, { viewport, origin, ready: false });
 }
 
 const whenReady = (locator) => locator.evaluate((el) => el.ready);
@@ -100,15 +88,6 @@ async function addWidget(page, id, attrs) {
   const widget = page.locator(`#${id}`);
   await whenReady(widget);
   return widget;
-}
-
-async function runAxe(frameOrPage, where) {
-  await frameOrPage.addScriptTag({ path: AXE });
-  const violations = await frameOrPage.evaluate(async () => {
-    const r = await window.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
-  });
-  assert.deepEqual(violations, [], `${where}: axe-core violations:\n${JSON.stringify(violations, null, 1)}`);
 }
 
 // ---------------------------------------------------------------------------
@@ -246,8 +225,12 @@ test('changing an attribute updates the widget; state, events and read-only mode
 
   await w.evaluate((el) => el.setAttribute('heads', '8'));
   assert.equal(await mapCount(), 8);
-  await w.evaluate((el) => el.setAttribute('heads', '5')); // 32 does not split into 5 heads: the core says so
-  assert.match(await w.locator('[data-slot="status"]').textContent(), /HEADS_DO_NOT_DIVIDE/);
+  await w.evaluate((el) => el.setAttribute('heads', '5')); // 32 does not split into 5 heads: d_model follows
+  assert.equal(await mapCount(), 5);
+  assert.equal(await w.locator('input[data-field="mha-dmodel"]').inputValue(), '30');
+  await w.evaluate((el) => el.setAttribute('d-model', '32')); // asked for: the section says why it cannot be
+  assert.match(await w.locator('[data-slot="status"]').textContent(), /d_model = 32 cannot be split evenly over H = 5 heads/);
+  await w.evaluate((el) => el.removeAttribute('d-model'));
   await w.evaluate((el) => el.setAttribute('heads', '99')); // out of the field's range: ignored, and said
   assert.match(await w.locator('.al-status').textContent(), /heads="99" was ignored/);
 
@@ -356,7 +339,7 @@ test('keyboard only: Tab into the element, type, toggle, and the numbers follow 
 test('on a strict-CSP page: no securitypolicyviolation, and the widgets and the iframe work', async () => {
   const strict = await startServer({ root: ROOT, headers: () => ({ 'content-security-policy': CSP }) });
   try {
-    const { context, page, problems } = await openPage(browser, strict.url);
+    const { context, page, problems } = await openPage(suite.browser, strict.url);
     // In every frame, from the first moment (init scripts are not subject to the page's CSP).
     await context.addInitScript(() => {
       window.cspViolations = [];
@@ -403,11 +386,11 @@ test('on a strict-CSP page: no securitypolicyviolation, and the widgets and the 
 test('loaded from another origin with CORS headers, the element works', async () => {
   const cdn = await startServer({ root: join(ROOT, 'dist'), headers: () => ({ 'access-control-allow-origin': '*' }) });
   try {
-    const session = await openPage(browser, server.url);
+    const session = await openPage(suite.browser, suite.server.url);
     const { context, page, problems } = session;
     problems.foreignRequests = []; // this page is meant to load from the other origin
     await context.unroute('**/*');
-    await page.goto(`${server.url}tests/fixtures/cors.html?lab=${encodeURIComponent(cdn.url)}`);
+    await page.goto(`${suite.server.url}tests/fixtures/cors.html?lab=${encodeURIComponent(cdn.url)}`);
     await page.waitForFunction(() => document.documentElement.dataset.ready);
     assert.equal(await page.evaluate(() => document.documentElement.dataset.ready), 'true');
     const r = lab.sdpa([[1, 0]], [[1, 0], [0, 1]], [[10, 0], [0, 20]]);
@@ -429,9 +412,9 @@ test('the iframe posts resize and result messages to a parent on another origin,
   const other = await startServer({ root: ROOT }); // another port: another origin
   try {
     const embedUrl = `${other.url}web/embed.html?preset=break-it:no-scale&theme=auto`;
-    const { context, page, problems } = await openPage(browser, server.url);
+    const { context, page, problems } = await openPage(suite.browser, suite.server.url);
     await context.unroute('**/*'); // the parent loads its iframe from the other origin on purpose
-    await page.goto(`${server.url}tests/fixtures/parent.html?embed=${encodeURIComponent(embedUrl)}`);
+    await page.goto(`${suite.server.url}tests/fixtures/parent.html?embed=${encodeURIComponent(embedUrl)}`);
     const embedOrigin = other.url.replace(/\/$/, '');
     // The first report comes while the core loads; then the card's height.
     await page.waitForFunction(() => window.messages.some((m) => m.data?.subject === 'lti.frameResize' && m.data.height > 300));
@@ -493,7 +476,7 @@ test('the iframe posts resize and result messages to a parent on another origin,
 
 test('dist/attention-lab.html works from file:// with the network blocked', async () => {
   const file = pathToFileURL(join(ROOT, 'dist', 'attention-lab.html')).href;
-  const context = await browser.newContext();
+  const context = await suite.browser.newContext();
   await context.setOffline(true);
   const blocked = [];
   await context.route('**/*', (route) => {
@@ -526,8 +509,7 @@ test('dist/attention-lab.html works from file:// with the network blocked', asyn
 test('the demo course page: axe-core finds nothing, at 1280 px and 390 px (screenshots)', async () => {
   await mkdir(SHOTS, { recursive: true });
   for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
-    const { context, page, problems } = await openPage(browser, server.url, { viewport });
-    await page.goto(`${server.url}web/course-demo.html`);
+    const { context, page, problems } = await suite.open('web/course-demo.html', { viewport, ready: false });
     for (const widget of await page.locator('attention-lab').all()) await whenReady(widget);
     for (const frame of await page.locator('iframe').all()) await frame.scrollIntoViewIfNeeded();
     await page.waitForFunction(() => [...document.querySelectorAll('iframe')].every((f) => f.contentDocument?.querySelector('attention-lab')?.shadowRoot?.querySelector('.al-section')));
@@ -541,7 +523,7 @@ test('the demo course page: axe-core finds nothing, at 1280 px and 390 px (scree
     assert.deepEqual(await brand.evaluate((n) => [getComputedStyle(n).borderTopWidth, getComputedStyle(n).backgroundColor]),
       ['2px', 'rgb(255, 253, 248)']);
     await page.screenshot({ path: `${SHOTS}course-demo-${viewport.width}.png`, fullPage: true });
-    for (const frame of page.frames().slice(1)) await frame.addScriptTag({ path: AXE });
+    for (const frame of page.frames().slice(1)) await addAxe(frame);
     await runAxe(page, `course demo at ${viewport.width} px`);
     assertClean(problems, `course demo at ${viewport.width} px`);
     await context.close();
@@ -566,7 +548,7 @@ test('the README snippets work when pasted into a fresh page', async () => {
     await writeFile(join(site, 'element.html'), page(element));
     await writeFile(join(site, 'iframe.html'), page(iframe));
     await writeFile(join(site, 'single.html'), page(single));
-    const { context, page: tab, problems } = await openPage(browser, fresh.url);
+    const { context, page: tab, problems } = await openPage(suite.browser, fresh.url);
 
     await tab.goto(`${fresh.url}element.html`);
     const widget = tab.locator('attention-lab');

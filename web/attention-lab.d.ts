@@ -37,7 +37,7 @@ export interface AttentionResultDetail {
 /**
  * <attention-lab preset="causal" show="weights" seq-len="5" theme="auto"></attention-lab>
  *
- * Attributes: preset, editable ("false" for read-only), heads, seq-len,
+ * Attributes: preset, editable ("false" for read-only), heads, d-model, seq-len,
  * show (space- or comma-separated panels), state, theme, label.
  */
 export class AttentionLabElement extends HTMLElement {

@@ -1,12 +1,12 @@
 /**
- * attention-lab.js: the <attention-lab> custom element (issue 6).
+ * attention-lab.js: the <attention-lab> custom element.
  *
  *   <script type="module" src="attention-lab.js"></script>
  *   <attention-lab preset="causal" show="weights" seq-len="5"></attention-lab>
  *
  * One part of the lesson, live, inside any page. The element draws the
- * lesson's own section code (lesson-basics.js, lesson-heads.js,
- * lesson-masks.js, breakit.js) into a shadow root, through a lesson context
+ * lesson's own section code (sections/*.js, listed in sections/registry.js)
+ * into a shadow root, through a lesson context
  * whose root is that shadow root (lesson-context.js). Every number comes
  * from the wasm core via attention.js; all widgets on a page share one
  * loaded core, and each has its own state.
@@ -18,13 +18,16 @@
  *             observability, conventions, break-it, or break-it:<bug> for
  *             one exercise card (a name from BUGS in attention.js)
  *   editable  "false" makes every control read-only (default: editable)
- *   heads     number of heads (multi-head, shapes)
+ *   heads     number of heads (multi-head, shapes); without d-model, a
+ *             multi-head widget picks a d_model the heads split evenly
+ *   d-model   the model width d_model (multi-head)
  *   seq-len   sequence length (multi-head, shapes, causal, masks,
  *             conventions; cross: the target length)
  *   show      the panels to show, from scores, weights, output, checks
  *             (space- or comma-separated; default all). Inputs always show.
+ *             An unknown name is named in the widget's status line.
  *   state     a state string: the same text as the lesson page's URL hash
- *             (without "#"). heads and seq-len, when given, win over it.
+ *             (without "#"). heads, d-model and seq-len, when given, win over it.
  *   theme     light (default), dark, or auto (follows prefers-color-scheme)
  *   label     the accessible name of the widget (default from the preset)
  *
@@ -51,123 +54,15 @@
 import { loadAttention, BUGS } from './attention.js';
 import { h } from './lesson-ui.js';
 import { decodeHash, encodeHash, defaultSectionState, HashError } from './lesson-state.js';
-import { LESSON_SECTIONS, createLessonContext, instantiateSection, markScrollBoxes } from './lesson-context.js';
-import { makeSection } from './breakit.js';
+import { createLessonContext, markScrollBoxes } from './lesson-context.js';
+import { disclosureSection } from './lesson-disclosures.js';
+import { paletteSheet } from './palette.js';
+import {
+  SECTIONS, LESSON_SECTIONS, VIEW_IDS, PRESETS, PRESET_ALIASES as ALIASES, instantiateSection,
+} from './sections/registry.js';
 
-// ---------------------------------------------------------------------------
-// Presets: which section, which of its slots, and how they are laid out
-// ---------------------------------------------------------------------------
-
-/** A slot of the section. panel: inputs, scores, weights, output, checks, or null (always shown). */
-const slot = (name, panel = null, { cls = '', label = null } = {}) => ({ slot: name, panel, cls, label });
-const group = (cls, ...children) => ({ group: cls, children });
-/** Slots the section draws into but this preset does not show. */
-const unused = (...names) => ({ unused: names.map((name) => slot(name)) });
-const more = (summary, panel, ...children) => ({ details: summary, panel, children });
-
-const MASK_PARTS = {
-  causal: ['causal-controls', 'causal-status', 'causal'],
-  padding: ['padding-controls', 'padding', 'padding-status', 'combined'],
-  custom: ['custom', 'custom-weights', 'custom-status'],
-};
-const maskUnused = (keep) => unused(...Object.entries(MASK_PARTS).filter(([k]) => k !== keep).flatMap(([, names]) => names));
-
-const causalBlocks = [
-  slot('causal-controls', 'inputs', { cls: 'controls' }), slot('causal-status'),
-  slot('causal', 'weights', { cls: 'result two-col' }),
-];
-const paddingBlocks = [
-  slot('padding-controls', 'inputs', { cls: 'controls' }), slot('padding'), slot('padding-status'),
-  slot('combined', 'weights', { cls: 'result two-col', label: 'Weights of both sequences under causal AND padding' }),
-];
-const customBlocks = [
-  group('result two-col', slot('custom', 'inputs'), slot('custom-weights', 'weights')), slot('custom-status'),
-];
-
-/**
- * Each preset: the section (by id), a title (the widget's accessible name),
- * the published result its events carry, the blocks, and the state fields
- * that the heads and seq-len attributes set.
- */
-const PRESETS = {
-  'two-keys': {
-    section: 'one-query', title: 'One query, two keys', result: 'one.main',
-    blocks: [slot('inputs', 'inputs', { cls: 'inputs' }), slot('toggle', 'inputs'), slot('steps', null, { cls: 'result' })],
-  },
-  'three-by-three': {
-    section: 'three-by-three', title: 'The 3×3 example', result: 'ex.main',
-    blocks: [
-      slot('inputs', 'inputs', { cls: 'inputs' }), slot('status'),
-      group('result two-col',
-        slot('weights', 'weights', { label: 'Weights (rows: queries, columns: keys; the last column is each row’s sum)' }),
-        group('', slot('output', 'output'), slot('scores', 'scores'))),
-    ],
-  },
-  'why-scale': {
-    section: 'why-scale', title: 'Why divide by √d_k', result: null,
-    blocks: [
-      slot('controls', 'inputs', { cls: 'controls' }), slot('status'),
-      slot('hist', 'scores', { cls: 'result hist-pair' }), slot('peak', 'weights', { cls: 'result' }),
-    ],
-  },
-  shapes: {
-    section: 'shapes', title: 'Batches, heads and shapes', result: 'shape.main',
-    heads: ['shape', 'h'], seqLen: ['shape', 't'],
-    blocks: [
-      slot('controls', 'inputs', { cls: 'controls' }), slot('status'), slot('table', null, { cls: 'result' }),
-      slot('toggle', 'inputs'), slot('picture', null, { cls: 'result' }),
-    ],
-  },
-  masks: {
-    section: 'masks', title: 'Masks', result: 'mask.custom', seqLen: ['mask', 'ct'],
-    blocks: [...causalBlocks, ...paddingBlocks, ...customBlocks],
-  },
-  causal: {
-    section: 'masks', title: 'The causal mask', result: 'mask.causal', seqLen: ['mask', 'ct'],
-    blocks: [...causalBlocks, maskUnused('causal')],
-  },
-  padding: {
-    section: 'masks', title: 'The padding mask', result: 'mask.padding',
-    blocks: [...paddingBlocks, maskUnused('padding')],
-  },
-  'custom-mask': {
-    section: 'masks', title: 'Your own mask', result: 'mask.custom',
-    blocks: [...customBlocks, maskUnused('custom')],
-  },
-  cross: {
-    section: 'self-cross', title: 'Self-attention and cross-attention', result: 'cross.main', seqLen: ['cross', 'tq'],
-    blocks: [
-      slot('controls', 'inputs', { cls: 'controls' }), slot('inputs', 'inputs', { cls: 'inputs' }), slot('status'),
-      slot('shapes'), slot('weights', 'weights', { cls: 'result heads' }), slot('output', 'output'),
-    ],
-  },
-  'multi-head': {
-    section: 'multi-head', title: 'Multi-head attention', result: 'mha.main',
-    heads: ['mha', 'heads'], seqLen: ['mha', 't'],
-    blocks: [
-      slot('controls', 'inputs', { cls: 'controls' }), slot('tokens', 'inputs', { cls: 'inputs' }), slot('status'),
-      slot('summary'), slot('weights', 'weights', { cls: 'result heads' }),
-      more('Show the output (T × d_model)', 'output', slot('output', 'output')),
-    ],
-  },
-  observability: {
-    section: 'observability', title: 'Watching the invariants', result: 'obs.main',
-    blocks: [
-      slot('controls', 'inputs', { cls: 'controls' }), slot('status'),
-      group('result obs', slot('weights', 'weights'), slot('stats', 'checks')),
-    ],
-  },
-  conventions: {
-    section: 'conventions', title: 'Mask conventions', result: 'conv.misuse', seqLen: ['conv', 't'],
-    blocks: [
-      slot('controls', 'inputs', { cls: 'controls' }), slot('panels', 'inputs', { cls: 'result conv' }), slot('checks', 'checks'),
-      slot('misuse', 'weights', { label: 'What the core computes when this allowed mask is read as a blocked one' }),
-      slot('misuse-status'),
-    ],
-  },
-  'break-it': { section: 'break-it', title: 'Break it', result: 'last', blocks: [] },
-};
-const ALIASES = { 'one-query': 'two-keys', 'self-cross': 'cross' };
+// Presets come from the sections themselves (their `presets`, see
+// sections/registry.js): which section, which of its slots, how they are laid out.
 const DEFAULT_PRESET = 'three-by-three';
 
 /** Every preset name the element accepts (break-it:<bug> for each bug). */
@@ -190,19 +85,9 @@ function resolvePreset(name) {
 // State: the same text as the lesson page's URL hash
 // ---------------------------------------------------------------------------
 
-/** The page's disclosures ("ui.open"): accepted and kept, never shown in a widget. */
-const DISCLOSURE_STATE = {
-  id: 'lesson', prefix: 'ui', title: 'the open answers',
-  fields: [['open', {
-    encode: (text) => text ?? '',
-    decode(text) {
-      if (!/^[01]{0,64}$/.test(text)) throw new HashError('a list of 0 and 1 was expected');
-      return text;
-    },
-  }, () => null]],
-};
-const STATE_SECTIONS = [...LESSON_SECTIONS, makeSection({ HashError }), DISCLOSURE_STATE];
-const VIEW_IDS = [...LESSON_SECTIONS.map((s) => s.id), 'quiz', 'break-it'];
+/** The page's open disclosures ("ui.open"): accepted and kept, never shown in a widget. */
+const DISCLOSURE_STATE = disclosureSection();
+const STATE_SECTIONS = [...LESSON_SECTIONS, instantiateSection(SECTIONS.find((s) => s.create)), DISCLOSURE_STATE];
 
 function defaultStates() {
   return Object.fromEntries(STATE_SECTIONS.map((s) => [s.prefix, defaultSectionState(s)]));
@@ -303,7 +188,7 @@ const LOCKED = 'data-al-locked';
 const ElementBase = globalThis.HTMLElement ?? class {};
 
 export class AttentionLabElement extends ElementBase {
-  static observedAttributes = ['preset', 'editable', 'heads', 'seq-len', 'show', 'state', 'theme', 'label'];
+  static observedAttributes = ['preset', 'editable', 'heads', 'd-model', 'seq-len', 'show', 'state', 'theme', 'label'];
 
   #shadow;
   #container;   // .al-root: theme, show and lock classes live here
@@ -311,7 +196,7 @@ export class AttentionLabElement extends ElementBase {
   #body;        // the preset's blocks
   #states = defaultStates();
   #overridesDue = true;  // heads / seq-len still to apply to #states
-  #messages = { state: '', overrides: '', preset: '' }; // what the status line says, by source
+  #messages = { state: '', overrides: '', preset: '', show: '' }; // what the status line says, by source
   #preset = null;
   #section = null;
   #ctx = null;
@@ -342,7 +227,7 @@ export class AttentionLabElement extends ElementBase {
     if (!this.#booted) {
       this.#booted = Promise.all([loadAttention(), loadSheets()]).then(([lab, sheets]) => {
         this.#lab = lab;
-        this.#shadow.adoptedStyleSheets = sheets;
+        this.#shadow.adoptedStyleSheets = [paletteSheet(), ...sheets];
       });
       this.#booted.catch((err) => {
         this.#status.textContent = `attention-lab could not start: ${err.message}.`;
@@ -378,6 +263,7 @@ export class AttentionLabElement extends ElementBase {
         if (this.#rendered) this.#remount();
         break;
       case 'heads':
+      case 'd-model':
       case 'seq-len':
         this.#overridesDue = true;
         if (this.#rendered) this.#remount();
@@ -448,12 +334,16 @@ export class AttentionLabElement extends ElementBase {
     this.#status.classList.toggle('core-error', all !== '');
   }
 
-  /** heads and seq-len, where the preset has such a field. */
+  /**
+   * d-model, heads and seq-len, where the preset has such a field. heads
+   * without d-model keeps d_model when the heads split it, and otherwise takes
+   * the nearest d_model that they do split (a widget never opens on an error).
+   */
   #applyOverrides() {
     if (!this.#overridesDue || !this.#preset) return;
     this.#overridesDue = false;
     const problems = [];
-    for (const [attr, key] of [['heads', 'heads'], ['seq-len', 'seqLen']]) {
+    for (const [attr, key] of [['d-model', 'dModel'], ['heads', 'heads'], ['seq-len', 'seqLen']]) {
       const text = this.getAttribute(attr);
       const field = this.#preset[key];
       if (text === null || !field) continue;
@@ -463,6 +353,11 @@ export class AttentionLabElement extends ElementBase {
         if (!(err instanceof HashError)) throw err;
         problems.push(`${attr}="${text}" was ignored: ${err.message}.`);
       }
+    }
+    const { dModel, heads } = this.#preset;
+    if (dModel && heads && this.getAttribute('d-model') === null) {
+      const C = this.#states[dModel[0]][dModel[1]], H = this.#states[heads[0]][heads[1]];
+      if (C % H !== 0) setField(this.#states, dModel, String(H * Math.max(1, Math.round(C / H))));
     }
     this.#notice('overrides', problems.join(' '));
   }
@@ -483,12 +378,11 @@ export class AttentionLabElement extends ElementBase {
     this.#notice('preset', '');
     this.#preset = preset;
     this.#applyLabel();
-    const section = preset.section === 'break-it'
-      ? makeSection({
-        HashError, persist: false, compact: true, only: preset.bug ? [preset.bug] : null,
-        onResult: (detail) => this.dispatchEvent(new CustomEvent('attention-result', { detail, bubbles: true, composed: true })),
-      })
-      : instantiateSection(LESSON_SECTIONS.find((s) => s.id === preset.section));
+    const def = SECTIONS.find((s) => s.id === preset.section);
+    const section = instantiateSection(def, {
+      persist: false, compact: true, only: preset.bug ? [preset.bug] : null,
+      onResult: (detail) => this.dispatchEvent(new CustomEvent('attention-result', { detail, bubbles: true, composed: true })),
+    });
     this.#section = section;
     this.#body.replaceChildren(h('div', { id: section.id, class: 'al-section' }, ...preset.blocks.map(buildBlock)));
     this.#ctx = createLessonContext({
@@ -543,7 +437,11 @@ export class AttentionLabElement extends ElementBase {
 
   #applyShow() {
     const text = this.getAttribute('show');
-    const asked = new Set((text || '').split(/[\s,]+/).filter((p) => PANELS.includes(p)));
+    const words = (text || '').split(/[\s,]+/).filter(Boolean);
+    const unknown = words.filter((p) => !PANELS.includes(p));
+    this.#notice('show', unknown.length === 0 ? ''
+      : `show="${text}": ${unknown.map((p) => `"${p}"`).join(', ')} ${unknown.length > 1 ? 'are not panels' : 'is not a panel'} (use ${PANELS.join(', ')}), so ${unknown.length > 1 ? 'they were' : 'it was'} ignored.`);
+    const asked = new Set(words.filter((p) => PANELS.includes(p)));
     for (const panel of PANELS) this.#container.classList.toggle(`al-hide-${panel}`, asked.size > 0 && !asked.has(panel));
   }
 

@@ -18,7 +18,7 @@ export type ErrorCode =
   | 'BAD_ARGUMENT' | 'SHAPE_MISMATCH' | 'NON_FINITE_INPUT' | 'ALL_MASKED_ROW' | 'TOO_LARGE'
   | 'OVERFLOW' | 'UNSUPPORTED' | 'HEADS_DO_NOT_DIVIDE' | 'ROPE_ODD_HEAD_DIM' | 'EMPTY_QUERY'
   | 'CACHE_WITHOUT_USE_CACHE' | 'CACHE_CROSS_ATTENTION' | 'CACHE_POSITION' | 'CACHE_MISMATCH'
-  | 'NEGATIVE_OFFSET' | 'MODULE_FREED';
+  | 'NEGATIVE_OFFSET' | 'MODULE_FREED' | 'NO_SAVED_FORWARD' | 'BACKWARD_THROUGH_CACHE';
 
 export class AttentionError extends Error {
   constructor(code: ErrorCode, message: string);
@@ -29,7 +29,8 @@ export class AttentionError extends Error {
 export type BugName =
   | 'softmax-over-queries' | 'mask-after-softmax' | 'mask-output' | 'no-causal-mask'
   | 'causal-upper' | 'inverted-mask' | 'padding-on-queries' | 'no-scale' | 'scale-by-dk'
-  | 'heads-without-transpose' | 'merge-without-transpose' | 'no-all-masked-guard';
+  | 'heads-without-transpose' | 'merge-without-transpose' | 'no-all-masked-guard'
+  | 'softmax-backward-no-rowsum' | 'grad-through-blocked';
 /** Bug names in the core's enum order; index 0 (no bug) is null. */
 export const BUGS: readonly (BugName | null)[];
 
@@ -44,6 +45,29 @@ export interface SdpaOptions {
   needWeights?: boolean;
   /** A break-it bug to switch on in the core. */
   bug?: BugName | null;
+}
+
+export interface SdpaBackwardOptions {
+  mask?: MaskLike | null;
+  causal?: boolean;
+  scale?: number;
+  /** false: return only dq, dk, dv, without building (Tq, Tk) matrices. */
+  needWeights?: boolean;
+  /** A forward bug (the gradient of that bugged forward) or a backward bug. */
+  bug?: BugName | null;
+}
+
+export interface SdpaGradients {
+  /** dL/dq, the shape of q */
+  dq: Tensor;
+  /** dL/dk, the shape of k; exactly 0 for a key no query may see */
+  dk: Tensor;
+  /** dL/dv, the shape of v; exactly 0 for a key no query may see */
+  dv: Tensor;
+  /** (batch…, Tq, Tk): dL/dscores, the scaled logits; exactly 0 where blocked */
+  dScores: Tensor;
+  /** (batch…, Tq, Tk): dL/dweights; exactly 0 where blocked */
+  dProbs: Tensor;
 }
 
 export interface AttentionStats {
@@ -119,6 +143,22 @@ export interface ForwardOptions {
   keyPositionOffset?: number;
   needWeights?: boolean;
   bug?: BugName | null;
+  /** Keep what backward() needs; the module holds it until the next forward that asks. */
+  saveForBackward?: boolean;
+}
+
+export interface ProjectionGradient { weight: Tensor; bias: Tensor | null }
+
+export interface MultiHeadGradients {
+  /** (B, Tq, dModel) */
+  dQuery: Tensor;
+  /** (B, Tk, dModel) for cross-attention, null for self-attention */
+  dKeyValue: Tensor | null;
+  /** weight (dModel, dModel) as (out, in); bias (dModel) or null */
+  qProj: ProjectionGradient;
+  kProj: ProjectionGradient;
+  vProj: ProjectionGradient;
+  outProj: ProjectionGradient;
 }
 
 export interface ForwardResult {
@@ -138,6 +178,8 @@ export interface MultiHeadAttention {
   readonly rope: boolean;
   forward(query: TensorLike, keyValue?: TensorLike | null, options?: ForwardOptions): ForwardResult;
   forward(query: TensorLike, options?: ForwardOptions): ForwardResult;
+  /** Gradients for dOutput = dL/doutput (B, Tq, dModel) of the last forward with saveForBackward. */
+  backward(dOutput: TensorLike): MultiHeadGradients;
   getWeights(): Weights;
   setWeights(weights: WeightsLike): void;
   free(): void;
@@ -148,6 +190,10 @@ export interface Lab {
   readonly simd: boolean;
   sdpa(q: TensorLike, k: TensorLike, v: TensorLike, options: SdpaOptions & { needWeights: false }): { output: Tensor };
   sdpa(q: TensorLike, k: TensorLike, v: TensorLike, options?: SdpaOptions): SdpaResult;
+  /** The backward of sdpa for dOutput = dL/doutput (batch…, Tq, dv). */
+  sdpaBackward(q: TensorLike, k: TensorLike, v: TensorLike, dOutput: TensorLike,
+    options: SdpaBackwardOptions & { needWeights: false }): { dq: Tensor; dk: Tensor; dv: Tensor };
+  sdpaBackward(q: TensorLike, k: TensorLike, v: TensorLike, dOutput: TensorLike, options?: SdpaBackwardOptions): SdpaGradients;
   /** 1 where the rule allows the pair, for the scores shape (batch…, Tq, Tk) with 0 to 2 batch dims. */
   allowedPairs(shape: readonly number[], options?: VisibilityOptions): MaskTensor;
   /** The core's observability numbers for weights (batch…, Tq, Tk) under a rule. */

@@ -33,7 +33,7 @@
 /** Status codes of the C core, by number (see c_src/attention.h). */
 const STATUS_CODES = ['OK', 'BAD_ARGUMENT', 'SHAPE_MISMATCH', 'NON_FINITE_INPUT',
   'ALL_MASKED_ROW', 'TOO_LARGE', 'OVERFLOW', 'HEADS_DO_NOT_DIVIDE', 'ROPE_ODD_HEAD_DIM', 'EMPTY_QUERY',
-  'CACHE_MISMATCH', 'NEGATIVE_OFFSET', 'MODULE_FREED'];
+  'CACHE_MISMATCH', 'NEGATIVE_OFFSET', 'MODULE_FREED', 'NO_SAVED_FORWARD', 'BACKWARD_THROUGH_CACHE'];
 
 /**
  * The error every refused call throws.
@@ -41,7 +41,8 @@ const STATUS_CODES = ['OK', 'BAD_ARGUMENT', 'SHAPE_MISMATCH', 'NON_FINITE_INPUT'
  * NON_FINITE_INPUT, ALL_MASKED_ROW, TOO_LARGE, OVERFLOW, UNSUPPORTED, and for
  * multi-head attention HEADS_DO_NOT_DIVIDE, ROPE_ODD_HEAD_DIM, EMPTY_QUERY,
  * CACHE_WITHOUT_USE_CACHE, CACHE_CROSS_ATTENTION, CACHE_POSITION,
- * CACHE_MISMATCH, NEGATIVE_OFFSET, MODULE_FREED.
+ * CACHE_MISMATCH, NEGATIVE_OFFSET, MODULE_FREED, and for mha.backward
+ * NO_SAVED_FORWARD, BACKWARD_THROUGH_CACHE.
  */
 export class AttentionError extends Error {
   constructor(code, message) {
@@ -66,7 +67,8 @@ const fail = (code, message) => {
 /** Names of the deliberate bugs the core can switch on, in enum order. */
 export const BUGS = Object.freeze([null, 'softmax-over-queries', 'mask-after-softmax', 'mask-output',
   'no-causal-mask', 'causal-upper', 'inverted-mask', 'padding-on-queries', 'no-scale',
-  'scale-by-dk', 'heads-without-transpose', 'merge-without-transpose', 'no-all-masked-guard']);
+  'scale-by-dk', 'heads-without-transpose', 'merge-without-transpose', 'no-all-masked-guard',
+  'softmax-backward-no-rowsum', 'grad-through-blocked']);
 const MHA_ONLY_BUGS = new Set(['heads-without-transpose', 'merge-without-transpose']);
 
 function bugIndex(bug, { mha }) {
@@ -524,6 +526,46 @@ function checkRank(t, name) {
 const RULE_OPTIONS = ['mask', 'keyPaddingMask', 'causal', 'causalOffset'];
 const OBSERVE_OPTIONS = ['scores', ...RULE_OPTIONS];
 
+/**
+ * The checked arguments of sdpa and sdpaBackward: tensors, dims, batch dims
+ * as (B, H), needWeights, the scale, the bug and the visibility rule.
+ */
+function sdpaArguments(q, k, v, options, known, where) {
+  const { mask, causal, scale, needWeights, bug } = checkOptions(options, known, where);
+  const Q = toTensor(q, 'q');
+  const K = toTensor(k, 'k');
+  const V = toTensor(v, 'v');
+  const rank = Q.shape.length;
+  checkRank(Q, 'q');
+  checkRank(K, 'k');
+  checkRank(V, 'v');
+  if (rank !== K.shape.length || rank !== V.shape.length) {
+    fail('SHAPE_MISMATCH', `q, k and v must have the same number of dims: q ${describe(Q.shape)}, k ${describe(K.shape)}, v ${describe(V.shape)}`);
+  }
+  const nb = rank - 2;
+  const batch = Q.shape.slice(0, nb);
+  for (let i = 0; i < nb; i++) {
+    if (K.shape[i] !== batch[i]) fail('SHAPE_MISMATCH', `batch dim ${i} differs: q has ${batch[i]}, k has ${K.shape[i]}`);
+    if (V.shape[i] !== batch[i]) fail('SHAPE_MISMATCH', `batch dim ${i} differs: q has ${batch[i]}, v has ${V.shape[i]}`);
+  }
+  const Tq = Q.shape[nb], dk = Q.shape[nb + 1];
+  const Tk = K.shape[nb], dkK = K.shape[nb + 1];
+  const TkV = V.shape[nb], dv = V.shape[nb + 1];
+  if (dk !== dkK) fail('SHAPE_MISMATCH', `q and k must share the last dim dk: q has ${dk}, k has ${dkK}`);
+  if (Tk !== TkV) fail('SHAPE_MISMATCH', `k and v must have the same number of keys Tk: k has ${Tk}, v has ${TkV}`);
+  const keep = checkBoolean(needWeights, 'needWeights', true);
+  if (scale !== undefined && typeof scale !== 'number') fail('BAD_ARGUMENT', `scale must be a number (got ${typeof scale})`);
+  const s = scale === undefined ? 1 / Math.sqrt(dk) : scale;
+  if (!Number.isFinite(Math.fround(s))) fail('NON_FINITE_INPUT', `scale must be finite in float32 (got ${s})`);
+  const bugId = bugIndex(bug, { mha: false });
+  const rule = resolveVisibility(batch, Tq, Tk, { mask, causal });
+
+  // Batch dims become (B, H) inside the core: none -> (1, 1), one -> (B, 1).
+  const B = nb >= 1 ? batch[0] : 1;
+  const H = nb === 2 ? batch[1] : 1;
+  return { Q, K, V, batch, B, H, Tq, Tk, dk, dv, keep, s, bugId, rule };
+}
+
 class Lab {
   #heap = null;
   #module;
@@ -603,38 +645,7 @@ class Lab {
    *   maxForbiddenAt }.
    */
   sdpa(q, k, v, options) {
-    const { mask, causal, scale, needWeights, bug } = checkOptions(options, SDPA_OPTIONS, 'sdpa');
-    const Q = toTensor(q, 'q');
-    const K = toTensor(k, 'k');
-    const V = toTensor(v, 'v');
-    const rank = Q.shape.length;
-    checkRank(Q, 'q');
-    checkRank(K, 'k');
-    checkRank(V, 'v');
-    if (rank !== K.shape.length || rank !== V.shape.length) {
-      fail('SHAPE_MISMATCH', `q, k and v must have the same number of dims: q ${describe(Q.shape)}, k ${describe(K.shape)}, v ${describe(V.shape)}`);
-    }
-    const nb = rank - 2;
-    const batch = Q.shape.slice(0, nb);
-    for (let i = 0; i < nb; i++) {
-      if (K.shape[i] !== batch[i]) fail('SHAPE_MISMATCH', `batch dim ${i} differs: q has ${batch[i]}, k has ${K.shape[i]}`);
-      if (V.shape[i] !== batch[i]) fail('SHAPE_MISMATCH', `batch dim ${i} differs: q has ${batch[i]}, v has ${V.shape[i]}`);
-    }
-    const Tq = Q.shape[nb], dk = Q.shape[nb + 1];
-    const Tk = K.shape[nb], dkK = K.shape[nb + 1];
-    const TkV = V.shape[nb], dv = V.shape[nb + 1];
-    if (dk !== dkK) fail('SHAPE_MISMATCH', `q and k must share the last dim dk: q has ${dk}, k has ${dkK}`);
-    if (Tk !== TkV) fail('SHAPE_MISMATCH', `k and v must have the same number of keys Tk: k has ${Tk}, v has ${TkV}`);
-    const keep = checkBoolean(needWeights, 'needWeights', true);
-    if (scale !== undefined && typeof scale !== 'number') fail('BAD_ARGUMENT', `scale must be a number (got ${typeof scale})`);
-    const s = scale === undefined ? 1 / Math.sqrt(dk) : scale;
-    if (!Number.isFinite(Math.fround(s))) fail('NON_FINITE_INPUT', `scale must be finite in float32 (got ${s})`);
-    const bugId = bugIndex(bug, { mha: false });
-    const rule = resolveVisibility(batch, Tq, Tk, { mask, causal });
-
-    // Batch dims become (B, H) inside the core: none -> (1, 1), one -> (B, 1).
-    const B = nb >= 1 ? batch[0] : 1;
-    const H = nb === 2 ? batch[1] : 1;
+    const { Q, K, V, batch, B, H, Tq, Tk, dk, dv, keep, s, bugId, rule } = sdpaArguments(q, k, v, options, SDPA_OPTIONS, 'sdpa');
     const nOut = B * H * Tq * dv;
     const nW = B * H * Tq * Tk;
     const layout = new Layout(this)
@@ -666,6 +677,51 @@ class Lab {
         return stats;
       },
     };
+  }
+
+  /**
+   * The backward of sdpa: gradients of a loss L given dOutput = dL/doutput.
+   * @param q, k, v as for sdpa
+   * @param dOutput (batch…, Tq, dv), the shape of sdpa's output
+   * @param [options] mask, causal, scale as for sdpa; bug: a forward bug
+   *   (the gradient of that bugged forward) or a backward bug
+   *   ('softmax-backward-no-rowsum', 'grad-through-blocked'); needWeights:
+   *   false returns only { dq, dk, dv }.
+   * @returns {{ dq, dk, dv, dScores?, dProbs? }} with the shapes of q, k, v
+   *   and (batch…, Tq, Tk): dScores is dL/dscores (sdpa's scaled logits),
+   *   dProbs is dL/dweights. Blocked pairs are exactly 0 in both; a key no
+   *   query may see gets exactly 0 in dk and dv.
+   */
+  sdpaBackward(q, k, v, dOutput, options) {
+    const { Q, K, V, batch, B, H, Tq, Tk, dk, dv, keep, s, bugId, rule } =
+      sdpaArguments(q, k, v, options, SDPA_OPTIONS, 'sdpaBackward');
+    const G = toTensor(dOutput, 'dOutput');
+    const outShape = [...batch, Tq, dv];
+    if (G.shape.length !== outShape.length || G.shape.some((d, i) => d !== outShape[i])) {
+      fail('SHAPE_MISMATCH', `dOutput must have the shape of the output ${describe(outShape)}; got ${describe(G.shape)}`);
+    }
+    const nW = B * H * Tq * Tk;
+    const layout = new Layout(this)
+      .add('q', 4 * Q.n).add('k', 4 * K.n).add('v', 4 * V.n)
+      .add('dout', 4 * G.n).add('dims', 4 * DIMS_WORDS)
+      .add('dq', 4 * Q.n).add('dk', 4 * K.n).add('dv', 4 * V.n);
+    if (keep) layout.add('dscores', 4 * nW).add('dprobs', 4 * nW);
+    addVisibility(layout, rule);
+    layout.commit();
+    layout.put('q', Q.data);
+    layout.put('k', K.data);
+    layout.put('v', V.data);
+    layout.put('dout', G.data);
+    putVisibility(layout, rule);
+    layout.words('dims', B, H, Tq, Tk, dk, dv);
+    const p = (name) => layout.ptr(name);
+    this.check(this.exports.attn_sdpa_backward(p('dq'), p('dk'), p('dv'), p('dscores'), p('dprobs'),
+      p('dout'), p('q'), p('k'), p('v'), p('vis'), p('dims'), s, bugId));
+    const out = (name, n, shape) => ({ data: layout.get(name, n), shape: shape.slice() });
+    const grads = { dq: out('dq', Q.n, Q.shape), dk: out('dk', K.n, K.shape), dv: out('dv', V.n, V.shape) };
+    if (!keep) return grads;
+    const wShape = [...batch, Tq, Tk];
+    return Object.assign(grads, { dScores: out('dscores', nW, wShape), dProbs: out('dprobs', nW, wShape) });
   }
 
   /**
@@ -911,7 +967,8 @@ class MultiHeadAttention {
    *   queries (padded ones get zero output); causal: compares positions;
    *   cache + useCache: incremental decoding (self-attention only);
    *   queryPositionOffset, keyPositionOffset: positions of the first query
-   *   and key; needWeights (default true); bug: a head bug from BUGS.
+   *   and key; needWeights (default true); bug: a head bug from BUGS;
+   *   saveForBackward: keep what backward() needs (see backward).
    * @returns {{ output, weights?, cache? }} output (B, Tq, dModel), weights
    *   (B, H, Tq, Tk), cache { key, value, keyPaddingMask, length } with
    *   useCache.
@@ -928,6 +985,7 @@ class MultiHeadAttention {
       keyValue = undefined;
     }
     const opts = checkOptions(options, FORWARD_OPTIONS, 'forward');
+    const save = checkBoolean(opts.saveForBackward, 'saveForBackward', false);
     const { dModel: C, numHeads: H, headDim: D } = this;
     const X = toTensor(query, 'query', 'float', true);
     if (X.shape.length !== 3 || X.shape[2] !== C) {
@@ -1015,7 +1073,7 @@ class MultiHeadAttention {
       strides = broadcastStrides(full, [B, H, Tq, Tk], 'attentionMask');
     }
     const bug = bugIndex(opts.bug, { mha: true });
-    return { X, KV, B, Tq, Tkn, Tk, past, useCache, needWeights, keyPad, queryPad, M, strides, causal, qOffset, firstKey, bug };
+    return { X, KV, B, Tq, Tkn, Tk, past, useCache, needWeights, keyPad, queryPad, M, strides, causal, qOffset, firstKey, bug, save };
   }
 
   /**
@@ -1036,7 +1094,7 @@ class MultiHeadAttention {
   }
 
   /** Run a checked forward call in the core and copy its results out. */
-  #run({ X, KV, B, Tq, Tkn, Tk, past, useCache, needWeights, keyPad, queryPad, M, strides, causal, qOffset, firstKey, bug }) {
+  #run({ X, KV, B, Tq, Tkn, Tk, past, useCache, needWeights, keyPad, queryPad, M, strides, causal, qOffset, firstKey, bug, save }) {
     const { dModel: C, numHeads: H, headDim: D } = this;
     const nOut = B * Tq * C;
     const nW = B * H * Tq * Tk;
@@ -1065,9 +1123,11 @@ class MultiHeadAttention {
     layout.words('cache', p('pastK'), p('pastV'), p('pastKeyPaddingMask'), past ? past.key.shape[2] : 0,
       p('newK'), p('newV'), p('newKeyPaddingMask'));
     layout.words('vis', p('mask'), ...strides, p('keyPaddingMask'), p('queryPaddingMask'), causal ? 1 : 0, qOffset, firstKey);
+    this.lab.exports.attn_mha_save_next(this.ptr, save ? 1 : 0);
 
     this.lab.check(this.lab.exports.attn_mha_forward(p('out'), p('probs'), this.ptr, p('query'), p('kv'),
       B, Tq, Tkn, p('cache'), p('vis'), bug));
+    if (save) this.saved = { B, Tq, Tk: Tkn, cross: Boolean(KV), usedCache: useCache };
 
     const result = { output: { data: layout.get('out', nOut), shape: [B, Tq, C] } };
     if (needWeights) result.weights = { data: layout.get('probs', nW), shape: [B, H, Tq, Tk] };
@@ -1082,10 +1142,56 @@ class MultiHeadAttention {
     }
     return result;
   }
+
+  /**
+   * Gradients of a loss L for dOutput = dL/doutput (B, Tq, dModel), through
+   * the last forward called with saveForBackward: true (the module keeps what
+   * it needs until the next forward that asks).
+   * @returns {{ dQuery, dKeyValue, qProj, kProj, vProj, outProj }} dQuery
+   *   (B, Tq, dModel); dKeyValue (B, Tk, dModel) for cross-attention, null
+   *   for self-attention; each projection { weight (dModel, dModel) as
+   *   (out, in), bias (dModel) or null }. Padded queries pass no gradient.
+   */
+  backward(dOutput) {
+    this.alive();
+    const saved = this.saved;
+    if (!saved) fail('NO_SAVED_FORWARD', 'backward needs a forward called with saveForBackward: true first');
+    if (saved.usedCache) {
+      fail('BACKWARD_THROUGH_CACHE', 'the saved forward used the KV cache; backward does not go through the cache (run forward without useCache)');
+    }
+    const { B, Tq, Tk, cross } = saved;
+    const C = this.dModel;
+    const G = toTensor(dOutput, 'dOutput');
+    if (G.shape.length !== 3 || G.shape[0] !== B || G.shape[1] !== Tq || G.shape[2] !== C) {
+      fail('SHAPE_MISMATCH', `dOutput must have the output's shape (B=${B}, Tq=${Tq}, dModel=${C}); got ${describe(G.shape)}`);
+    }
+    const nQ = B * Tq * C;
+    const nKV = B * Tk * C;
+    const layout = new Layout(this.lab).add('dout', 4 * nQ).add('dquery', 4 * nQ).add('dw', 16 * C * C);
+    if (cross) layout.add('dkv', 4 * nKV);
+    if (this.bias) layout.add('db', 16 * C);
+    layout.commit();
+    layout.put('dout', G.data);
+    const p = (name) => layout.ptr(name);
+    this.lab.check(this.lab.exports.attn_mha_backward(this.ptr, p('dquery'), p('dkv'), p('dw'), p('db'), p('dout')));
+    const dw = layout.get('dw', 4 * C * C);
+    const db = this.bias ? layout.get('db', 4 * C) : null;
+    const result = {
+      dQuery: { data: layout.get('dquery', nQ), shape: [B, Tq, C] },
+      dKeyValue: cross ? { data: layout.get('dkv', nKV), shape: [B, Tk, C] } : null,
+    };
+    PROJECTIONS.forEach((name, i) => {
+      result[name] = {
+        weight: { data: dw.slice(i * C * C, (i + 1) * C * C), shape: [C, C] },
+        bias: db ? { data: db.slice(i * C, (i + 1) * C), shape: [C] } : null,
+      };
+    });
+    return result;
+  }
 }
 
 const FORWARD_OPTIONS = ['attentionMask', 'keyPaddingMask', 'queryPaddingMask', 'causal',
-  'cache', 'useCache', 'queryPositionOffset', 'keyPositionOffset', 'needWeights', 'bug'];
+  'cache', 'useCache', 'queryPositionOffset', 'keyPositionOffset', 'needWeights', 'bug', 'saveForBackward'];
 
 // ---------------------------------------------------------------------------
 // Mask helpers: building masks and converting conventions (input only)

@@ -27,7 +27,8 @@
  */
 import { CHECKS, runChecks, intendedRule } from './checks.js';
 import { EXERCISES } from './exercises.js';
-import { h, fmt as fmtNumber } from './lesson-ui.js';
+import { h, fmt as fmtNumber, oneBased } from './lesson-ui.js';
+import { paintRamp, rampLegend } from './palette.js';
 
 const STORAGE_KEY = 'attention-lab.break-it.v1';
 const ON = 1;
@@ -40,7 +41,9 @@ const REPAIRED = 4;
 //   2nd: flags, a digit 0-7: 1 = bug on now, 2 = broken once, 4 = repaired
 // ---------------------------------------------------------------------------
 
-const STATE_PATTERN = new RegExp(`^(?:[a-${String.fromCharCode(96 + CHECKS.length)}-][0-7]){${EXERCISES.length}}$`);
+// A state saved before the last cards were added is shorter: its missing
+// cards decode as untouched.
+const STATE_PATTERN = new RegExp(`^(?:[a-${String.fromCharCode(96 + CHECKS.length)}-][0-7]){1,${EXERCISES.length}}$`);
 
 /** The state of a page nobody has touched. */
 export const DEFAULT_STATE = '-0'.repeat(EXERCISES.length);
@@ -51,6 +54,7 @@ export function isValidState(text) {
 }
 
 function decodeState(text) {
+  text = text.padEnd(DEFAULT_STATE.length, '-0');
   return EXERCISES.map((_, i) => {
     const p = text[2 * i];
     const flags = Number(text[2 * i + 1]);
@@ -109,12 +113,6 @@ const el = (tag, { cls, text, attrs } = {}, ...children) =>
 /** lesson-ui.js's number text, with a typographic minus. */
 const fmt = (x) => fmtNumber(x).replace('-', '−');
 
-/** One of six colour steps for a weight in [0, 1] (a colour-blind-safe ramp). */
-function weightClass(w) {
-  if (Number.isNaN(w)) return 'bk-nan';
-  return `bk-w${Math.max(0, Math.min(5, Math.floor(w * 6)))}`;
-}
-
 // ---------------------------------------------------------------------------
 // Tables: weights / scores (queries × keys) and output (tokens × features)
 // ---------------------------------------------------------------------------
@@ -122,7 +120,8 @@ function weightClass(w) {
 /**
  * A real <table> of numbers. `worst` (or null) is marked with an outline and
  * a ◆; its row and column headers get ▶ and ▼, so the mark does not rest on
- * colour. blocked(i, j) cells are hatched and say so in text.
+ * colour. Weights are coloured with the page's one ramp (palette.js);
+ * blocked(i, j) cells are hatched like everywhere else and say so in text.
  */
 function numberTable({ caption, values, rows, cols, rowLabel, colLabel, colour, blocked, worst, name, panel }) {
   const table = el('table', { cls: 'bk-table', attrs: { 'data-table': name } }, el('caption', { text: caption }));
@@ -142,12 +141,13 @@ function numberTable({ caption, values, rows, cols, rowLabel, colLabel, colour, 
       const v = values[i * cols + j];
       const td = el('td', { attrs: { 'data-row': i, 'data-col': j } });
       const classes = ['bk-cell'];
-      if (colour) classes.push(weightClass(v));
+      const isBlocked = Boolean(blocked && blocked(i, j));
       if (Number.isNaN(v)) classes.push('bk-nan');
-      if (blocked && blocked(i, j)) classes.push('bk-blocked');
+      if (isBlocked) classes.push('blocked');
       const isWorst = worst && worst.row === i && (worst.column === j || worst.column === null);
       if (isWorst) classes.push(worst.column === null ? 'bk-worst-row' : 'bk-worst');
       td.className = classes.join(' ');
+      if (colour && !isBlocked && !Number.isNaN(v)) paintRamp(td, v);
       if (isWorst && worst.column === j) td.append(el('span', { cls: 'bk-diamond', text: '◆ ' }));
       td.append(fmt(v));
       if (blocked && blocked(i, j)) td.append(el('span', { cls: 'bk-sr', text: ' (blocked)' }));
@@ -173,13 +173,15 @@ function resultTables(lab, exercise, result, worst) {
     // The weights always show where the blame lies: the cell itself, or for
     // an output entry the row of the query that produced it.
     const inHead = worst && (worst.head === null || worst.head === h);
-    const mark = !inHead ? null : worst.tensor === 'output' ? { row: worst.row, column: null } : worst;
+    const mark = !inHead || !['weights', 'output'].includes(worst.tensor) ? null
+      : worst.tensor === 'output' ? { row: worst.row, column: null } : worst;
     wrap.append(numberTable({
       caption: `Weights${head} (rows: queries, columns: keys; hatched: blocked)`,
       values: weights.data.subarray(h * T * Tk, (h + 1) * T * Tk), rows: T, cols: Tk,
       rowLabel: q, colLabel: k, colour: true, blocked: (i, j) => !allowed(0, h, i, j), worst: mark, name: `weights${h}`, panel: 'weights',
     }));
   }
+  wrap.append(rampLegend(document));
   if (scores) {
     wrap.append(numberTable({
       caption: 'Scores before masking', values: scores.data, rows: T, cols: Tk, rowLabel: q, colLabel: k,
@@ -192,6 +194,15 @@ function resultTables(lab, exercise, result, worst) {
     rowLabel: (i) => `token ${i + 1}`, colLabel: (c) => `f${c + 1}`,
     worst: worst && worst.tensor === 'output' ? worst : null, name: 'output', panel: 'output',
   }));
+  // The backward cards also show the gradients of the loss for q, k and v.
+  for (const [name, rowLabel] of exercise.backward && result.gradients ? [['dq', q], ['dk', k], ['dv', k]] : []) {
+    const g = result.gradients[name];
+    wrap.append(numberTable({
+      caption: `Gradient ${name} (rows: ${name === 'dq' ? 'queries' : 'keys'}, columns: features)`,
+      values: g.data, rows: g.shape[0], cols: g.shape[1], rowLabel, colLabel: (c) => `f${c + 1}`,
+      worst: worst && worst.tensor === name ? worst : null, name, panel: 'output',
+    }));
+  }
   return wrap;
 }
 
@@ -289,7 +300,7 @@ class Card {
     this.owner.ran(exercise.bug, run);
     const worst = failed.find((r) => r.name === this.selected)?.worst || null;
     this.maps.replaceChildren(run.refused
-      ? el('p', { cls: 'bk-refused', text: `The core refused the call: ${run.refused.code}, ${run.refused.message}.` })
+      ? el('p', { cls: 'bk-refused', text: `The core refused the call: ${run.refused.code}, ${oneBased(run.refused.message)}.` })
       : resultTables(this.owner.lab, exercise, run, worst));
     return failed.map((r) => r.name);
   }

@@ -44,13 +44,18 @@ export const CHECKS = Object.freeze([
   { name: 'permutationEquivariance', title: 'Permuting tokens permutes outputs', says: 'without a mask, reordering the tokens only reorders the outputs' },
   { name: 'scoresScaled', title: 'Scores scaled by 1/√dk', says: 'the scores equal q·k/√dk, as the bug-free core computes them' },
   { name: 'allMaskedRowsRefused', title: 'Empty rows are refused', says: 'a query with no allowed key is refused, not turned into numbers' },
+  { name: 'gradientMatchesFiniteDifference', title: 'Gradient matches a nudge', says: 'each gradient entry equals the slope of the loss when that input is nudged by ±ε' },
 ]);
 
 export const CHECK_NAMES = Object.freeze(CHECKS.map((c) => c.name));
 
 // Tolerances. Weights are probabilities, so absolute; outputs scale with v.
+// A central difference in float32 with a nudge of FD_STEP is good to about
+// 1e-3 on these inputs; the backward bugs are off by more than 1e-1.
 const ROW_SUM_TOL = 1e-5;
 const relTol = (...tensors) => 1e-5 * Math.max(1, ...tensors.map(maxAbs));
+const FD_STEP = 1e-2;
+const FD_TOL = 1e-2;
 
 function maxAbs(data) {
   let m = 0;
@@ -63,11 +68,21 @@ function maxAbs(data) {
 // ---------------------------------------------------------------------------
 
 /**
- * Run an exercise (or a variant of its inputs) through the core.
- * @returns {{ output, weights, scores? } | { refused: AttentionError }}
- *   the core's tensors; scores only for sdpa. A refusal is a result too.
+ * The fixed dOutput of the gradient check: the loss is sum(output * G), a
+ * pattern of positive and negative entries (rows, cols).
  */
-export function runExercise(lab, exercise, { bug = exercise.bug, inputs = exercise.inputs } = {}) {
+export function lossPattern(rows, cols) {
+  return Array.from({ length: rows }, (_, i) => Array.from({ length: cols }, (_, c) => (((3 * i + 5 * c) % 7) - 3) / 3));
+}
+
+/**
+ * Run an exercise (or a variant of its inputs) through the core.
+ * @returns {{ output, weights, scores?, gradients? } | { refused: AttentionError }}
+ *   the core's tensors; scores and gradients only for sdpa. gradients is
+ *   sdpaBackward's { dq, dk, dv, ... } for dOutput = lossPattern, or null
+ *   when `gradients` is false. A refusal is a result too.
+ */
+export function runExercise(lab, exercise, { bug = exercise.bug, inputs = exercise.inputs, gradients = true } = {}) {
   const options = { ...exercise.options, bug: bug ?? undefined };
   try {
     if (exercise.kind === 'mha') {
@@ -80,7 +95,9 @@ export function runExercise(lab, exercise, { bug = exercise.bug, inputs = exerci
       }
     }
     const { output, weights, scores } = lab.sdpa(inputs.q, inputs.k, inputs.v, options);
-    return { output, weights, scores };
+    const [rows, cols] = output.shape.slice(-2);
+    const grads = gradients ? lab.sdpaBackward(inputs.q, inputs.k, inputs.v, lossPattern(rows, cols), options) : null;
+    return { output, weights, scores, gradients: grads };
   } catch (err) {
     if (err instanceof AttentionError) return { refused: err };
     throw err;
@@ -231,6 +248,7 @@ function where(w) {
   const batch = w.batch ? `batch ${w.batch + 1}, ` : '';
   const head = w.head === null ? '' : `head ${w.head + 1}, `;
   if (w.tensor === 'output') return `${batch}${head}output row ${w.row + 1}, column ${w.column + 1}`;
+  if (GRADIENTS.includes(w.tensor)) return `${batch}${head}gradient ${w.tensor} row ${w.row + 1}, column ${w.column + 1}`;
   const noun = w.tensor === 'scores' ? 'score' : 'weight';
   return `${batch}${head}${noun} of query ${w.row + 1} on key ${w.column + 1}`;
 }
@@ -264,6 +282,7 @@ export function runChecks(lab, exercise) {
   return results;
 }
 
+const GRADIENTS = ['dq', 'dk', 'dv'];
 const refusedReason = (run) => `the core refused the call (${run.refused.code})`;
 const isMha = (exercise) => exercise.kind === 'mha';
 
@@ -387,7 +406,14 @@ const CHECK_FUNCTIONS = {
       const w = largestDifference(run[kind], reference[kind], kind, exercise, { tol: relTol(reference[kind].data) });
       if (w) return failWith(name, `The ${where(w)} is ${fmt(w.value)}; the bug-free core gives ${fmt(w.other)}.`, w);
     }
-    return pass(name, 'Output and weights equal the bug-free computation.');
+    for (const kind of run.gradients && reference.gradients ? GRADIENTS : []) {
+      const a = run.gradients[kind];
+      const b = reference.gradients[kind];
+      const w = largestDifference(a, b, kind, exercise, { tol: relTol(b.data) });
+      if (w) return failWith(name, `The ${where(w)} is ${fmt(w.value)}; the bug-free core gives ${fmt(w.other)}.`, w);
+    }
+    return pass(name, run.gradients ? 'Output, weights and gradients equal the bug-free computation.'
+      : 'Output and weights equal the bug-free computation.');
   },
 
   permutationEquivariance({ lab, exercise, run }) {
@@ -440,6 +466,44 @@ const CHECK_FUNCTIONS = {
     const at = ((r.batch * dims.H + r.head) * dims.Tq + r.row) * dims.Tk;
     const worst = { ...locate(run.weights, 'weights', at, run.weights.data[at]), column: null };
     return failWith(name, `Query ${r.row + 1} has no allowed key, yet the call returned numbers (its first weight is ${fmt(worst.value)}).`, worst);
+  },
+
+  /**
+   * The gradient check: for every entry of q, k and v, the slope of the loss
+   * sum(output * G) under a nudge of ±FD_STEP (two more forward runs of the
+   * core, bug on) against the backward's gradient for that entry.
+   */
+  gradientMatchesFiniteDifference({ lab, exercise, run }) {
+    const name = 'gradientMatchesFiniteDifference';
+    if (isMha(exercise)) return skip(name, 'the multi-head exercises do not run the backward pass here');
+    if (run.refused) return skip(name, refusedReason(run));
+    if (!run.output.data.every(Number.isFinite)) return skip(name, 'the output is not finite, so it has no slope');
+    const [rows, cols] = run.output.shape.slice(-2);
+    const G = lossPattern(rows, cols).flat();
+    const loss = (inputs) => {
+      const r = runExercise(lab, exercise, { inputs, gradients: false });
+      return r.refused ? NaN : r.output.data.reduce((sum, x, at) => sum + x * G[at], 0);
+    };
+    const worst = tracker();
+    for (const [key, grad] of [['q', 'dq'], ['k', 'dk'], ['v', 'dv']]) {
+      const analytic = run.gradients[grad];
+      const width = exercise.inputs[key][0].length;
+      analytic.data.forEach((value, at) => {
+        const nudged = (delta) => {
+          const x = exercise.inputs[key].map((row) => row.slice());
+          x[Math.floor(at / width)][at % width] += delta;
+          return loss({ ...exercise.inputs, [key]: x });
+        };
+        const slope = (nudged(FD_STEP) - nudged(-FD_STEP)) / (2 * FD_STEP);
+        const diff = Math.abs(value - slope);
+        if (!(diff <= FD_TOL * Math.max(1, Math.abs(slope)))) {
+          worst.add(diff, () => ({ ...locate(analytic, grad, at, value), other: slope }));
+        }
+      });
+    }
+    const w = worst.entry;
+    if (!w) return pass(name, `Every gradient entry of q, k and v matches the slope of a ±${FD_STEP} nudge.`);
+    return failWith(name, `The ${where(w)} is ${fmt(w.value)} by the backward pass, but nudging that entry by ±${FD_STEP} gives a slope of ${fmt(w.other)}.`, w);
   },
 };
 

@@ -150,6 +150,28 @@ export const EXERCISES = Object.freeze([
     catchers: ['finiteOutputs', 'allMaskedRowsRefused'],
     prompt: 'Softmax over a row of nothing but −∞ has no answer. Which check turns red?',
   },
+  {
+    bug: 'softmax-backward-no-rowsum',
+    title: 'Softmax backward without the row sum',
+    ...sdpa({}),
+    backward: true,
+    setting: '4 tokens, no mask; the loss is sum(output × a fixed pattern).',
+    mistake: 'dscores = weights * dweights   # the row sum is missing',
+    repair: 'dscores = weights * (dweights - (dweights * weights).sum(-1, keepdim=True))',
+    catchers: ['gradientMatchesFiniteDifference'],
+    prompt: 'The forward pass is untouched, so every output is right. Which check still finds the mistake?',
+  },
+  {
+    bug: 'grad-through-blocked',
+    title: 'Gradient through blocked edges',
+    ...sdpa({ causal: true }),
+    backward: true,
+    setting: '4 tokens, causal; the loss is sum(output × a fixed pattern).',
+    mistake: 'dv = where(allowed, weights, 1 / Tk).T @ dout   # blocked weights taken as uniform',
+    repair: 'dv = weights.T @ dout; dscores[~allowed] = 0   # a blocked weight is a constant 0',
+    catchers: ['gradientMatchesFiniteDifference'],
+    prompt: 'Key 4 is in the past of query 4 only, yet it now gets gradient from every query. Which check notices?',
+  },
 ].map((exercise) => Object.freeze(exercise)));
 
 if (EXERCISES.map((e) => e.bug).join() !== BUGS.slice(1).join()) {

@@ -13,22 +13,7 @@ import {
   AttentionError, causalMask, paddingMask,
   blockedFromAllowed, allowedFromBlocked, additiveFromAllowed,
 } from './attention.js';
-import { basicSections } from './lesson-basics.js';
-import { shapes, selfCross, multiHead } from './lesson-heads.js';
-import { masks, observability, conventions } from './lesson-masks.js';
-
-/** The lesson's live sections, in page order (the quiz and "Break it" are not among them). */
-export const LESSON_SECTIONS = Object.freeze([...basicSections, shapes, masks, selfCross, multiHead, observability, conventions]);
-
-/**
- * A copy of a section object with its own per-instance fields (status
- * lines, cached multi-head modules...). Sections keep such things on
- * `this`, so a copy that inherits the methods is enough. Mount copies, never
- * the exported objects themselves: a copy would inherit what was set on them.
- */
-export function instantiateSection(section) {
-  return Object.create(section);
-}
+import { oneBased } from './lesson-ui.js';
 
 /**
  * Create a context.
@@ -65,9 +50,11 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
     /**
      * Run a call to the core. An AttentionError is shown in `status` (the
      * last valid drawing stays, marked stale) and null is returned; any other
-     * error is a bug in this page and is rethrown.
+     * error is a bug in this page and is rethrown. The message is shown
+     * counting from 1, or in the section's own words: explain(err) may
+     * return a text for the errors it knows (null for the others).
      */
-    core(status, fn, staleHosts = [], { keepNote = true } = {}) {
+    core(status, fn, staleHosts = [], { keepNote = true, explain = null } = {}) {
       try {
         const result = fn();
         status.clear();
@@ -75,7 +62,8 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
         return result;
       } catch (err) {
         if (!(err instanceof AttentionError)) throw err;
-        status.show(`${err.code}: ${err.message}${keepNote ? '. The results shown are still those of the last valid input.' : ''}`);
+        const text = (explain && explain(err)) || `${err.code}: ${oneBased(err.message)}`;
+        status.show(`${text}${keepNote ? '. The results shown are still those of the last valid input, marked “Last valid result”.' : ''}`);
         for (const node of staleHosts) node.classList.add('stale');
         return null;
       }
@@ -91,9 +79,36 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
       ctx.results.last = tensors;
     },
 
+    /**
+     * Redraw one part of a section only when its inputs changed: draw() runs
+     * when `inputs` (plain data) differ from the last time. When it does not
+     * run, what the part published last time is published again.
+     */
+    part(section, name, inputs, draw) {
+      const memo = section.drawnParts;
+      const key = JSON.stringify(inputs);
+      const last = memo.get(name);
+      if (last && last.key === key) {
+        for (const [k, v] of last.published) ctx.publish(k, v);
+        return;
+      }
+      const published = [];
+      const publish = ctx.publish;
+      ctx.publish = (k, v) => { published.push([k, v]); publish(k, v); };
+      try {
+        draw();
+      } finally {
+        ctx.publish = publish;
+      }
+      memo.set(name, { key, published });
+    },
+
     /** Mount every section from ctx.states, then draw it. */
     mountAll() {
-      for (const section of sections) section.mount(ctx, ctx.states[section.prefix]);
+      for (const section of sections) {
+        section.drawnParts = new Map(); // a new mount draws every part
+        section.mount(ctx, ctx.states[section.prefix]);
+      }
       for (const section of sections) update(section);
     },
 
@@ -123,25 +138,46 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
  * A box that scrolls sideways (a wide heatmap or table on a phone) must be
  * reachable by keyboard: give it a tab stop and a name, only while it
  * actually overflows and holds nothing focusable itself.
- * @param {ParentNode[]} roots the subtrees to look in
+ *
+ * Whether it overflows is read in a ResizeObserver callback, which runs after
+ * the browser's own layout of the frame: reading it right after a redraw
+ * would force an extra layout in the middle of the edit. The box and its
+ * content are watched, so a change of either is seen.
+ * @param {ParentNode[]} roots the subtrees whose new boxes to watch
  */
 export function markScrollBoxes(roots) {
-  for (const box of roots.flatMap((root) => [...root.querySelectorAll('.grid-wrap, .heatmap-wrap')])) {
-    const overflows = box.scrollWidth > box.clientWidth + 1;
-    const hasFocusable = box.querySelector('input, button, select, a[href]') !== null;
-    if (overflows && !hasFocusable) {
-      if (!box.hasAttribute('tabindex')) {
-        const label = box.closest('figure, [data-slot], section')?.querySelector('figcaption, caption, h2, h3');
-        box.setAttribute('tabindex', '0');
-        box.setAttribute('role', 'region');
-        box.setAttribute('aria-label', `${label ? label.textContent.trim() : 'Table'} (scrolls sideways)`);
-        box.dataset.autoScroll = '1';
-      }
-    } else if (box.dataset.autoScroll) {
-      box.removeAttribute('tabindex');
-      box.removeAttribute('role');
-      box.removeAttribute('aria-label');
-      delete box.dataset.autoScroll;
+  if (typeof ResizeObserver !== 'function') return;
+  scrollObserver ??= new ResizeObserver((entries) => {
+    const boxes = new Set(entries.map((e) => e.target.closest(SCROLL_BOXES)).filter(Boolean));
+    for (const box of boxes) markScrollBox(box);
+  });
+  for (const box of roots.flatMap((root) => [...root.querySelectorAll(SCROLL_BOXES)])) {
+    if (watched.has(box)) continue;
+    watched.add(box);
+    scrollObserver.observe(box);
+    if (box.firstElementChild) scrollObserver.observe(box.firstElementChild);
+  }
+}
+
+const SCROLL_BOXES = '.grid-wrap, .heatmap-wrap';
+const watched = new WeakSet();
+let scrollObserver = null;
+
+function markScrollBox(box) {
+  const overflows = box.scrollWidth > box.clientWidth + 1;
+  const hasFocusable = box.querySelector('input, button, select, a[href]') !== null;
+  if (overflows && !hasFocusable) {
+    if (!box.hasAttribute('tabindex')) {
+      const label = box.closest('figure, [data-slot], section')?.querySelector('figcaption, caption, h2, h3');
+      box.setAttribute('tabindex', '0');
+      box.setAttribute('role', 'region');
+      box.setAttribute('aria-label', `${label ? label.textContent.trim() : 'Table'} (scrolls sideways)`);
+      box.dataset.autoScroll = '1';
     }
+  } else if (box.dataset.autoScroll) {
+    box.removeAttribute('tabindex');
+    box.removeAttribute('role');
+    box.removeAttribute('aria-label');
+    delete box.dataset.autoScroll;
   }
 }

@@ -162,7 +162,7 @@ export function decodeHash(hash, sections, viewIds) {
         try {
           st[name] = fieldCodec.decode(raw.get(key), st);
         } catch (err) {
-          if (err instanceof HashError) throw new HashError(`the value for ${section.title} (${name}) is not valid: ${err.message}`);
+          if (err instanceof HashError) throw new HashError(`the value for “${section.title}” (${name}) is not valid: ${err.message}`);
           throw err;
         }
         raw.delete(key);

@@ -7,6 +7,8 @@
 // No attention maths lives here: numbers arrive from the wasm core and are
 // only formatted and coloured.
 
+import { paintRamp, rampLegend } from './palette.js';
+
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
 /** Create an element. attrs: class, text, on<Event> handlers, anything else as an attribute. */
@@ -73,19 +75,32 @@ export function parseNumberText(text, { integer = false, min = -VALUE_LIMIT, max
   return { ok: true, value: Object.is(value, -0) ? 0 : value };
 }
 
-/** A number with `digits` decimals, with no "-0.000". */
+// Digits are never grouped ("12,345" would read as two numbers and could not
+// be typed back). Magnitudes of a million and more, and non-zero ones too
+// small for the decimals shown, are written in scientific notation, "1.0e12".
+export const SCI_ABOVE = 1e6;
+
+/** x.toExponential(d) without the "+" of a positive exponent: "1.0e12", "2.5e-7". */
+function expo(x, d) {
+  return x.toExponential(d).replace('e+', 'e');
+}
+
+/** A number with `digits` decimals, with no "-0.000"; scientific for large or tiny magnitudes. */
 export function fmt(x, digits = 3) {
   if (Number.isNaN(x)) return 'NaN';
   if (x === Infinity) return '∞';
   if (x === -Infinity) return '−∞';
+  const a = Math.abs(x);
+  if (a >= SCI_ABOVE || (a > 0 && a < 0.5 * 10 ** -digits)) return expo(x, Math.max(1, digits - 2));
   const text = Number(x).toFixed(digits);
   return /^-0(\.0*)?$/.test(text) ? text.slice(1) : text;
 }
 
-/** A short plain form of a value the learner typed or a limit (no trailing zeros). */
+/** A short plain form of a value the learner typed or a limit (no trailing zeros), exact: it can be typed back. */
 export function fmtPlain(x) {
   if (!Number.isFinite(x)) return fmt(x);
-  if (Math.abs(x) >= 1e4 && Number.isInteger(x)) return x.toLocaleString('en-US');
+  const a = Math.abs(x);
+  if (a >= SCI_ABOVE || (a > 0 && a < 1e-4)) return expo(x);
   return String(Math.round(x * 1e6) / 1e6);
 }
 
@@ -93,7 +108,7 @@ export function fmtPlain(x) {
 export function fmtSci(x, digits = 2) {
   if (!Number.isFinite(x)) return fmt(x);
   if (x === 0) return '0';
-  return Math.abs(x) >= 0.01 && Math.abs(x) < 1e4 ? fmt(x, 4) : x.toExponential(digits);
+  return Math.abs(x) >= 0.01 && Math.abs(x) < 1e4 ? fmt(x, 4) : expo(x, digits);
 }
 
 /** "[6.698, 6.605]" */
@@ -253,44 +268,6 @@ export function radios({ legend, value, options, onValue, name }) {
 }
 
 // ---------------------------------------------------------------------------
-// Colour: a viridis-like sequential ramp (perceptually ordered, readable with
-// the common colour-vision deficiencies) and text ink chosen for contrast.
-// ---------------------------------------------------------------------------
-
-const VIRIDIS = [
-  [68, 1, 84], [72, 36, 117], [65, 68, 135], [53, 95, 141], [42, 120, 142], [33, 145, 140],
-  [34, 168, 132], [68, 191, 112], [122, 209, 81], [189, 223, 38], [253, 231, 37],
-];
-
-function rampRgb(t) {
-  const x = Math.min(1, Math.max(0, Number.isFinite(t) ? t : 0)) * (VIRIDIS.length - 1);
-  const i = Math.min(VIRIDIS.length - 2, Math.floor(x));
-  const f = x - i;
-  return VIRIDIS[i].map((a, k) => Math.round(a + (VIRIDIS[i + 1][k] - a) * f));
-}
-
-function luminance([r, g, b]) {
-  const lin = (c) => { const v = c / 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
-  return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
-}
-
-/** Paint a cell for value t in [0, 1]: background from the ramp, ink by contrast. */
-export function paintRamp(node, t) {
-  const rgb = rampRgb(t);
-  node.style.backgroundColor = `rgb(${rgb.join(' ')})`;
-  const L = luminance(rgb);
-  const dark = (L + 0.05) / 0.05 >= 1.05 / (L + 0.05);
-  node.classList.toggle('ink-dark', dark);
-  node.classList.toggle('ink-light', !dark);
-}
-
-/** Okabe–Ito categorical colours for heads (each also carries a text label). */
-export const HEAD_COLOURS = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#0072B2', '#D55E00', '#CC79A7', '#BBBBBB'];
-export function headInkClass(index) {
-  return HEAD_COLOURS[index % HEAD_COLOURS.length] === '#0072B2' ? 'ink-light' : 'ink-dark';
-}
-
-// ---------------------------------------------------------------------------
 // Heatmap: a visual grid (hidden from assistive tech) plus a real table for
 // screen readers. Blocked cells carry a hatch pattern and a corner mark.
 // ---------------------------------------------------------------------------
@@ -304,48 +281,128 @@ export function headInkClass(index) {
  *   extra: { label, values } an extra numeric column (e.g. row sums), not coloured
  *   name: data-heatmap attribute for tests
  *   domain: [lo, hi] for the colour ramp (default [0, 1])
+ *   legend: draw the colour legend under the map (default true; off when
+ *           several maps share one, see legend())
+ *   refusedRows: Set of rows the core refused to compute (no weights): their
+ *           cells show "—" and their heading is flagged
  */
-export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel, caption, digits = 3, extra, name, domain = [0, 1] }) {
+export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel, caption, digits = 3, extra, name, domain = [0, 1], legend = true, refusedRows = null }) {
+  const refused = (i) => Boolean(refusedRows && refusedRows.has(i));
+  const rowNames = Array.from({ length: rows }, (_, i) => rowLabel(i));
+  const colNames = Array.from({ length: cols }, (_, j) => colLabel(j));
+  // The same layout as last time (a new value, not a new shape): only the cells change.
+  const key = JSON.stringify([name, rowNames, colNames, extra ? extra.label : null, caption, legend, domain,
+    rowNames.map((_, i) => refused(i))]);
+  let built = host.heatmapParts;
+  if (!built || built.key !== key || !host.contains(built.visual)) built = buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain });
+  const [lo, hi] = domain;
+  for (let i = 0; i < rows; i++) {
+    for (let j = 0; j < cols; j++) {
+      const { cell, td } = built.cells[i * cols + j];
+      const isBlocked = blocked ? Boolean(blocked(i, j)) : false;
+      if (refused(i)) {
+        setClass(cell, `hm-cell refused${isBlocked ? ' blocked' : ''}`);
+        continue;
+      }
+      const v = values[i * cols + j];
+      // A blocked key's weight is exactly 0, and shows as "0"; anything else leaked past the mask.
+      const shown = isBlocked && v === 0 ? '0' : fmt(v, digits);
+      setText(cell, shown);
+      setText(td, isBlocked ? `${shown} (blocked)` : shown);
+      if (isBlocked) {
+        setClass(cell, `hm-cell blocked ink-dark${v !== 0 ? ' leak' : ''}`);
+        if (cell.style.backgroundColor) cell.style.backgroundColor = '';
+      } else {
+        if (cell.classList.contains('blocked') || cell.classList.contains('leak')) cell.className = 'hm-cell';
+        paintRamp(cell, (v - lo) / (hi - lo || 1));
+      }
+    }
+    if (extra) {
+      const { cell, td } = built.extras[i];
+      setText(cell, fmt(extra.values[i], digits));
+      setText(td, fmt(extra.values[i], digits));
+    }
+  }
+}
+
+/** Set text only when it differs (an equal write still costs a redraw). */
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+function setClass(node, cls) {
+  if (node.className !== cls) node.className = cls;
+}
+
+/** The heatmap's elements (a visual grid, a table for screen readers, a legend), with empty cells. */
+function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain }) {
   const visual = h('div', { class: 'heatmap', 'aria-hidden': 'true', 'data-heatmap': name });
   visual.style.setProperty('--cols', String(cols + (extra ? 1 : 0)));
   visual.append(h('div', { class: 'hm-corner' }));
-  for (let j = 0; j < cols; j++) visual.append(h('div', { class: 'hm-head', text: colLabel(j) }));
+  for (const label of colNames) visual.append(h('div', { class: 'hm-head', text: label }));
   if (extra) visual.append(h('div', { class: 'hm-head hm-extra', text: extra.label }));
 
   const table = h('table', {}, h('caption', { text: caption }));
   const headRow = h('tr', {}, h('td'));
-  for (let j = 0; j < cols; j++) headRow.append(h('th', { scope: 'col', text: colLabel(j) }));
+  for (const label of colNames) headRow.append(h('th', { scope: 'col', text: label }));
   if (extra) headRow.append(h('th', { scope: 'col', text: extra.label }));
   table.append(h('thead', {}, headRow));
   const tbody = h('tbody');
   table.append(tbody);
 
-  const [lo, hi] = domain;
+  const cells = [], extras = [];
   for (let i = 0; i < rows; i++) {
-    visual.append(h('div', { class: 'hm-head hm-rowhead', text: rowLabel(i) }));
-    const tr = h('tr', {}, h('th', { scope: 'row', text: rowLabel(i) }));
+    visual.append(h('div', { class: `hm-head hm-rowhead${refused(i) ? ' bad-row' : ''}`, text: refused(i) ? `${rowNames[i]} ⚠` : rowNames[i] }));
+    const tr = h('tr', {}, h('th', { scope: 'row', text: rowNames[i] }));
     for (let j = 0; j < cols; j++) {
-      const v = values[i * cols + j];
-      const isBlocked = blocked ? blocked(i, j) : false;
-      // A blocked key's weight is exactly 0, and shows as "0"; anything else leaked past the mask.
-      const shown = isBlocked && v === 0 ? '0' : fmt(v, digits);
-      const cell = h('div', { class: 'hm-cell', 'data-row': i, 'data-col': j, text: shown });
-      if (isBlocked) {
-        cell.classList.add('blocked', 'ink-dark');
-        if (v !== 0) cell.classList.add('leak');
-      } else {
-        paintRamp(cell, (v - lo) / (hi - lo || 1));
-      }
+      const cell = h('div', { class: 'hm-cell', 'data-row': i, 'data-col': j, text: refused(i) ? '—' : '' });
+      const td = h('td', { text: refused(i) ? 'refused: no key allowed' : '' });
       visual.append(cell);
-      tr.append(h('td', { text: isBlocked ? `${shown} (blocked)` : shown }));
+      tr.append(td);
+      cells.push({ cell, td });
     }
     if (extra) {
-      visual.append(h('div', { class: 'hm-cell hm-extra', 'data-row': i, 'data-extra': '1', text: fmt(extra.values[i], digits) }));
-      tr.append(h('td', { text: fmt(extra.values[i], digits) }));
+      const cell = h('div', { class: 'hm-cell hm-extra', 'data-row': i, 'data-extra': '1' });
+      const td = h('td');
+      visual.append(cell);
+      tr.append(td);
+      extras.push({ cell, td });
     }
     tbody.append(tr);
   }
-  host.replaceChildren(h('div', { class: 'heatmap-wrap' }, visual), srOnly(table));
+  const [lo, hi] = domain;
+  host.replaceChildren(h('div', { class: 'heatmap-wrap' }, visual), srOnly(table), ...(legend ? [rampLegend(document, { lo, hi })] : []));
+  host.heatmapParts = { key, visual, cells, extras };
+  return host.heatmapParts;
+}
+
+/**
+ * Figures in `parent`, one per spec { key, caption, cls }, kept from one
+ * redraw to the next (so the maps inside them are updated in place, not
+ * rebuilt). caption: a string, or a function returning nodes, called when
+ * the figure is made. Returns each figure's host element for its content.
+ * Other children of `parent` (a shared legend) stay after the figures.
+ */
+export function figures(parent, specs) {
+  const figs = [...parent.children].filter((n) => n.dataset.fig);
+  const old = new Map(figs.map((n) => [n.dataset.fig, n]));
+  const nodes = specs.map(({ key, caption, cls }) => {
+    let fig = old.get(key);
+    if (!fig) {
+      fig = h('figure', { class: cls || null, 'data-fig': key }, h('figcaption', {}, typeof caption === 'function' ? caption() : caption), h('div'));
+    } else if (typeof caption === 'string') {
+      setText(fig.firstChild, caption);
+    }
+    return fig;
+  });
+  const same = nodes.length === figs.length && nodes.every((n, i) => figs[i] === n);
+  if (!same) parent.replaceChildren(...nodes, ...[...parent.children].filter((n) => !n.dataset.fig));
+  return nodes.map((fig) => fig.lastChild);
+}
+
+/** The colour legend on its own, for a group of maps that share it. */
+export function legend(opts) {
+  return rampLegend(document, opts);
 }
 
 /**
@@ -358,22 +415,33 @@ export function srOnly(table) {
 
 /** A read-only numeric table (outputs), real <table> with the numbers as text. */
 export function valueTable(host, { values, rows, cols, rowLabel, colLabel, caption, digits = 3, name, scrollable = false }) {
-  const table = h('table', { class: 'values', 'data-values': name }, h('caption', { text: caption }));
-  const headRow = h('tr', {}, h('td', { class: 'corner' }));
-  for (let j = 0; j < cols; j++) headRow.append(h('th', { scope: 'col', text: colLabel(j) }));
-  table.append(h('thead', {}, headRow));
-  const tbody = h('tbody');
-  for (let i = 0; i < rows; i++) {
-    const tr = h('tr', {}, h('th', { scope: 'row', text: rowLabel(i) }));
-    for (let j = 0; j < cols; j++) {
-      tr.append(h('td', { 'data-row': i, 'data-col': j, text: fmt(values[i * cols + j], digits) }));
+  const rowNames = Array.from({ length: rows }, (_, i) => rowLabel(i));
+  const colNames = Array.from({ length: cols }, (_, j) => colLabel(j));
+  const key = JSON.stringify([name, rowNames, colNames, caption, scrollable]);
+  let built = host.valueTableParts;
+  if (!built || built.key !== key || !host.contains(built.table)) {
+    const table = h('table', { class: 'values', 'data-values': name }, h('caption', { text: caption }));
+    const headRow = h('tr', {}, h('td', { class: 'corner' }));
+    for (const label of colNames) headRow.append(h('th', { scope: 'col', text: label }));
+    table.append(h('thead', {}, headRow));
+    const tbody = h('tbody');
+    const tds = [];
+    for (let i = 0; i < rows; i++) {
+      const tr = h('tr', {}, h('th', { scope: 'row', text: rowNames[i] }));
+      for (let j = 0; j < cols; j++) {
+        const td = h('td', { 'data-row': i, 'data-col': j });
+        tds.push(td);
+        tr.append(td);
+      }
+      tbody.append(tr);
     }
-    tbody.append(tr);
+    table.append(tbody);
+    // A wide table scrolls sideways; make its scroll box reachable by keyboard.
+    const wrap = scrollable ? h('div', { class: 'grid-wrap', tabindex: 0, role: 'region', 'aria-label': caption }, table) : h('div', { class: 'grid-wrap' }, table);
+    host.replaceChildren(wrap);
+    built = host.valueTableParts = { key, table, tds };
   }
-  table.append(tbody);
-  // A wide table scrolls sideways; make its scroll box reachable by keyboard.
-  const wrap = scrollable ? h('div', { class: 'grid-wrap', tabindex: 0, role: 'region', 'aria-label': caption }, table) : h('div', { class: 'grid-wrap' }, table);
-  host.replaceChildren(wrap);
+  built.tds.forEach((td, k) => setText(td, fmt(values[k], digits)));
 }
 
 /**
@@ -440,6 +508,17 @@ export function refocusMaskCell(host, i, j) {
 // Section status line: the core's error message, shown inline
 // ---------------------------------------------------------------------------
 
+const INDEXED = /\b(batch|head|query|key|row|column|token|feature|position|dim|value) (\d+)\b/g;
+
+/**
+ * A message of the core or the JS API as the page shows it: the API counts
+ * from 0 (as documented), the page from 1, so "query 1" there is "query 2"
+ * here, like the grid row the learner sees. Only the page's display changes.
+ */
+export function oneBased(message) {
+  return String(message).replace(INDEXED, (_, noun, i) => `${noun} ${Number(i) + 1}`);
+}
+
 export function statusLine() {
   const node = h('p', { class: 'core-error', role: 'status', 'aria-live': 'polite', hidden: true });
   return {
@@ -466,23 +545,32 @@ export function binCounts(values, lo, hi, bins) {
   return counts;
 }
 
-/** A histogram as an SVG image with a text title; returns the <svg>. */
-export function histogramSvg({ counts, lo, hi, title, cls }) {
-  const W = 320, H = 150, pad = 24;
-  const max = Math.max(1, ...counts);
-  const bw = (W - 2 * pad) / counts.length;
+/**
+ * A histogram as an SVG image with a text title; returns the <svg>.
+ * The axes are the caller's: x from lo to hi, y from 0 to yMax, so that
+ * histograms drawn with the same ranges can be compared by eye. Counts above
+ * yMax are cut at the top. xLabel and yLabel name the axes.
+ */
+export function histogramSvg({ counts, lo, hi, yMax, xLabel, yLabel, title, cls }) {
+  const W = 320, H = 170, padL = 40, padR = 10, padT = 10, padB = 38;
+  const bw = (W - padL - padR) / counts.length;
+  const x = (v) => padL + ((v - lo) / (hi - lo)) * (W - padL - padR);
+  const y = (c) => H - padB - ((H - padT - padB) * Math.min(c, yMax)) / yMax;
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, class: `chart ${cls || ''}`, role: 'img', 'aria-label': title });
   svg.append(s('title', { text: title }));
+  for (const c of [yMax / 2, yMax]) svg.append(s('line', { x1: padL, x2: W - padR, y1: y(c), y2: y(c), class: 'gridline' }));
   counts.forEach((c, k) => {
-    const hgt = ((H - 2 * pad) * c) / max;
-    svg.append(s('rect', { x: pad + k * bw, y: H - pad - hgt, width: Math.max(0.5, bw - 1), height: hgt, class: 'bar' }));
+    svg.append(s('rect', { x: padL + k * bw, y: y(c), width: Math.max(0.5, bw - 0.5), height: H - padB - y(c), class: 'bar' }));
   });
-  svg.append(s('line', { x1: pad, x2: W - pad, y1: H - pad, y2: H - pad, class: 'axis' }));
-  const zeroX = pad + ((0 - lo) / (hi - lo)) * (W - 2 * pad);
-  svg.append(s('line', { x1: zeroX, x2: zeroX, y1: pad / 2, y2: H - pad, class: 'axis zero' }));
-  svg.append(s('text', { x: pad, y: H - 6, class: 'tick', text: fmtPlain(Math.round(lo * 10) / 10) }));
-  svg.append(s('text', { x: zeroX, y: H - 6, class: 'tick mid', text: '0' }));
-  svg.append(s('text', { x: W - pad, y: H - 6, class: 'tick end', text: fmtPlain(Math.round(hi * 10) / 10) }));
+  svg.append(s('line', { x1: padL, x2: W - padR, y1: H - padB, y2: H - padB, class: 'axis' }));
+  svg.append(s('line', { x1: padL, x2: padL, y1: padT, y2: H - padB, class: 'axis' }));
+  svg.append(s('line', { x1: x(0), x2: x(0), y1: padT, y2: H - padB, class: 'axis zero' }));
+  for (const v of [lo, lo / 2, 0, hi / 2, hi]) {
+    svg.append(s('text', { x: x(v), y: H - padB + 13, class: 'tick mid', text: fmtPlain(v) }));
+  }
+  for (const c of [0, yMax / 2, yMax]) svg.append(s('text', { x: padL - 4, y: y(c) + 4, class: 'tick end', text: fmtPlain(c) }));
+  svg.append(s('text', { x: (padL + W - padR) / 2, y: H - 4, class: 'axis-label mid', text: xLabel }));
+  svg.append(s('text', { x: 10, y: (padT + H - padB) / 2, class: 'axis-label mid', transform: `rotate(-90 10 ${(padT + H - padB) / 2})`, text: yLabel }));
   return svg;
 }
 

@@ -322,4 +322,8 @@ if (lab) {
     `JS overhead at T = 8 ${r8 ? fmtUs(r8.overhead) : 'n/a'} µs (${overheadMet ? 'met' : 'NOT met'}).`;
 }
 out.push(targets);
+if (lab) {
+  const { benchBackward } = await import('./backward.mjs');
+  out.push('', ...(await benchBackward(lab.simd, timeColumns, peak)));
+}
 console.log(`\n${out.join('\n')}`);

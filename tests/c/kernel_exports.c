@@ -26,3 +26,13 @@ EMSCRIPTEN_KEEPALIVE void kt_gemm_packed(float *c, float *packed, const float *a
 
 /* x (rows, n) <- softmax of each row, in place. */
 EMSCRIPTEN_KEEPALIVE void kt_softmax(float *x, int rows, int n) { attn_softmax_rows(x, n, rows, n); }
+
+/* c (M, N) = alpha * a^T @ b, a (K, M), b (K, N), dense rows. */
+EMSCRIPTEN_KEEPALIVE void kt_gemm_tn(float *c, const float *a, const float *b, int M, int N, int K, float alpha) {
+    attn_gemm_tn(c, N, a, M, b, N, M, N, K, alpha);
+}
+
+/* dx (rows, n) <- the softmax backward of p, dp (rows, n). */
+EMSCRIPTEN_KEEPALIVE void kt_softmax_backward(float *dx, const float *p, const float *dp, int rows, int n) {
+    attn_softmax_backward_rows(dx, p, dp, n, rows, n);
+}

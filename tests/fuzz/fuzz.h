@@ -100,7 +100,7 @@ static inline int fill_floats(bytes_in *in, float *x, long n) {
 
 /* A failed call left a known status and a message. */
 static inline void check_refusal(int status, const char *call) {
-    INVARIANT(status > ATTN_OK && status <= ATTN_MODULE_FREED, "%s: unknown status %d", call, status);
+    INVARIANT(status > ATTN_OK && status <= ATTN_BACKWARD_THROUGH_CACHE, "%s: unknown status %d", call, status);
     INVARIANT(attn_last_status() == status, "%s: last status %d, returned %d", call, attn_last_status(), status);
     const char *message = attn_last_error();
     INVARIANT(message && message[0] != '\0', "%s: status %d without a message", call, status);

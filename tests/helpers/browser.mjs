@@ -1,8 +1,11 @@
-// Shared set-up for the browser tests: Debian's Chromium driven by
-// playwright-core, against web/ served on 127.0.0.1.
+// Shared set-up for every browser test: Debian's Chromium driven by
+// playwright-core, against web/ (or another folder) served on 127.0.0.1.
+// A test file calls browserSuite() once and opens its pages with it.
+import { before, after } from 'node:test';
 import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { startServer } from '../../web/serve.mjs';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
@@ -47,3 +50,79 @@ export function assertClean(problems, where) {
 }
 
 export { startServer };
+
+// ---------------------------------------------------------------------------
+// The set-up every browser test file shares
+// ---------------------------------------------------------------------------
+
+const AXE = fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url));
+
+/**
+ * One server and one Chromium for a test file, started before its tests and
+ * closed after them. Call at the top level of the file.
+ * @param {{ root?: string, setup?: () => Promise<void> }} [options]
+ *   root: the folder to serve (default web/); setup: more work before the tests
+ * @returns {{ server, browser, open }} server and browser are set once the tests run
+ */
+export function browserSuite({ root, setup } = {}) {
+  const env = {
+    server: null,
+    browser: null,
+    /**
+     * Open `path` (relative to the served folder; '' is the lesson page, '#...' a
+     * hash on it) in a fresh context. Waits for the lesson page to be ready
+     * unless `ready` is false.
+     */
+    async open(path = '', { viewport, ready = true, init, origin = env.server.url } = {}) {
+      const session = await openPage(env.browser, origin, viewport ? { viewport } : {});
+      if (init) await session.page.addInitScript(init);
+      await session.page.goto(`${origin}${path}`);
+      if (ready) await waitForLesson(session.page);
+      return session;
+    },
+  };
+  before(async () => {
+    if (setup) await setup();
+    env.server = await startServer(root ? { root } : {});
+    env.browser = await launchBrowser();
+  });
+  after(async () => {
+    await env.browser?.close();
+    await env.server?.close();
+  });
+  return env;
+}
+
+/** Wait until the lesson page has drawn every section. */
+export function waitForLesson(page) {
+  return page.waitForSelector('html[data-ready="true"]', { timeout: 15000 });
+}
+
+/** Replace an input's text by typing, as a keyboard user would ('' empties it). */
+export async function typeInto(page, locator, text) {
+  await locator.focus();
+  await page.keyboard.press('Control+A');
+  if (text === '') await page.keyboard.press('Backspace');
+  else await page.keyboard.type(text);
+}
+
+/**
+ * Run axe-core in a page or frame and fail, naming the rules and nodes, on
+ * violations. include: a selector to check (default the whole document);
+ * impacts: only these impacts count (default all).
+ */
+export async function runAxe(target, where, { include = null, impacts = null } = {}) {
+  await target.addScriptTag({ path: AXE });
+  const violations = await target.evaluate(async (sel) => {
+    const r = await window.axe.run(sel ?? document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
+  }, include);
+  const counted = impacts ? violations.filter((v) => impacts.includes(v.impact)) : violations;
+  assert.deepEqual(counted, [], `${where}: axe-core violations:\n${JSON.stringify(counted, null, 1)}`);
+  return violations;
+}
+
+/** Load axe-core into a frame without running it (a page's runAxe then checks inside it too). */
+export function addAxe(target) {
+  return target.addScriptTag({ path: AXE });
+}

@@ -1,6 +1,6 @@
 // Type-checked by tests/types.test.mjs (tsc --strict --noEmit): a small
 // program written against the declarations, as a course author would.
-import { loadAttention, AttentionError, causalMask, type SdpaResult } from '../../web/attention.js';
+import { loadAttention, AttentionError, causalMask, type SdpaResult, type SdpaGradients } from '../../web/attention.js';
 import type { AttentionLabElement } from '../../web/attention-lab.js';
 
 async function main(): Promise<number> {
@@ -10,6 +10,9 @@ async function main(): Promise<number> {
   const mha = lab.createMultiHeadAttention({ dModel: 8, numHeads: 2, rope: true });
   const step = mha.forward({ data: new Float32Array(8), shape: [1, 1, 8] }, { useCache: true, causal: true });
   mha.forward({ data: new Float32Array(8), shape: [1, 1, 8] }, { cache: step.cache, useCache: true });
+  const saved = mha.forward({ data: new Float32Array(16), shape: [1, 2, 8] }, { causal: true, saveForBackward: true });
+  const grads = mha.backward(saved.output);
+  const g: SdpaGradients = lab.sdpaBackward([[1, 0]], [[1, 0]], [[1, 0]], [[1, 1]], { bug: 'grad-through-blocked' });
   mha.free();
   try {
     lab.sdpa([[1]], [[1]], [[1]], { bug: 'no-scale' });
@@ -19,7 +22,7 @@ async function main(): Promise<number> {
   const widget = document.querySelector('attention-lab') as AttentionLabElement | null;
   widget?.addEventListener('attention-change', () => {});
   await lab.reset();
-  return full.weights.data[0] + fast.output.data[0] + full.stats.maxAbsScore + lab.memoryBytes();
+  return full.weights.data[0] + fast.output.data[0] + g.dScores.data[0] + grads.qProj.weight.data[0] + (grads.dKeyValue ? 1 : 0) + full.stats.maxAbsScore + lab.memoryBytes();
 }
 
 void main();

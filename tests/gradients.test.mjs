@@ -1,0 +1,237 @@
+// The SDPA backward (lab.sdpaBackward) against three yardsticks: a float64
+// reference backward, central differences of the float64 reference forward,
+// and TensorFlow.js autograd over the same graph. Plus the exact zeros the
+// mask promises, the two builds against each other, and the refusals.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import * as tf from '@tensorflow/tfjs';
+import { loadAttention, AttentionError } from '../web/attention.js';
+import { rng, randomTensor, maskAt, sdpaReference } from './helpers/reference.mjs';
+import { compare } from './helpers/compare.mjs';
+import { sdpaBackwardReference, centralDifferences, dot, tfSdpaGrads } from './helpers/reference-backward.mjs';
+
+await tf.setBackend('cpu');
+const labs = { simd: await loadAttention({ simd: true }), scalar: await loadAttention({ simd: false }) };
+const DIMS = [1, 3, 5, 8];
+const GRADS = ['dq', 'dk', 'dv'];
+
+/** Relative error within tol: |got - want| <= tol * max(1, |want|) for every entry. */
+function close(got, want, shape, label, tol) {
+  const e = compare(got, want, { shape, label, atol: tol, rtol: tol });
+  return { ...e, rel: e.max * tol };
+}
+
+/** A random small case: batch dims, sizes from DIMS, and one kind of mask. */
+function makeCase(seed, kind) {
+  const random = rng(seed);
+  const pick = () => DIMS[Math.floor(random() * DIMS.length)];
+  const batch = [[], [2], [2, 2]][seed % 3];
+  const Tq = pick();
+  const Tk = kind === 'self-causal' ? Tq : pick();
+  const dk = pick();
+  const dv = pick();
+  const q = randomTensor([...batch, Tq, dk], random);
+  const k = randomTensor([...batch, Tk, dk], random);
+  const v = randomTensor([...batch, Tk, dv], random);
+  const dOutput = randomTensor([...batch, Tq, dv], random);
+  const options = {};
+  if (kind === 'causal' || kind === 'self-causal') options.causal = true;
+  if (kind === 'mask') {
+    // Random allowed pairs, at least one per query row.
+    const data = Uint8Array.from({ length: Tq * Tk }, () => (random() < 0.6 ? 1 : 0));
+    for (let i = 0; i < Tq; i++) data[i * Tk + Math.floor(random() * Tk)] = 1;
+    options.mask = { data, shape: [Tq, Tk] };
+  }
+  if (kind === 'padding') {
+    // Key padding per batch row: the last keys are padding, the first never.
+    const B = batch[0] ?? 1;
+    const data = new Uint8Array(B * Tk);
+    for (let b = 0; b < B; b++) {
+      const real = 1 + Math.floor(random() * Tk);
+      for (let j = 0; j < real; j++) data[b * Tk + j] = 1;
+    }
+    options.mask = { data, shape: batch.length === 2 ? [B, 1, 1, Tk] : batch.length === 1 ? [B, 1, Tk] : [1, Tk] };
+  }
+  const label = `seed ${seed} ${kind}: batch [${batch}] Tq=${Tq} Tk=${Tk} dk=${dk} dv=${dv}`;
+  return { q, k, v, dOutput, options, batch, Tq, Tk, label };
+}
+
+const KINDS = ['none', 'mask', 'causal', 'self-causal', 'padding'];
+const CASES = [];
+for (let seed = 1; CASES.length < 40; seed++) CASES.push(makeCase(seed, KINDS[seed % KINDS.length]));
+
+/** L = sum(reference output * dOutput) with one of q, k, v replaced. */
+function referenceLoss(c, which) {
+  return (x) => {
+    const inputs = { q: c.q, k: c.k, v: c.v, [which]: x };
+    return dot(sdpaReference(inputs.q, inputs.k, inputs.v, c.options).output, c.dOutput.data);
+  };
+}
+
+/** allowed(flat index into (batch…, Tq, Tk)) under the case's rule. */
+function allowedAtFlat(c) {
+  const target = [...c.batch, c.Tq, c.Tk];
+  return (at) => {
+    const idx = [];
+    for (let d = target.length - 1, r = at; d >= 0; d--) { idx.unshift(r % target[d]); r = Math.floor(r / target[d]); }
+    const [i, j] = idx.slice(-2);
+    return (!c.options.causal || j <= i) && (!c.options.mask || maskAt(c.options.mask, target, idx));
+  };
+}
+
+for (const [build, lab] of Object.entries(labs)) {
+  describe(`${build} build`, () => {
+    test('matches the float64 reference backward and central differences (rel err <= 1e-3)', (t) => {
+      let worst = { max: 0, report: 'none' };
+      for (const c of CASES) {
+        const got = lab.sdpaBackward(c.q, c.k, c.v, c.dOutput, c.options);
+        const want = sdpaBackwardReference(c.q, c.k, c.v, c.dOutput, c.options);
+        for (const [name, which] of [['dq', 'q'], ['dk', 'k'], ['dv', 'v']]) {
+          const fd = centralDifferences(referenceLoss(c, which), c[which]);
+          // The reference backward is itself checked against the differences.
+          const ref = close(want[name], fd, c[which].shape, `reference ${name} vs differences`, 1e-6);
+          assert.ok(ref.ok, `${c.label}: ${ref.report}`);
+          for (const [yardstick, label] of [[want[name], 'reference'], [fd, 'differences']]) {
+            const e = close(got[name].data, yardstick, c[which].shape, `${name} vs ${label}`, 1e-3);
+            assert.ok(e.ok, `${c.label}: ${e.report}`);
+            if (e.rel >= worst.max) worst = { max: e.rel, report: `${c.label}: ${e.report}` };
+          }
+          assert.deepEqual(got[name].shape, c[which].shape);
+        }
+        for (const name of ['dScores', 'dProbs']) {
+          const e = close(got[name].data, want[name], [...c.batch, c.Tq, c.Tk], name, 1e-3);
+          assert.ok(e.ok, `${c.label}: ${e.report}`);
+          assert.deepEqual(got[name].shape, [...c.batch, c.Tq, c.Tk]);
+        }
+      }
+      t.diagnostic(`${CASES.length} cases; worst ${worst.report}`);
+    });
+
+    test('blocked pairs get exactly 0 in dScores and dProbs; unseen keys exactly 0 in dk and dv', () => {
+      let blocked = 0;
+      let unseen = 0;
+      for (const c of CASES.filter((x) => x.options.mask || x.options.causal)) {
+        const got = lab.sdpaBackward(c.q, c.k, c.v, c.dOutput, c.options);
+        const allowed = allowedAtFlat(c);
+        for (let at = 0; at < got.dScores.data.length; at++) {
+          if (allowed(at)) continue;
+          blocked++;
+          assert.ok(Object.is(got.dScores.data[at], 0), `${c.label}: dScores[${at}] = ${got.dScores.data[at]}`);
+          assert.ok(Object.is(got.dProbs.data[at], 0), `${c.label}: dProbs[${at}] = ${got.dProbs.data[at]}`);
+        }
+        // A key is unseen when no query of its batch row may attend to it.
+        const nBatch = got.dScores.data.length / (c.Tq * c.Tk);
+        for (let n = 0; n < nBatch; n++) {
+          for (let j = 0; j < c.Tk; j++) {
+            let seen = false;
+            for (let i = 0; i < c.Tq && !seen; i++) seen = allowed((n * c.Tq + i) * c.Tk + j);
+            if (seen) continue;
+            unseen++;
+            for (const [name, width] of [['dk', c.k.shape.at(-1)], ['dv', c.v.shape.at(-1)]]) {
+              const row = got[name].data.subarray((n * c.Tk + j) * width, (n * c.Tk + j + 1) * width);
+              assert.ok(row.every((x) => Object.is(x, 0)), `${c.label}: ${name} of unseen key ${j} in batch ${n} is [${row}]`);
+            }
+          }
+        }
+      }
+      assert.ok(blocked > 100 && unseen > 5, `the cases block ${blocked} pairs and hide ${unseen} keys`);
+    });
+  });
+}
+
+test('TensorFlow.js autograd agrees on unmasked cases (rel err <= 2e-5)', (t) => {
+  let worst = 0;
+  let n = 0;
+  for (const c of CASES.filter((x) => !x.options.mask && !x.options.causal)) {
+    const got = labs.simd.sdpaBackward(c.q, c.k, c.v, c.dOutput, c.options);
+    const want = tfSdpaGrads(tf, c.q, c.k, c.v, c.dOutput);
+    for (const name of GRADS) {
+      const e = close(got[name].data, want[name], got[name].shape, `${name} vs tf.grads`, 2e-5);
+      assert.ok(e.ok, `${c.label}: ${e.report}`);
+      worst = Math.max(worst, e.rel);
+    }
+    n++;
+  }
+  assert.ok(n >= 5);
+  t.diagnostic(`${n} cases; worst relative error ${worst.toExponential(2)}`);
+});
+
+test('TensorFlow.js autograd agrees with a causal mask added as -1e9 (rel err <= 2e-5)', () => {
+  for (const c of CASES.filter((x) => x.options.causal).slice(0, 4)) {
+    const data = new Float32Array(c.Tq * c.Tk);
+    for (let i = 0; i < c.Tq; i++) for (let j = i + 1; j < c.Tk; j++) data[i * c.Tk + j] = -1e9;
+    const got = labs.simd.sdpaBackward(c.q, c.k, c.v, c.dOutput, c.options);
+    const want = tfSdpaGrads(tf, c.q, c.k, c.v, c.dOutput, { additiveMask: { data, shape: [c.Tq, c.Tk] } });
+    for (const name of GRADS) {
+      const e = close(got[name].data, want[name], got[name].shape, `${name} vs tf.grads`, 2e-5);
+      assert.ok(e.ok, `${c.label}: ${e.report}`);
+    }
+  }
+});
+
+test('the SIMD and scalar builds agree within float32 rounding', () => {
+  for (const c of CASES) {
+    const a = labs.simd.sdpaBackward(c.q, c.k, c.v, c.dOutput, c.options);
+    const b = labs.scalar.sdpaBackward(c.q, c.k, c.v, c.dOutput, c.options);
+    for (const name of [...GRADS, 'dScores', 'dProbs']) {
+      const e = close(a[name].data, b[name].data, a[name].shape, `${name} simd vs scalar`, 1e-5);
+      assert.ok(e.ok, `${c.label}: ${e.report}`);
+    }
+  }
+});
+
+test('needWeights: false gives the same dq, dk, dv and no (Tq, Tk) matrices', () => {
+  for (const c of CASES.slice(0, 10)) {
+    const full = labs.simd.sdpaBackward(c.q, c.k, c.v, c.dOutput, c.options);
+    const lean = labs.simd.sdpaBackward(c.q, c.k, c.v, c.dOutput, { ...c.options, needWeights: false });
+    assert.deepEqual(Object.keys(lean), GRADS);
+    for (const name of GRADS) assert.deepEqual(lean[name], full[name], c.label);
+  }
+});
+
+test('a larger case exercises the SIMD tiles and tails (T = 37, d = 19)', () => {
+  const random = rng(99);
+  const q = randomTensor([2, 37, 19], random);
+  const k = randomTensor([2, 41, 19], random);
+  const v = randomTensor([2, 41, 13], random);
+  const g = randomTensor([2, 37, 13], random);
+  const options = { causal: true };
+  const want = sdpaBackwardReference(q, k, v, g, options);
+  for (const lab of Object.values(labs)) {
+    const got = lab.sdpaBackward(q, k, v, g, options);
+    for (const name of GRADS) {
+      const e = close(got[name].data, want[name], got[name].shape, name, 1e-4);
+      assert.ok(e.ok, `${lab.simd ? 'simd' : 'scalar'}: ${e.report}`);
+    }
+  }
+});
+
+describe('refusals', () => {
+  const lab = labs.simd;
+  const q = [[1, 0], [0, 1], [1, 1]];
+  const k = [[1, 2], [0, 1]];
+  const v = [[1, 2, 3], [4, 5, 6]];
+  const g = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
+  const baseline = lab.sdpaBackward(q, k, v, g);
+
+  const cases = [
+    ['dOutput of the wrong shape', () => lab.sdpaBackward(q, k, v, [[1, 0, 0], [0, 1, 0]]), 'SHAPE_MISMATCH', /dOutput/],
+    ['dOutput with NaN', () => lab.sdpaBackward(q, k, v, [[1, 0, 0], [0, NaN, 0], [0, 0, 1]]), 'NON_FINITE_INPUT', /dOutput.*NaN.*row 1, column 1/],
+    ['dOutput with Infinity', () => lab.sdpaBackward(q, k, v, [[1, 0, 0], [0, 0, 0], [0, 0, -Infinity]]), 'NON_FINITE_INPUT', /dOutput.*-Infinity/],
+    ['no dOutput', () => lab.sdpaBackward(q, k, v), 'BAD_ARGUMENT', /dOutput is required/],
+    ['an unknown option', () => lab.sdpaBackward(q, k, v, g, { weights: true }), 'BAD_ARGUMENT', /unknown option "weights"/],
+    ['needWeights not a boolean', () => lab.sdpaBackward(q, k, v, g, { needWeights: 0 }), 'BAD_ARGUMENT', /needWeights must be true or false/],
+    ['an unknown bug', () => lab.sdpaBackward(q, k, v, g, { bug: 'forgot-everything' }), 'BAD_ARGUMENT', /forgot-everything/],
+    ['a head bug', () => lab.sdpaBackward(q, k, v, g, { bug: 'heads-without-transpose' }), 'BAD_ARGUMENT', /mha\.forward/],
+    ['a query with no key', () => lab.sdpaBackward(q, k, v, g, { mask: [[1, 1], [0, 0], [1, 0]] }), 'ALL_MASKED_ROW', /query 1/],
+    ['overflowing scores', () => lab.sdpaBackward([[3e38, 3e38]], k, v, [[1, 1, 1]]), 'OVERFLOW', /scores overflow/],
+  ];
+  for (const [what, call, code, message] of cases) {
+    test(`${what}: ${code}, and later results are unchanged`, () => {
+      assert.throws(call, (err) => err instanceof AttentionError && err.code === code && message.test(err.message),
+        `expected ${code} matching ${message}`);
+      const after = lab.sdpaBackward(q, k, v, g);
+      for (const name of [...GRADS, 'dScores', 'dProbs']) assert.deepEqual(after[name], baseline[name]);
+    });
+  }
+});

@@ -1,0 +1,297 @@
+// The lesson page as a new learner meets it: number formats, narrow screens,
+// numbering, labels in the learner's words, the colour scale, the widget's
+// attributes. Each test here pins down a confusion a learner ran into.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { browserSuite, assertClean, typeInto } from './helpers/browser.mjs';
+import { rampColour, SERIES } from '../web/palette.js';
+
+const suite = browserSuite();
+const open = (hash = '', viewport = { width: 1280, height: 900 }) => suite.open(hash, { viewport });
+
+// ---------------------------------------------------------------------------
+// One palette with a legend
+// ---------------------------------------------------------------------------
+
+test('one colour ramp with a legend everywhere; blocked cells look the same; display-only grids differ from editable ones', async () => {
+  const { context, page, problems } = await open('#brk.s=' + '-0'.repeat(12));
+  // Every weight cell in the lesson is painted with the ramp's colour for its value.
+  const lessonCells = await page.$$eval('[data-heatmap="ex-weights"] .hm-cell:not(.hm-extra)',
+    (ns) => ns.map((n) => [Number(n.textContent), getComputedStyle(n).backgroundColor]));
+  for (const [v, colour] of lessonCells) assert.equal(colour, rampColour(v), `lesson weight ${v}`);
+
+  // So is every weight cell of a "Break it" card, on the same ramp.
+  const card = page.locator('#bk-no-causal-mask');
+  await card.locator('summary').click();
+  const cardCells = await card.locator('[data-table="weights0"] td[data-row]').evaluateAll((ns) => ns
+    .map((n) => ({ text: n.textContent, blocked: n.classList.contains('blocked'), colour: getComputedStyle(n).backgroundColor })));
+  assert.ok(cardCells.length > 0, 'the card shows its weights');
+  for (const c of cardCells.filter((x) => !x.blocked)) {
+    const v = Number(c.text.replace('−', '-').replace(/[^0-9.eE+-]/g, ''));
+    assert.equal(c.colour, rampColour(v), `break-it weight ${c.text}`);
+  }
+
+  // A blocked cell looks the same in the lesson and in a card.
+  const blockedLook = (n) => { const s = getComputedStyle(n); return `${s.backgroundImage} | ${s.backgroundColor}`; };
+  const lessonBlocked = await page.locator('[data-heatmap="mask-causal-weights"] .hm-cell.blocked').first().evaluate(blockedLook);
+  const cardBlocked = await card.locator('[data-table="weights0"] td.blocked').first().evaluate(blockedLook);
+  assert.equal(cardBlocked, lessonBlocked, 'blocked cells: card vs lesson');
+
+  // A legend next to every coloured map, in the lesson and in the cards.
+  for (const id of ['three-by-three', 'masks', 'self-cross', 'multi-head', 'observability']) {
+    assert.ok(await page.locator(`#${id} .ramp-legend`).count() >= 1, `#${id} has a colour legend`);
+  }
+  assert.ok(await card.locator('.ramp-legend').count() >= 1, 'the break-it card has a colour legend');
+
+  // Chart series come from the same ramp.
+  const bars = await page.$$eval('#why-scale svg.chart .bar', (ns) => [...new Set(ns.map((n) => getComputedStyle(n).fill))]);
+  assert.deepEqual(bars.sort(), [SERIES.scaled, SERIES.unscaled].sort(), 'histogram bars');
+
+  // Display-only mask cells (the causal mask) do not look like the editable ones (the custom mask).
+  const look = (n) => { const s = getComputedStyle(n); return `${s.borderTopStyle} ${s.borderTopWidth} ${s.boxShadow}`; };
+  const shown = await page.locator('[data-mask="mask-causal"] .mask-cell.allowed').first().evaluate(look);
+  const editable = await page.locator('[data-mask="mask-custom"] button.mask-cell.allowed').first().evaluate(look);
+  assert.notEqual(shown, editable, `display-only "${shown}" vs editable "${editable}"`);
+  assertClean(problems, 'palette');
+  await context.close();
+});
+
+test('the widget uses the same ramp and shows its legend', async () => {
+  const { context, page, problems } = await open();
+  await page.evaluate(async () => {
+    await import('/attention-lab.js');
+    const el = document.createElement('attention-lab');
+    el.setAttribute('preset', 'three-by-three');
+    document.body.append(el);
+    await el.ready;
+  });
+  const widget = page.locator('attention-lab');
+  assert.equal(await widget.locator('.ramp-legend').count(), 1, 'the widget has a legend');
+  const cells = await widget.locator('[data-heatmap="ex-weights"] .hm-cell:not(.hm-extra)').evaluateAll(
+    (ns) => ns.map((n) => [Number(n.textContent), getComputedStyle(n).backgroundColor]));
+  for (const [v, colour] of cells) assert.equal(colour, rampColour(v), `widget weight ${v}`);
+  assertClean(problems, 'widget palette');
+  await context.close();
+});
+
+// ---------------------------------------------------------------------------
+// Numbers: never grouped, scientific for large and small magnitudes
+// ---------------------------------------------------------------------------
+
+/** Text on the page that groups digits ("12,345"): the vectors print ", " between entries, so "1,000" is grouping. */
+const GROUPED = /\d,\d{3}(?!\d)/;
+
+test('numbers are never grouped: a typed 12345 survives a reload and stays editable; large values print in scientific notation', async () => {
+  const { context, page, problems } = await open();
+  const token = page.locator('[data-grid="mask-tokens"] input[data-row="0"][data-col="1"]');
+  await typeInto(page, token, '12345');
+  await typeInto(page, page.locator('input[data-field="mha-seed"]'), '10000');
+  await page.waitForFunction(() => location.hash.includes('mha.seed=10000'));
+  await page.reload();
+  await page.waitForSelector('html[data-ready="true"]');
+  assert.equal(await token.inputValue(), '12345', 'the token id is shown as typed');
+  assert.equal(await token.getAttribute('aria-invalid'), null, 'and is valid');
+  assert.equal(await page.locator('input[data-field="mha-seed"]').inputValue(), '10000', 'the seed too');
+  await typeInto(page, token, '12346');
+  assert.equal(await token.getAttribute('aria-invalid'), null, 'it can be edited again');
+
+  // Huge scores: q·k = 1e12 prints as 1.0e12, not 999999995904.000.
+  await page.goto(`${suite.server.url}#one.q=1000000,0&one.k=1000000,0;0,1&one.v=1000000,0;0,1`);
+  await page.waitForSelector('html[data-ready="true"]');
+  assert.equal(await page.locator('[data-out="one-dots"]').textContent(), '[1.0e12, 0.000]');
+  const all = await page.evaluate(() => [
+    ...[...document.querySelectorAll('main input')].map((n) => n.value),
+    document.querySelector('main').innerText,
+  ].join('\n'));
+  assert.doesNotMatch(all, GROUPED, `grouped digits on the page: ${(all.match(new RegExp(`.{0,30}${GROUPED.source}.{0,10}`)) || [''])[0]}`);
+  assert.doesNotMatch(all, /\d{9,}\.\d/, 'no long fixed-point numbers');
+  assertClean(problems, 'grouping');
+  await context.close();
+});
+
+// ---------------------------------------------------------------------------
+// No sideways scroll at 390 px, whatever the values
+// ---------------------------------------------------------------------------
+
+test('hostile values do not widen the page at 390 px', async () => {
+  const big = '1000000,1000000,1000000,1000000';
+  for (const hash of [
+    '#one.v=1000000,-1000000;-1000000,1000000',
+    `#ex.q=${big};${big};${big}&ex.k=${big};${big};${big}&ex.v=1000000,-1000000;-1000000,1000000;1000000,1000000`,
+    '#one.q=1000000,0&one.k=1000000,0;0,1&one.v=-1000000,1000000;1000000,-1000000',
+    '#obs.mult=1000&mha.size=100&mha.dmodel=64&mha.heads=16&mha.t=8&shape.t=32&shape.d=32&shape.b=8&shape.h=8',
+  ]) {
+    const { context, page } = await open(hash, { width: 390, height: 844 });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const widest = await page.evaluate(() => {
+      let worst = null;
+      for (const n of document.querySelectorAll('main *')) {
+        const r = n.getBoundingClientRect();
+        if (r.right > window.innerWidth + 1 && !n.closest('.grid-wrap, .heatmap-wrap, .bk-table-wrap, .formula, .sr-only')) {
+          if (!worst || r.right > worst.right) worst = { right: Math.round(r.right), what: `${n.tagName}.${n.className} "${n.textContent.slice(0, 40)}"` };
+        }
+      }
+      return worst;
+    });
+    assert.ok(overflow <= 0, `${hash.slice(0, 50)}: the page is ${overflow} px too wide; widest: ${JSON.stringify(widest)}`);
+    await context.close();
+  }
+});
+
+// ---------------------------------------------------------------------------
+// Mask conventions: the classic migration bug shows its heatmap
+// ---------------------------------------------------------------------------
+
+test('the default page shows no error; the migration bug shows its heatmap with the empty row marked and explained', async () => {
+  const { context, page, problems } = await open();
+  const errors = await page.$$eval('.core-error', (ns) => ns.filter((n) => !n.hidden && n.offsetParent !== null).map((n) => n.textContent));
+  assert.deepEqual(errors, [], 'no error box on the default page');
+  const misuse = page.locator('#conventions [data-slot="misuse"]');
+  assert.equal(await misuse.locator('[data-heatmap="conv-misuse"]').count(), 1, 'the heatmap is shown');
+  // Causal T = 4 read as blocked: query 4 may see no key; the others see the future only.
+  const refused = await misuse.locator('.hm-cell.refused').evaluateAll((ns) => ns.map((n) => Number(n.dataset.row)));
+  assert.deepEqual(refused, [3, 3, 3, 3], 'the row of query 4 is marked as refused');
+  assert.match(await misuse.locator('.hm-rowhead.bad-row').textContent(), /query 4/);
+  assert.match(await page.locator('#conventions [data-slot="misuse-note"]').textContent(), /query 4 .*no key/i, 'the page says why that row is refused');
+  const row1 = await misuse.locator('.hm-cell[data-row="0"]').allTextContents();
+  assert.deepEqual(row1, ['0', '0.333', '0.333', '0.333'], 'query 1 now reads only the future keys 2–4');
+  assert.ok(await page.locator('#conventions .ramp-legend').count() >= 1, 'with the colour legend');
+  assertClean(problems, 'default page');
+  await context.close();
+});
+
+// ---------------------------------------------------------------------------
+// 1-based numbering everywhere on the page
+// ---------------------------------------------------------------------------
+
+test('the page numbers from 1 everywhere, the core\'s messages included', async () => {
+  const { context, page, problems } = await open();
+  // Block the whole row labelled "query 2" of the custom mask.
+  for (const j of [0, 1, 2]) await page.locator(`[data-mask="mask-custom"] button[data-row="1"][data-col="${j}"]`).click();
+  const status = await page.locator('#masks [data-slot="custom-status"]').textContent();
+  assert.match(status, /query 2\b/, `the message names the row the learner blocked: ${status}`);
+  assert.doesNotMatch(status, /query 1\b|batch 0|head 0/, `no 0-based index: ${status}`);
+  // A sequence that starts with padding: its first query.
+  await typeInto(page, page.locator('[data-grid="mask-tokens"] input[data-row="0"][data-col="0"]'), '0');
+  const pad = await page.locator('#masks [data-slot="padding-status"]').textContent();
+  assert.match(pad, /query 1\b/, pad);
+  assert.doesNotMatch(pad, /query 0|batch 0|head 0/, pad);
+  // The prose and the split/merge picture count from 1 too.
+  const text = await page.locator('main').innerText();
+  assert.doesNotMatch(text, /keys 0…/, 'prose says keys 1…i');
+  const cells = await page.locator('#shapes .pic-cell').allTextContents();
+  assert.equal(cells[0], '1a', 'the first position of the picture is 1');
+  assert.doesNotMatch(await page.locator('#shapes [data-out="shape-notes"]').textContent(), /positions 0/);
+  assertClean(problems, '1-based');
+  await context.close();
+});
+
+// ---------------------------------------------------------------------------
+// Why scale: fixed, labelled axes
+// ---------------------------------------------------------------------------
+
+test('why-scale histograms keep their axes as d_k changes, and say what the axes are', async () => {
+  const { context, page, problems } = await open();
+  const slider = page.locator('input[data-field="scale-dk"]');
+  /** Per chart: its tick labels, its axis labels, and the x extent of its non-empty bars. */
+  const read = () => page.$$eval('#why-scale .hist svg', (svgs) => svgs.map((svg) => {
+    const bars = [...svg.querySelectorAll('.bar')].filter((b) => Number(b.getAttribute('height')) > 0);
+    const xs = bars.map((b) => Number(b.getAttribute('x')));
+    return {
+      ticks: [...svg.querySelectorAll('.tick')].map((t) => t.textContent),
+      labels: [...svg.querySelectorAll('.axis-label')].map((t) => t.textContent),
+      spread: Math.max(...xs) - Math.min(...xs),
+    };
+  }));
+  const at = {};
+  for (const dk of [4, 64, 256]) {
+    await slider.fill(String(dk));
+    at[dk] = await read();
+  }
+  for (const k of [0, 1]) {
+    assert.deepEqual(at[4][k].ticks, at[256][k].ticks, `chart ${k + 1}: the same ticks at d_k 4 and 256`);
+    assert.equal(at[4][k].labels.length, 2, `chart ${k + 1}: an x label and a y label`);
+    assert.ok(at[4][k].ticks.length >= 5, `chart ${k + 1}: ticks on both axes (${at[4][k].ticks})`);
+  }
+  const [unscaled, scaled] = [0, 1];
+  assert.ok(at[256][unscaled].spread > 3 * at[4][unscaled].spread, `the unscaled spread grows: ${at[4][unscaled].spread} → ${at[256][unscaled].spread}`);
+  assert.ok(at[256][scaled].spread < 1.6 * at[4][scaled].spread, `the scaled spread stays put: ${at[4][scaled].spread} → ${at[256][scaled].spread}`);
+  assertClean(problems, 'why-scale');
+  await context.close();
+});
+
+// ---------------------------------------------------------------------------
+// Self- versus cross-attention
+// ---------------------------------------------------------------------------
+
+test('self-attention: one length field, and the readout agrees with it', async () => {
+  const { context, page, problems } = await open();
+  await page.locator('[data-field="cross-mode"] input[value="self"]').check();
+  await typeInto(page, page.locator('input[data-field="cross-tq"]'), '2');
+  assert.equal(await page.locator('input[data-field="cross-tk"]').isVisible(), false, 'no T_k field in self-attention');
+  const readout = await page.locator('#self-cross [data-slot="shapes"]').textContent();
+  assert.doesNotMatch(readout, /\s[:.,]/, `no stray space before punctuation: ${readout}`);
+  assert.match(readout, /T_k = 2\b/, `T_k follows the one length: ${readout}`);
+  assert.doesNotMatch(readout, /T_k = 4/);
+  await page.locator('[data-field="cross-mode"] input[value="cross"]').check();
+  assert.equal(await page.locator('input[data-field="cross-tk"]').isVisible(), true, 'T_k comes back for cross-attention');
+  assertClean(problems, 'self-cross');
+  await context.close();
+});
+
+// ---------------------------------------------------------------------------
+// Multi-head: the learner's words, and stale maps marked
+// ---------------------------------------------------------------------------
+
+test('multi-head errors use the field names and the stale maps are marked as the last valid result', async () => {
+  const { context, page, problems } = await open();
+  await typeInto(page, page.locator('input[data-field="mha-heads"]'), '5');
+  const status = await page.locator('#multi-head [data-slot="status"]').textContent();
+  assert.match(status, /d_model = 32/, status);
+  assert.match(status, /H = 5/, status);
+  assert.doesNotMatch(status, /dModel|numHeads|HEADS_DO_NOT_DIVIDE/, `no API names: ${status}`);
+  for (const name of ['weights', 'summary']) {
+    assert.equal(await page.locator(`#multi-head [data-slot="${name}"]`).evaluate((n) => n.classList.contains('stale')), true, `${name} marked stale`);
+  }
+  await typeInto(page, page.locator('input[data-field="mha-heads"]'), '8');
+  assert.equal(await page.locator('#multi-head [data-slot="weights"]').evaluate((n) => n.classList.contains('stale')), false, 'fresh again');
+  assertClean(problems, 'multi-head');
+  await context.close();
+});
+
+// ---------------------------------------------------------------------------
+// The widget's attributes
+// ---------------------------------------------------------------------------
+
+test('widget: heads alone picks a d_model that splits, d-model is an attribute, unknown show values warn, padding is padding only', async () => {
+  const { context, page, problems } = await open();
+  await page.evaluate(() => import('/attention-lab.js'));
+  const add = (id, attrs) => page.evaluate(async ({ id, attrs }) => {
+    const el = document.createElement('attention-lab');
+    el.id = id;
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+    document.body.append(el);
+    await el.ready;
+  }, { id, attrs });
+  await add('h3', { preset: 'multi-head', heads: '3' });
+  const h3 = page.locator('#h3');
+  assert.equal(await h3.locator('.head-map').count(), 3, 'heads="3" shows three maps');
+  const dModel = Number(await h3.locator('input[data-field="mha-dmodel"]').inputValue());
+  assert.equal(dModel % 3, 0, `d_model ${dModel} splits into 3 heads`);
+  assert.equal(await h3.locator('[data-slot="status"] .core-error:not([hidden])').count(), 0, 'no error');
+
+  await add('d24', { preset: 'multi-head', heads: '4', 'd-model': '24' });
+  assert.equal(await page.locator('#d24 input[data-field="mha-dmodel"]').inputValue(), '24');
+  assert.equal(await page.locator('#d24').evaluate((el) => el.state), 'mha.dmodel=24');
+
+  await add('show', { preset: 'three-by-three', show: 'weights wieghts' });
+  assert.match(await page.locator('#show .al-status').textContent(), /show=.*"wieghts"/, 'an unknown show value is named');
+
+  await add('pad', { preset: 'padding' });
+  // Sequence 1 is 12 91 33 0 0 with padding id 0: every query reads keys 1–3, none of the future is hidden.
+  const pad = page.locator('#pad');
+  const row1 = await pad.locator('[data-heatmap="mask-padding-weights-0"] .hm-cell[data-row="0"]').allTextContents();
+  assert.deepEqual(row1, ['0.333', '0.333', '0.333', '0', '0'], 'query 1 reads the three real tokens: no causal mask');
+  assertClean(problems, 'widget attributes');
+  await context.close();
+});

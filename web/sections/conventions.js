@@ -1,0 +1,139 @@
+// Mask conventions: allowed, blocked and additive masks, and the classic migration bug.
+// Every number shown comes from the wasm core.
+
+import { h, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, figures, blockedFrom } from '../lesson-ui.js';
+import { codec } from '../lesson-state.js';
+import { keyLabel, queryLabel, zeros, emptyRows, causalBits } from './common.js';
+import { slot } from './markup.js';
+
+export const conventions = {
+  id: 'conventions',
+  prefix: 'conv',
+  title: 'Mask conventions',
+  body: `
+<p>Libraries disagree about what a 1 in a boolean mask means. PyTorch’s <code>scaled_dot_product_attention</code> reads 1 (True) as “may attend”, like this page. <code>nn.MultiheadAttention</code> reads 1 as “ignore this position”. A third form adds 0 or −∞ straight onto the scores. The rule is the same in all three; only the spelling differs. Name masks after their meaning (<code>allowed</code>, <code>blocked</code>) and convert in one place when you cross from one API to another.</p>
+<p>Click a cell in either of the first two grids: the other two are rebuilt from it with the library’s conversion helpers.</p>
+<div class="controls" data-slot="controls"></div>
+<div class="result conv" data-slot="panels"></div>
+<div data-slot="checks"></div>
+<h3>The classic migration bug</h3>
+<p>Pass a correct causal <em>allowed</em> mask unchanged to an API that expects a <em>blocked</em> one, and the past is hidden while the future is open. This is what the core computes when your allowed mask is read the wrong way round:</p>
+<div data-slot="misuse"></div>
+<div data-slot="misuse-note"></div>
+<div data-slot="misuse-status"></div>
+`,
+  presets: {
+    conventions: {
+      title: 'Mask conventions', result: 'conv.misuse', seqLen: ['conv', 't'],
+      blocks: [
+        slot('controls', 'inputs', { cls: 'controls' }), slot('panels', 'inputs', { cls: 'result conv' }), slot('checks', 'checks'),
+        slot('misuse', 'weights', { label: 'What the core computes when this allowed mask is read as a blocked one' }), slot('misuse-note', 'weights'),
+        slot('misuse-status'),
+      ],
+    },
+  },
+  fields: [
+    ['t', codec.int(1, 8), () => 4],
+    ['allowed', codec.bits((st) => st.t, (st) => st.t), (st) => causalBits(st.t)],
+  ],
+
+  mount(ctx, st) {
+    const commit = () => ctx.commit(this.prefix);
+    const reset = h('button', { type: 'button', class: 'action', 'data-action': 'conv-reset', text: 'Reset to causal' });
+    reset.addEventListener('click', () => { st.allowed = causalBits(st.t); commit(); });
+    ctx.slot(this.id, 'controls').replaceChildren(h('div', { class: 'controls-row' },
+      numberField({ label: 'T', name: 'conv-t', value: st.t, integer: true, min: 1, max: 8, size: 'sm',
+        onValue: (v) => { st.t = v; st.allowed = causalBits(v); commit(); } }),
+      reset));
+    this.status = statusLine();
+    ctx.slot(this.id, 'misuse-status').replaceChildren(this.status.node);
+  },
+
+  update(ctx, st, focus) {
+    const { blockedFromAllowed, allowedFromBlocked, additiveFromAllowed } = ctx.api;
+    const T = st.t;
+    const allowed = { data: Uint8Array.from(st.allowed.flat(), Number), shape: [T, T] };
+    const blocked = blockedFromAllowed(allowed);
+    const additive = additiveFromAllowed(allowed);
+    const at = (m, i, j) => m.data[i * T + j];
+    const setAllowed = (data) => { st.allowed = Array.from({ length: T }, (_, i) => Array.from({ length: T }, (_, j) => data[i * T + j] === 1)); };
+
+    const panel = (title, api, draw) => {
+      const host = h('div');
+      draw(host);
+      return h('figure', { class: 'conv-panel' }, h('figcaption', {}, h('strong', { text: title }), h('br'), h('code', { text: api })), host);
+    };
+    const allowedPanel = panel('Allowed: 1 = may attend', 'F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)', (host) => maskGrid(host, {
+      name: 'conv-allowed', rows: T, cols: T, get: (i, j) => at(allowed, i, j), label: 'Allowed mask: pressed means allowed',
+      rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '1' : '0'), badRows: emptyRows(ctx.lab, st.allowed),
+      onToggle: (i, j) => {
+        const data = allowed.data.slice();
+        data[i * T + j] = 1 - data[i * T + j];
+        setAllowed(data);
+        ctx.commit(this.prefix, { panel: 'allowed', cell: [i, j] });
+      },
+    }));
+    const blockedPanel = panel('Blocked: 1 = ignore', 'nn.MultiheadAttention(...)(x, x, x, attn_mask=blocked)', (host) => maskGrid(host, {
+      name: 'conv-blocked', rows: T, cols: T, get: (i, j) => at(blocked, i, j), label: 'Blocked mask: pressed means blocked',
+      rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '1' : '0'), pressedMeans: 'blocked',
+      onToggle: (i, j) => {
+        const data = blocked.data.slice();
+        data[i * T + j] = 1 - data[i * T + j];
+        setAllowed(allowedFromBlocked({ data, shape: [T, T] }).data);
+        ctx.commit(this.prefix, { panel: 'blocked', cell: [i, j] });
+      },
+    }));
+    const additivePanel = panel('Additive: added to the scores', 'scores + additive  (0 or −∞)', (host) => maskGrid(host, {
+      name: 'conv-additive', rows: T, cols: T, get: (i, j) => at(additive, i, j) === 0, label: 'Additive mask: 0 keeps a score, minus infinity removes it',
+      rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '0' : '−∞'),
+    }));
+    const panels = ctx.slot(this.id, 'panels');
+    panels.replaceChildren(allowedPanel, blockedPanel, additivePanel);
+    if (focus && focus.panel) {
+      const grid = panels.querySelector(`[data-mask="conv-${focus.panel}"]`);
+      if (grid) refocusMaskCell(grid, ...focus.cell);
+    }
+
+    let diagonalOk = true;
+    for (let i = 0; i < T; i++) if (!at(allowed, i, i)) diagonalOk = false;
+    ctx.slot(this.id, 'checks').replaceChildren(h('p', { class: 'readout', 'data-out': 'conv-diagonal' },
+      diagonalOk ? '✓ Every query may attend to itself: the diagonal is allowed in the allowed mask and 0 in the blocked mask.'
+        : '⚠ Some query may not attend to itself: for a causal self-attention mask that usually means the convention was flipped.'));
+
+    // What happens if the allowed mask is handed, unchanged, to an API that
+    // reads 1 as "blocked". The core runs each query on its own, so that a
+    // row it refuses (a query left with no key) does not hide the others.
+    const res = ctx.core(this.status, () => {
+      const rows = [];
+      for (let i = 0; i < T; i++) {
+        try {
+          rows.push(ctx.lab.sdpa(zeros([], 1), zeros([], T), zeros([], T), { mask: { data: blocked.data.subarray(i * T, (i + 1) * T), shape: [1, T] } }));
+        } catch (err) {
+          if (err.code !== 'ALL_MASKED_ROW') throw err;
+          rows.push(null);
+        }
+      }
+      return rows;
+    }, [], { keepNote: false });
+    if (!res) return;
+    const refused = new Set(res.flatMap((r, i) => (r ? [] : [i])));
+    const values = new Float32Array(T * T).fill(NaN);
+    res.forEach((r, i) => { if (r) values.set(r.weights.data, i * T); });
+    if (refused.size === 0) ctx.publish(`${this.prefix}.misuse`, { weights: { data: values, shape: [T, T] }, output: null, scores: null });
+    const [mapHost] = figures(ctx.slot(this.id, 'misuse'), [{ key: 'misuse', caption: 'equal scores, mask read the wrong way round' }]);
+    heatmap(mapHost, { name: 'conv-misuse', values, rows: T, cols: T, digits: 3, refusedRows: refused,
+      blocked: blockedFrom(ctx.lab.allowedPairs([T, T], { mask: blocked })), rowLabel: queryLabel, colLabel: keyLabel,
+      caption: 'Weights when the mask meaning is flipped' });
+    const names = [...refused].map((i) => queryLabel(i));
+    ctx.slot(this.id, 'misuse-note').replaceChildren(
+      refused.size === 0 ? h('p', { class: 'readout', 'data-out': 'conv-refused', text: 'Read this way, every query still has a key, so nothing warns you: the weights are simply wrong.' })
+        : h('p', { class: 'readout', 'data-out': 'conv-refused' },
+          h('strong', { text: `${names.join(', ')} ${refused.size > 1 ? 'are' : 'is'} marked ⚠: ` }),
+          `read the wrong way round, the mask leaves ${refused.size > 1 ? 'these queries' : 'this query'} with no key at all. `
+          + 'A softmax over nothing has no answer, so the core refuses such a row (ALL_MASKED_ROW) instead of returning NaN. '
+          + 'The other rows are computed, and they read only the keys they should not.'),
+    );
+  },
+};
+
+export default conventions;

@@ -1,0 +1,207 @@
+// Masks: causal, padding, both at once (AND), and a mask of the learner's own.
+// Every number shown comes from the wasm core.
+
+import {
+  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmtShape, figures, blockedFrom,
+} from '../lesson-ui.js';
+import { codec } from '../lesson-state.js';
+import { keyLabel, queryLabel, zeros, emptyRows, causalBits } from './common.js';
+import { slot, group, unused } from './markup.js';
+
+export const TOKEN_DEFAULTS = [[12, 91, 33, 0, 0], [44, 17, 29, 81, 5]];
+
+// The widget's presets show the three parts of this section separately.
+const MASK_PARTS = {
+  causal: ['causal-controls', 'causal-status', 'causal'],
+  padding: ['padding-controls', 'padding', 'padding-weights', 'padding-status'],
+  combined: ['combined'],
+  custom: ['custom', 'custom-weights', 'custom-status'],
+};
+const maskUnused = (keep) => unused(...Object.entries(MASK_PARTS).filter(([k]) => k !== keep).flatMap(([, names]) => names));
+const causalBlocks = [
+  slot('causal-controls', 'inputs', { cls: 'controls' }), slot('causal-status'),
+  slot('causal', 'weights', { cls: 'result two-col' }),
+];
+const paddingBlocks = [
+  slot('padding-controls', 'inputs', { cls: 'controls' }), slot('padding'),
+  slot('padding-weights', 'weights', { cls: 'result two-col', label: 'Weights of both sequences under the padding mask' }),
+  slot('padding-status'),
+];
+const combinedBlocks = [
+  slot('combined', 'weights', { cls: 'result two-col', label: 'Weights of both sequences under causal AND padding' }),
+];
+const customBlocks = [
+  group('result two-col', slot('custom', 'inputs'), slot('custom-weights', 'weights')), slot('custom-status'),
+];
+
+export const masks = {
+  id: 'masks',
+  prefix: 'mask',
+  title: 'Masks',
+  body: `
+<p>A mask says which keys each query may read, without changing any tensor’s size. On this page a mask is an <em>allowed</em> mask: 1 means the query may attend to that key. A blocked key’s score is replaced by −∞ <em>before</em> the softmax, so its weight comes out exactly 0 and the other weights still add up to 1. Masking after the softmax would be too late: the forbidden key would already have shaped the denominator.</p>
+<p>In the pictures, a <span class="legend-blocked blocked">hatched cell marked ×</span> is blocked. Every example in this section uses equal scores (all queries and keys zero), so each row simply spreads its weight evenly over the keys it is allowed to see.</p>
+
+<h3>Causal: no peeking ahead</h3>
+<p>A decoder generating text must not look at positions it has not produced yet, so query <em>i</em> may see keys 1…<em>i</em> only: a lower triangle. Deleting the future keys instead would give every row a different length and ruin the rectangular tensors that make the computation fast.</p>
+<div class="controls" data-slot="causal-controls"></div>
+<div data-slot="causal-status"></div>
+<div class="result two-col" data-slot="causal"></div>
+
+<h3>Padding: ignore the filler</h3>
+<p>Sequences in a batch have different lengths, so shorter ones are filled up with a padding id. Padding describes <em>keys</em> that must not be read, so the mask has shape (B, 1, 1, T): one row of keys per sequence, repeated over heads and queries. It blocks columns, not rows.</p>
+<div class="controls" data-slot="padding-controls"></div>
+<div data-slot="padding"></div>
+<p>On its own, padding hides the same keys from every query: each row of a sequence spreads its weight over that sequence’s real tokens.</p>
+<div class="result two-col" data-slot="padding-weights"></div>
+
+<h3>Both rules at once: AND</h3>
+<p>A key is visible only if every rule allows it, so the masks are combined with a logical AND. Try making a sequence start with the padding id: its first query is then left with no key at all. A softmax over nothing but −∞ has no answer, so the core refuses with an error instead of quietly returning NaN.</p>
+<div data-slot="padding-status"></div>
+<div class="result two-col" data-slot="combined"></div>
+
+<h3>Your own mask</h3>
+<p>Click the cells (or use Tab and Space) to allow ✓ or block ✕ each pair, applied to the 3×3 example of section 2. Block a whole row and watch the core flag it.</p>
+<div class="result two-col">
+  <div data-slot="custom"></div>
+  <div data-slot="custom-weights"></div>
+</div>
+<div data-slot="custom-status"></div>
+<p class="aside">Checking one row is a good habit: its allowed weights add up to 1 and its blocked weights are exactly 0. If a future or padding key receives weight, the mask is wrong even though every shape is right.</p>
+`,
+  dependsOn: ['ex'],
+  presets: {
+    masks: {
+      title: 'Masks', result: 'mask.custom', seqLen: ['mask', 'ct'],
+      blocks: [...causalBlocks, ...paddingBlocks, ...combinedBlocks, ...customBlocks],
+    },
+    causal: {
+      title: 'The causal mask', result: 'mask.causal', seqLen: ['mask', 'ct'],
+      blocks: [...causalBlocks, maskUnused('causal')],
+    },
+    padding: {
+      title: 'The padding mask', result: 'mask.padding',
+      blocks: [...paddingBlocks, maskUnused('padding')],
+    },
+    'custom-mask': {
+      title: 'Your own mask', result: 'mask.custom',
+      blocks: [...customBlocks, maskUnused('custom')],
+    },
+  },
+  fields: [
+    ['ct', codec.int(1, 8), () => 4],
+    ['tokens', codec.matrix(() => 2, () => 5, { integer: true, min: 0, max: 99999 }), () => TOKEN_DEFAULTS.map((r) => r.slice())],
+    ['pad', codec.int(0, 99999), () => 0],
+    ['custom', codec.bits(() => 3, () => 3), () => causalBits(3).map((row) => row.map(() => true))],
+  ],
+
+  mount(ctx, st) {
+    const commit = () => ctx.commit(this.prefix);
+    ctx.slot(this.id, 'causal-controls').replaceChildren(numberField({
+      label: 'Sequence length T', name: 'mask-ct', value: st.ct, integer: true, min: 1, max: 8, size: 'sm',
+      onValue: (v) => { st.ct = v; commit(); },
+    }));
+    ctx.slot(this.id, 'padding-controls').replaceChildren(
+      numberGrid({ label: 'Token ids (2 sequences × 5 positions)', name: 'mask-tokens', matrix: st.tokens, integer: true, min: 0, max: 99999,
+        rowLabel: (i) => `seq ${i + 1}`, colLabel: (j) => `pos ${j + 1}`, onChange: commit }),
+      numberField({ label: 'Padding id', name: 'mask-pad', value: st.pad, integer: true, min: 0, max: 99999, size: 'sm',
+        onValue: (v) => { st.pad = v; commit(); } }),
+    );
+    this.causalStatus = statusLine();
+    this.paddingStatus = statusLine();
+    this.customStatus = statusLine();
+    ctx.slot(this.id, 'causal-status').replaceChildren(this.causalStatus.node);
+    ctx.slot(this.id, 'padding-status').replaceChildren(this.paddingStatus.node);
+    ctx.slot(this.id, 'custom-status').replaceChildren(this.customStatus.node);
+    this.drawCustom(ctx, st);
+  },
+
+  drawCustom(ctx, st, focus) {
+    const host = ctx.slot(this.id, 'custom');
+    maskGrid(host, {
+      name: 'mask-custom', rows: 3, cols: 3, get: (i, j) => st.custom[i][j], label: 'Custom mask: pressed means the query may attend to the key',
+      rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '✓' : '✕'), badRows: emptyRows(ctx.lab, st.custom),
+      onToggle: (i, j) => {
+        st.custom[i][j] = !st.custom[i][j];
+        this.drawCustom(ctx, st, [i, j]);
+        ctx.commit(this.prefix);
+      },
+    });
+    if (focus) refocusMaskCell(host, ...focus);
+  },
+
+  // Three parts, each redrawn only when its own inputs change (the custom
+  // mask also reads the 3×3 example of another section).
+  update(ctx, st) {
+    ctx.part(this, 'causal', [st.ct], () => this.drawCausal(ctx, st));
+    ctx.part(this, 'padding', [st.tokens, st.pad], () => this.drawPadding(ctx, st));
+    ctx.part(this, 'custom', [st.custom, ctx.states.ex], () => this.drawCustomResult(ctx, st));
+  },
+
+  drawCausal(ctx, st) {
+    // Causal: the helper's lower triangle, and equal scores spread over it.
+    const cm = ctx.api.causalMask(st.ct);
+    const causal = ctx.core(this.causalStatus, () => ctx.lab.sdpa(zeros([], st.ct), zeros([], st.ct), zeros([], st.ct), { mask: cm }),
+      [ctx.slot(this.id, 'causal')]);
+    if (!causal) return;
+    ctx.publish(`${this.prefix}.causal`, causal);
+    const [maskHost, weightHost] = figures(ctx.slot(this.id, 'causal'), [
+      { key: 'mask', caption: `causalMask(${st.ct}): 1 = allowed` }, { key: 'weights', caption: 'weights when every score is equal' }]);
+    maskGrid(maskHost, { name: 'mask-causal', rows: st.ct, cols: st.ct, get: (i, j) => cm.data[i * st.ct + j],
+      label: `Causal allowed mask, T = ${st.ct}`, rowLabel: queryLabel, colLabel: keyLabel });
+    heatmap(weightHost, { name: 'mask-causal-weights', values: causal.weights.data, rows: st.ct, cols: st.ct, digits: 3,
+      blocked: blockedFrom(ctx.lab.allowedPairs([st.ct, st.ct], { mask: cm })), rowLabel: queryLabel, colLabel: keyLabel,
+      caption: 'Weights with equal scores under the causal mask' });
+  },
+
+  drawPadding(ctx, st) {
+    // Padding (always drawn for the current token ids), alone and with the causal mask, for both sequences.
+    const padHost = ctx.slot(this.id, 'padding');
+    const combinedHost = ctx.slot(this.id, 'combined');
+    const pm = ctx.api.paddingMask(st.tokens, st.pad);
+    const real = (b, j) => pm.data[b * 5 + j] === 1;
+    const padGrid = h('div');
+    maskGrid(padGrid, { name: 'mask-padding', rows: 2, cols: 5, get: (b, j) => real(b, j),
+      label: `Padding allowed mask, shape ${fmtShape(pm.shape)}: 1 = real token`,
+      rowLabel: (b) => `sequence ${b + 1}`, colLabel: keyLabel, text: (on) => (on ? '1' : '0') });
+    padHost.replaceChildren(h('p', { class: 'readout' }, 'paddingMask(token ids, ', String(st.pad), ') has shape ',
+      h('code', { 'data-out': 'mask-pshape', text: fmtShape(pm.shape) }),
+      ': one row of keys per sequence, repeated for every head and every query.'), padGrid);
+    const z = zeros([2, 1], 5);
+    // Which pairs are blocked comes from the core's own rule for the same options.
+    const twoMaps = (host, name, what, weights, options) => {
+      const pairs = ctx.lab.allowedPairs(weights.shape, options);
+      figures(host, [0, 1].map((b) => ({ key: `seq${b}`, caption: `sequence ${b + 1}: ${what}` })))
+        .forEach((mapHost, b) => heatmap(mapHost, { name: `${name}-${b}`, values: weights.data.subarray(b * 25, (b + 1) * 25), rows: 5, cols: 5, digits: 3, legend: b === 1,
+          blocked: blockedFrom(pairs, b), rowLabel: queryLabel, colLabel: keyLabel,
+          caption: `Sequence ${b + 1}: weights under ${what}` }));
+    };
+    const padWeightsHost = ctx.slot(this.id, 'padding-weights');
+    const alone = ctx.core(this.paddingStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm }), [padWeightsHost, combinedHost]);
+    if (!alone) return;
+    ctx.publish(`${this.prefix}.padding`, alone);
+    twoMaps(padWeightsHost, 'mask-padding-weights', 'padding', alone.weights, { mask: pm });
+    // With the causal mask the core may refuse (a sequence that starts with padding leaves its
+    // first query with no key): its message is shown and the last valid pictures stay.
+    const out = ctx.core(this.paddingStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm, causal: true }), [combinedHost]);
+    if (!out) return;
+    ctx.publish(`${this.prefix}.combined`, out);
+    twoMaps(combinedHost, 'mask-combined', 'causal AND padding', out.weights, { mask: pm, causal: true });
+  },
+
+  drawCustomResult(ctx, st) {
+    const ex = ctx.states.ex;
+    const host = ctx.slot(this.id, 'custom-weights');
+    const out = ctx.core(this.customStatus, () => ctx.lab.sdpa(ex.q, ex.k, ex.v,
+      { mask: st.custom }), [host]);
+    if (!out) return;
+    ctx.publish(`${this.prefix}.custom`, out);
+    const [mapHost] = figures(host, [{ key: 'weights', caption: 'weights of the 3×3 example under your mask' }]);
+    heatmap(mapHost, { name: 'mask-custom-weights', values: out.weights.data, rows: 3, cols: 3, digits: 4,
+      blocked: (i, j) => !st.custom[i][j], rowLabel: queryLabel, colLabel: keyLabel,
+      caption: 'Weights of the 3×3 example under the custom mask' });
+
+  },
+};
+
+export default masks;

@@ -1,0 +1,103 @@
+// The four numbers the core measures on every call, on an example of the learner's choice.
+// Every number shown comes from the wasm core.
+
+import { h, numberField, select, heatmap, statusLine, fmt, fmtSci, figures, blockedFrom } from '../lesson-ui.js';
+import { codec } from '../lesson-state.js';
+import { keyLabel, queryLabel, zeros } from './common.js';
+import { slot, group } from './markup.js';
+
+const OBS_SOURCES = [
+  ['plain', 'The 3×3 example, no mask'],
+  ['causal', 'The 3×3 example, causal'],
+  ['custom', 'The 3×3 example with the custom mask of section 5'],
+  ['padding', 'The two padded sequences of section 5, causal AND padding'],
+];
+
+export const observability = {
+  id: 'observability',
+  prefix: 'obs',
+  title: 'Watching the invariants',
+  body: `
+<p>A broken attention layer often still returns tensors of the right shape, and the loss curve may not tell you. Four numbers, measured by the core on every call, catch most mistakes while you build one. They are meant for development and tests rather than for every step of a production run.</p>
+<div class="controls" data-slot="controls"></div>
+<div data-slot="status"></div>
+<div class="result obs">
+  <div data-slot="weights"></div>
+  <div data-slot="stats"></div>
+</div>
+`,
+  dependsOn: ['ex', 'mask'],
+  presets: {
+    observability: {
+      title: 'Watching the invariants', result: 'obs.main',
+      blocks: [
+        slot('controls', 'inputs', { cls: 'controls' }), slot('status'),
+        group('result obs', slot('weights', 'weights'), slot('stats', 'checks')),
+      ],
+    },
+  },
+  fields: [
+    ['src', codec.choice(OBS_SOURCES.map(([v]) => v)), () => 'causal'],
+    ['mult', codec.num(-1000, 1000), () => 1],
+  ],
+
+  mount(ctx, st) {
+    const commit = () => ctx.commit(this.prefix);
+    ctx.slot(this.id, 'controls').replaceChildren(
+      select({ label: 'Example', name: 'obs-src', value: st.src, options: OBS_SOURCES, onValue: (v) => { st.src = v; commit(); } }),
+      numberField({ label: 'Multiply Q by', name: 'obs-mult', value: st.mult, min: -1000, max: 1000, size: 'sm',
+        hint: 'Scales the 3×3 example’s queries: larger queries, larger scores.', onValue: (v) => { st.mult = v; commit(); } }),
+    );
+    this.status = statusLine();
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+  },
+
+  // Redrawn only when what the chosen example reads has changed.
+  update(ctx, st) {
+    const mk = ctx.states.mask;
+    const inputs = [st, ctx.states.ex, st.src === 'custom' ? mk.custom : null, st.src === 'padding' ? [mk.tokens, mk.pad] : null];
+    ctx.part(this, 'example', inputs, () => this.draw(ctx, st));
+  },
+
+  draw(ctx, st) {
+    const ex = ctx.states.ex;
+    const mk = ctx.states.mask;
+    const host = ctx.slot(this.id, 'stats');
+    let opts = {}; // the example's rule, kept for its heatmap
+    const res = ctx.core(this.status, () => {
+      if (st.src === 'padding') {
+        const z = zeros([2, 1], 5);
+        opts = { mask: ctx.api.paddingMask(mk.tokens, mk.pad), causal: true };
+        return ctx.lab.sdpa(z, z, z, opts);
+      }
+      const q = ex.q.map((row) => row.map((x) => x * st.mult));
+      if (st.src === 'causal') opts.causal = true;
+      if (st.src === 'custom') opts.mask = mk.custom;
+      return ctx.lab.sdpa(q, ex.k, ex.v, opts);
+    }, [host, ctx.slot(this.id, 'weights')]);
+    if (!res) return;
+    ctx.publish(`${this.prefix}.main`, res);
+    const s = res.stats;
+    const rows = [
+      ['max |score| before softmax', fmt(s.maxAbsScore, 3), 'obs-maxscore',
+        s.maxAbsScore > 20 ? 'Large: the softmax is close to one-hot and its gradients are tiny.' : 'Moderate: the softmax stays smooth.'],
+      ['fraction of logits masked', `${fmt(s.maskedFraction, 3)} (${fmt(100 * s.maskedFraction, 1)} %)`, 'obs-masked',
+        'Blocked query–key pairs over all pairs.'],
+      ['max row-sum error', fmtSci(s.maxRowSumError), 'obs-rowsum',
+        s.maxRowSumError < 1e-5 ? 'Every row of weights adds up to 1 (up to float rounding).' : 'Some row does not add up to 1: the softmax ran over the wrong axis?'],
+      ['max weight on a forbidden key', fmtSci(s.maxForbiddenWeight), 'obs-forbidden',
+        s.maxForbiddenWeight === 0 ? 'Exactly 0: nothing leaks past the mask.' : 'Not 0: a blocked key is being read.'],
+    ];
+    // The weights the numbers describe (the first sequence for the padded example).
+    const [Tq, Tk] = res.weights.shape.slice(-2);
+    const [mapHost] = figures(ctx.slot(this.id, 'weights'), [
+      { key: 'weights', caption: st.src === 'padding' ? 'weights of sequence 1' : 'weights of the chosen example' }]);
+    const blockedAt = opts.mask || opts.causal ? blockedFrom(ctx.lab.allowedPairs(res.weights.shape, opts)) : null;
+    heatmap(mapHost, { name: 'obs-weights', values: res.weights.data.subarray(0, Tq * Tk), rows: Tq, cols: Tk, digits: 3,
+      blocked: blockedAt, rowLabel: queryLabel, colLabel: keyLabel, caption: 'Weights of the chosen example' });
+    host.replaceChildren(h('dl', { class: 'stats' }, rows.map(([name, value, key, note]) => h('div', { class: 'stat' },
+      h('dt', { text: name }), h('dd', {}, h('strong', { 'data-out': key, text: value }), h('span', { class: 'hint', text: note }))))));
+  },
+};
+
+export default observability;

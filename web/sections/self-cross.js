@@ -1,0 +1,146 @@
+// Self- versus cross-attention through the core's multi-head module.
+// Every number shown comes from the wasm core.
+
+import { h, numberGrid, numberField, radios, valueTable, statusLine, fmtShape, blockedFrom } from '../lesson-ui.js';
+import { codec } from '../lesson-state.js';
+import { dimLabel, resized, mhaCache, headHeatmaps } from './common.js';
+import { slot } from './markup.js';
+
+const CROSS_D = 4, CROSS_H = 2, CROSS_SEED = 3;
+const tgtFill = (i, j) => (((i * 7 + j * 3 + 1) % 9) - 4) / 4;
+const srcFill = (i, j) => (((i * 5 + j * 2 + 3) % 9) - 4) / 4;
+const padFill = (tk) => (j) => !(tk >= 4 && j >= tk - 2); // the last two source positions are padding
+
+export const selfCross = {
+  id: 'self-cross',
+  prefix: 'cross',
+  title: 'Self-attention and cross-attention',
+  body: `
+<p>The formula is the same in both; only the origin of the keys and values changes.</p>
+<div class="grid-wrap">
+<table class="compare">
+  <caption>Where Q, K and V come from</caption>
+  <thead><tr><th scope="col">Kind</th><th scope="col">Queries from</th><th scope="col">Keys and values from</th><th scope="col">Score shape</th></tr></thead>
+  <tbody>
+    <tr><th scope="row">Self-attention</th><td>the sequence itself</td><td>the same sequence</td><td>(B, T, T)</td></tr>
+    <tr><th scope="row">Cross-attention</th><td>the target (decoder) states</td><td>the source (encoder) states</td><td>(B, T<sub>q</sub>, T<sub>k</sub>)</td></tr>
+  </tbody>
+</table>
+</div>
+<p>In self-attention T<sub>q</sub> = T<sub>k</sub>, which hides mistakes that mix up the two lengths. Testing with 4 target positions and 7 source positions exposes them: the weights must be (…, 4, 7), the output must have 4 rows, and the source padding mask must have length 7, not 4. Below, a small multi-head module (d<sub>model</sub> = 4, two heads, fixed seeded weights) runs on the states you edit; the starting values are just a repeating pattern.</p>
+<div class="controls" data-slot="controls"></div>
+<div class="inputs" data-slot="inputs"></div>
+<div data-slot="status"></div>
+<div data-slot="shapes"></div>
+<div class="result heads" data-slot="weights"></div>
+<div data-slot="output"></div>
+`,
+  presets: {
+    cross: {
+      title: 'Self-attention and cross-attention', result: 'cross.main', seqLen: ['cross', 'tq'], aliases: ['self-cross'],
+      blocks: [
+        slot('controls', 'inputs', { cls: 'controls' }), slot('inputs', 'inputs', { cls: 'inputs' }), slot('status'),
+        slot('shapes'), slot('weights', 'weights', { cls: 'result heads' }), slot('output', 'output'),
+      ],
+    },
+  },
+  fields: [
+    ['mode', codec.choice(['self', 'cross']), () => 'cross'],
+    ['tq', codec.int(1, 8), () => 4],
+    ['tk', codec.int(1, 10), () => 7],
+    ['tgt', codec.matrix((st) => st.tq, () => CROSS_D), (st) => resized(null, st.tq, CROSS_D, tgtFill)],
+    ['src', codec.matrix((st) => st.tk, () => CROSS_D), (st) => resized(null, st.tk, CROSS_D, srcFill)],
+    ['pad', codec.bits(() => 1, (st) => st.tk), (st) => [Array.from({ length: st.tk }, (_, j) => padFill(st.tk)(j))]],
+  ],
+
+  mount(ctx, st) {
+    const commit = () => ctx.commit(this.prefix);
+    this.mha?.free(); // mounted again (a new state): give back the old module
+    this.mha = mhaCache();
+    ctx.slot(this.id, 'controls').replaceChildren(
+      radios({ legend: 'Where keys and values come from', name: 'cross-mode', value: st.mode,
+        options: [['self', 'Self-attention: the same sequence'], ['cross', 'Cross-attention: a second (source) sequence']],
+        onValue: (v) => { st.mode = v; this.drawInputs(ctx, st); commit(); } }),
+      h('div', { class: 'controls-row' },
+        this.tqField = numberField({ label: 'T_q (target positions)', name: 'cross-tq', value: st.tq, integer: true, min: 1, max: 8, size: 'sm',
+          onValue: (v) => { st.tq = v; st.tgt = resized(st.tgt, v, CROSS_D, tgtFill); this.drawInputs(ctx, st); commit(); } }),
+        this.tkField = numberField({ label: 'T_k (source positions)', name: 'cross-tk', value: st.tk, integer: true, min: 1, max: 10, size: 'sm',
+          onValue: (v) => {
+            st.tk = v;
+            st.src = resized(st.src, v, CROSS_D, srcFill);
+            st.pad = [Array.from({ length: v }, (_, j) => (j < st.pad[0].length ? st.pad[0][j] : true))];
+            this.drawInputs(ctx, st);
+            commit();
+          } })),
+    );
+    this.status = statusLine();
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    this.drawInputs(ctx, st);
+  },
+
+  drawInputs(ctx, st) {
+    const commit = () => ctx.commit(this.prefix);
+    const cross = st.mode === 'cross';
+    // Self-attention has one sequence, so one length: T_k is T_q.
+    this.tkField.hidden = !cross;
+    this.tqField.querySelector('label').textContent = cross ? 'T_q (target positions)' : 'T (positions; T_q = T_k)';
+    const parts = [numberGrid({ label: `Target states t (${st.tq} × d_model = ${CROSS_D})`, name: 'cross-tgt', matrix: st.tgt,
+      rowLabel: (i) => `t${i + 1}`, colLabel: dimLabel, onChange: commit })];
+    if (cross) {
+      parts.push(numberGrid({ label: `Source states s (${st.tk} × d_model = ${CROSS_D})`, name: 'cross-src', matrix: st.src,
+        rowLabel: (i) => `s${i + 1}`, colLabel: dimLabel, onChange: commit }));
+      const padHost = h('div', { class: 'pad-toggles' });
+      const drawPad = () => {
+        const group = h('div', { class: 'pad-row', role: 'group', 'aria-label': 'Source positions: pressed means a real token, not pressed means padding', 'data-mask': 'cross-pad' });
+        st.pad[0].forEach((real, j) => {
+          const btn = h('button', { type: 'button', class: `mask-cell ${real ? 'allowed' : 'blocked'}`, 'aria-pressed': real ? 'true' : 'false',
+            'data-col': j, text: real ? `s${j + 1}` : `s${j + 1} pad` });
+          btn.addEventListener('click', () => {
+            st.pad[0][j] = !st.pad[0][j];
+            drawPad();
+            padHost.querySelector(`button[data-col="${j}"]`).focus();
+            commit();
+          });
+          group.append(btn);
+        });
+        padHost.replaceChildren(h('p', { class: 'sub-label', text: 'Source padding (click to switch a position between token and padding)' }), group);
+      };
+      drawPad();
+      parts.push(padHost);
+    }
+    ctx.slot(this.id, 'inputs').replaceChildren(...parts);
+  },
+
+  update(ctx, st) {
+    const cross = st.mode === 'cross';
+    const res = ctx.core(this.status, () => {
+      const mha = this.mha(ctx.lab, { dModel: CROSS_D, numHeads: CROSS_H, seed: CROSS_SEED });
+      const query = { data: st.tgt.flat(), shape: [1, st.tq, CROSS_D] };
+      if (!cross) return mha.forward(query);
+      const source = { data: st.src.flat(), shape: [1, st.tk, CROSS_D] };
+      return mha.forward(query, source, { keyPaddingMask: { data: st.pad[0].map(Number), shape: [1, st.tk] } });
+    }, ['shapes', 'weights', 'output'].map((name) => ctx.slot(this.id, name)));
+    if (!res) return;
+    ctx.publish(`${this.prefix}.main`, res);
+    const Tk = res.weights.shape[3];
+    headHeatmaps(ctx.slot(this.id, 'weights'), {
+      weights: res.weights, name: 'cross-weights',
+      blocked: cross ? blockedFrom(ctx.lab.allowedPairs([1, 1, st.tq, st.tk], { keyPaddingMask: { data: st.pad[0].map(Number), shape: [1, st.tk] } })) : null,
+      queryLabel: (i) => `t${i + 1}`,
+      keyLabel: (j) => (cross ? `s${j + 1}` : `t${j + 1}`),
+    });
+    ctx.slot(this.id, 'shapes').replaceChildren(h('p', { class: 'readout' },
+      'Queries ', h('code', { text: fmtShape([1, st.tq, CROSS_D]) }),
+      cross ? ' read keys and values from the source ' : ' read keys and values from themselves',
+      cross ? h('code', { text: fmtShape([1, st.tk, CROSS_D]) }) : null,
+      ': the weights are ', h('code', { 'data-out': 'cross-wshape', text: fmtShape(res.weights.shape) }),
+      ` (batch, heads, T_q = ${res.weights.shape[2]}, T_k = ${Tk}) and the output is `, h('code', { 'data-out': 'cross-oshape', text: fmtShape(res.output.shape) }),
+      '. The output always has one row per query.'));
+    valueTable(ctx.slot(this.id, 'output'), {
+      name: 'cross-output', values: res.output.data, rows: st.tq, cols: CROSS_D, digits: 3,
+      rowLabel: (i) => `t${i + 1}`, colLabel: dimLabel, caption: 'Output (one row per target position)',
+    });
+  },
+};
+
+export default selfCross;

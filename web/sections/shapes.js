@@ -1,0 +1,159 @@
+// Batches, heads and shapes: the shape table of multi-head attention and the split/merge picture.
+// Every number shown comes from the wasm core.
+
+import { h, numberField, checkbox, statusLine, fmtShape, fmtPlain } from '../lesson-ui.js';
+import { headColour } from '../palette.js';
+import { codec } from '../lesson-state.js';
+import { mhaCache } from './common.js';
+import { slot } from './markup.js';
+
+const PIC_MAX = 4; // the split/merge picture shows at most 4 positions, heads and channels per head
+
+export const shapes = {
+  id: 'shapes',
+  prefix: 'shape',
+  title: 'Batches, heads and shapes',
+  body: `
+<p>Real models run many sequences (a batch of B) and several heads (H) at once. Nothing about the idea changes: the extra axes simply ride along. Each head works in its own slice of the model width, so C = H × D. Three learned projections (each a weighted sum plus an optional bias) turn the input into Q, K and V; a fourth mixes the heads at the end.</p>
+<ol>
+  <li>Project and reshape (B, T, C) into (B, T, H, D).</li>
+  <li>Swap the position and head axes to get (B, H, T, D).</li>
+  <li>Run attention inside each head separately.</li>
+  <li>Swap back, and reshape to join the heads into (B, T, C).</li>
+  <li>Apply the output projection.</li>
+</ol>
+<div class="controls" data-slot="controls"></div>
+<div data-slot="status"></div>
+<div class="result" data-slot="table"></div>
+<h3>Splitting and merging, drawn</h3>
+<p>Each square is one number of one sequence. The digit is its position and the letter the head it belongs to (a is head 1, b head 2, …); the colour repeats the letter. The picture uses at most four positions, heads and channels per head.</p>
+<div data-slot="toggle"></div>
+<div class="result" data-slot="picture"></div>
+<p class="aside"><strong>Common mistake.</strong> Reshaping straight from (T, C) to (H, T, D) without the transpose gives a tensor of the right shape with the wrong contents: a “head” then holds pieces of several heads from too few positions. Tick the box above to see it.</p>
+`,
+  presets: {
+    shapes: {
+      title: 'Batches, heads and shapes', result: 'shape.main', heads: ['shape', 'h'], seqLen: ['shape', 't'],
+      blocks: [
+        slot('controls', 'inputs', { cls: 'controls' }), slot('status'), slot('table', null, { cls: 'result' }),
+        slot('toggle', 'inputs'), slot('picture', null, { cls: 'result' }),
+      ],
+    },
+  },
+  fields: [
+    ['b', codec.int(1, 8), () => 2],
+    ['h', codec.int(1, 8), () => 4],
+    ['t', codec.int(1, 32), () => 5],
+    ['d', codec.int(1, 32), () => 8],
+    ['wrong', codec.bool(), () => false],
+  ],
+
+  mount(ctx, st) {
+    const commit = () => ctx.commit(this.prefix);
+    const field = (key, label, max) => numberField({
+      label, name: `shape-${key}`, value: st[key], integer: true, min: 1, max, size: 'sm',
+      onValue: (v) => { st[key] = v; commit(); },
+    });
+    ctx.slot(this.id, 'controls').replaceChildren(
+      h('div', { class: 'controls-row' },
+        field('b', 'B (batch)', 8), field('h', 'H (heads)', 8), field('t', 'T (positions)', 32), field('d', 'D (per head)', 32)),
+    );
+    ctx.slot(this.id, 'toggle').replaceChildren(checkbox({
+      label: 'Show the common mistake: reshape without transposing', name: 'shape-wrong', checked: st.wrong,
+      onToggle: (on) => { st.wrong = on; commit(); },
+    }));
+    this.status = statusLine();
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    this.mha?.free(); // mounted again (a new state): give back the old module
+    this.mha = mhaCache();
+  },
+
+  update(ctx, st) {
+    const C = st.h * st.d;
+    const res = ctx.core(this.status, () => {
+      const mha = this.mha(ctx.lab, { dModel: C, numHeads: st.h, seed: 0 });
+      const x = { data: new Float32Array(st.b * st.t * C), shape: [st.b, st.t, C] };
+      return mha.forward(x);
+    });
+    if (!res) return;
+    ctx.publish(`${this.prefix}.main`, res);
+    // Shapes reported by the core, and the per-head shapes read off them.
+    const [B, H, T] = res.weights.shape;
+    const Cout = res.output.shape[2];
+    const D = Cout / H;
+    const rows = [
+      ['Input x', [B, T, Cout], 'B sequences, T positions, C = H × D features', false],
+      ['q, k, v after the projections', [B, T, Cout], 'three learned linear maps, same width', false],
+      ['split: view as heads', [B, T, H, D], 'C cut into H pieces of D', false],
+      ['transpose: Q, K, V per head', [B, H, T, D], 'heads become a batch-like axis', false],
+      ['scores and weights', res.weights.shape, 'one distribution over keys per query, per head (from the core)', true],
+      ['context per head: weights × V', [B, H, T, D], 'each head mixes its own D-wide values', false],
+      ['merge: transpose back, join heads', [B, T, Cout], 'C = H × D again', false],
+      ['output after the output projection', res.output.shape, 'mixes the heads together (from the core)', true],
+    ];
+    const table = h('table', { class: 'shape-table', 'data-values': 'shape-table' },
+      h('caption', { text: `Tensor shapes for B = ${B}, H = ${H}, T = ${T}, D = ${D}` }),
+      h('thead', {}, h('tr', {}, ...['Tensor', 'Shape', 'Meaning'].map((t) => h('th', { scope: 'col', text: t })))),
+      h('tbody', {}, rows.map(([name, shape, meaning, fromCore]) => h('tr', { class: fromCore ? 'from-core' : '' },
+        h('th', { scope: 'row', text: name }), h('td', { class: 'mono', 'data-shape': name, text: fmtShape(shape) }), h('td', { text: meaning })))),
+    );
+    ctx.slot(this.id, 'table').replaceChildren(
+      h('div', { class: 'grid-wrap' }, table),
+      h('p', { class: 'readout' }, 'The weights hold ',
+        h('strong', { 'data-out': 'shape-count', text: fmtPlain(res.weights.data.length) }),
+        ` numbers (B × H × T × T). Double T and this grows four times; D does not appear in it at all.`),
+    );
+    this.drawPicture(ctx, Math.min(T, PIC_MAX), Math.min(H, PIC_MAX), Math.min(D, PIC_MAX), st.wrong);
+  },
+
+  /** The split/merge picture for one sequence, with small sizes. */
+  drawPicture(ctx, T, H, D, wrong) {
+    const C = H * D;
+    const head = (c) => Math.floor(c / D);
+    // Where cell (head hh, position t, channel d) of the per-head tensor comes from in x (T × C).
+    const source = (hh, t, d) => {
+      if (!wrong) return [t, hh * D + d];
+      const flat = hh * T * D + t * D + d; // reshaping (T, C) straight to (H, T, D)
+      return [Math.floor(flat / C), flat % C];
+    };
+    const cell = (t, c) => {
+      const { colour, ink } = headColour(head(c), H);
+      const node = h('div', { class: `pic-cell ${ink}`, text: `${t + 1}${'abcdefgh'[head(c)]}` });
+      node.style.backgroundColor = colour;
+      return node;
+    };
+    const grid = (rows, cols, at) => {
+      const g = h('div', { class: 'pic-grid' });
+      g.style.setProperty('--cols', String(cols));
+      for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) g.append(cell(...at(i, j)));
+      return g;
+    };
+    const x = grid(T, C, (t, c) => [t, c]);
+    const blocks = h('div', { class: 'pic-blocks' });
+    const notes = [];
+    for (let hh = 0; hh < H; hh++) {
+      blocks.append(h('div', { class: 'pic-block' }, h('span', { class: 'pic-label', text: `head ${hh + 1}` }),
+        grid(T, D, (t, d) => source(hh, t, d))));
+      const positions = new Set(), heads = new Set();
+      for (let t = 0; t < T; t++) for (let d = 0; d < D; d++) {
+        const [st, sc] = source(hh, t, d);
+        positions.add(st + 1);
+        heads.add(head(sc) + 1);
+      }
+      const mixed = heads.size > 1 || positions.size < T;
+      notes.push(`Head ${hh + 1} holds positions ${[...positions].join(', ')} and channels belonging to head ${[...heads].join(', ')}${mixed ? ': mixed up.' : '.'}`);
+    }
+    // Merging reads each block back with the inverse of the correct split.
+    const merged = grid(T, C, (t, c) => source(head(c), t, c % D));
+    ctx.slot(this.id, 'picture').replaceChildren(
+      h('div', { class: 'picture', 'aria-hidden': 'true' },
+        h('div', { class: 'pic-step' }, h('p', { class: 'pic-title', text: `x for one sequence: ${T} positions × C = ${C}` }), x),
+        h('div', { class: 'pic-step' }, h('p', { class: 'pic-title', text: wrong ? 'reshape straight to (H, T, D): wrong' : 'split into heads, then transpose: (H, T, D)' }), blocks),
+        h('div', { class: 'pic-step' }, h('p', { class: 'pic-title', text: 'merge: transpose back, join heads' }), merged),
+      ),
+      h('ul', { class: 'pic-notes', 'data-out': 'shape-notes' }, notes.map((n) => h('li', { text: n }))),
+    );
+  },
+};
+
+export default shapes;

@@ -1,0 +1,96 @@
+// The 3×3 example (T = 3, d_k = 4, d_v = 2): weights with their row sums, scores and output.
+// Every number shown comes from the wasm core.
+
+import { numberGrid, heatmap, valueTable, statusLine } from '../lesson-ui.js';
+import { codec } from '../lesson-state.js';
+import { keyLabel, queryLabel, dimLabel } from './common.js';
+import { slot, group } from './markup.js';
+
+export const EX_DEFAULTS = {
+  q: [[1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0]],
+  k: [[1, 0, 0, 0], [0, 1, 0, 0], [1, 1, 0, 0]],
+  v: [[10, 0], [0, 10], [5, 5]],
+};
+const copy = (m) => m.map((row) => row.slice());
+
+export const threeByThree = {
+  id: 'three-by-three',
+  prefix: 'ex',
+  title: 'The 3×3 example',
+  body: `
+<p>Now three positions ask and three answer at once. Stack the queries as the rows of Q (T<sub>q</sub> × d<sub>k</sub>), the keys as the rows of K (T<sub>k</sub> × d<sub>k</sub>) and the values as the rows of V (T<sub>k</sub> × d<sub>v</sub>). Queries and keys must share their width d<sub>k</sub>, because they are compared; the values may have any width d<sub>v</sub>, because they are only mixed.</p>
+<ul>
+  <li>Q Kᵀ has shape T<sub>q</sub> × T<sub>k</sub>: row <em>i</em> holds query <em>i</em>’s score against every key.</li>
+  <li>Softmax runs along each row, over the keys, so every row of weights adds up to 1.</li>
+  <li>Weights × V has shape T<sub>q</sub> × d<sub>v</sub>: one blended value per query.</li>
+</ul>
+<p>Here T = 3, d<sub>k</sub> = 4 and d<sub>v</sub> = 2, so the scores are divided by √4 = 2. With the starting numbers, query 3 scores 2 against key 3 and 1 against the other two keys, yet after the division its weights stay soft rather than all going to key 3.</p>
+<div class="inputs" data-slot="inputs"></div>
+<div data-slot="status"></div>
+<div class="result two-col">
+  <figure>
+    <figcaption>Weights (rows: queries, columns: keys). Brighter is larger. The last column is each row’s sum, also computed by the core: multiplying the weights by a column of ones adds up each row.</figcaption>
+    <div data-slot="weights"></div>
+  </figure>
+  <div>
+    <div data-slot="output"></div>
+    <div data-slot="scores"></div>
+  </div>
+</div>
+<p>With the starting numbers, output row 3 is [5, 5]: its weights on values 1 and 2 are equal, and it leans most on value 3, which is already balanced. Attention returns a blend of values, never just the winning one. If softmax ran down the columns instead, the columns would add up to 1 and each key would be sharing itself out among queries, which is a different question altogether.</p>
+`,
+  presets: {
+    'three-by-three': {
+      title: 'The 3×3 example', result: 'ex.main',
+      blocks: [
+        slot('inputs', 'inputs', { cls: 'inputs' }), slot('status'),
+        group('result two-col',
+          slot('weights', 'weights', { label: 'Weights (rows: queries, columns: keys; the last column is each row’s sum)' }),
+          group('', slot('output', 'output'), slot('scores', 'scores'))),
+      ],
+    },
+  },
+  fields: [
+    ['q', codec.matrix(() => 3, () => 4), () => copy(EX_DEFAULTS.q)],
+    ['k', codec.matrix(() => 3, () => 4), () => copy(EX_DEFAULTS.k)],
+    ['v', codec.matrix(() => 3, () => 2), () => copy(EX_DEFAULTS.v)],
+  ],
+
+  mount(ctx, st) {
+    const commit = () => ctx.commit(this.prefix);
+    ctx.slot(this.id, 'inputs').replaceChildren(
+      numberGrid({ label: 'Q (3 queries × d_k = 4)', name: 'ex-q', matrix: st.q, rowLabel: queryLabel, colLabel: dimLabel, onChange: commit }),
+      numberGrid({ label: 'K (3 keys × d_k = 4)', name: 'ex-k', matrix: st.k, rowLabel: keyLabel, colLabel: dimLabel, onChange: commit }),
+      numberGrid({ label: 'V (3 values × d_v = 2)', name: 'ex-v', matrix: st.v, rowLabel: (i) => `value ${i + 1}`, colLabel: dimLabel, onChange: commit }),
+    );
+    this.status = statusLine();
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+  },
+
+  update(ctx, st) {
+    const { q, k, v } = st;
+    const res = ctx.core(this.status, () => ({
+      main: ctx.lab.sdpa(q, k, v),
+      // Weights times a column of ones adds up each row: the row sums, from the core.
+      sums: ctx.lab.sdpa(q, k, { data: [1, 1, 1], shape: [3, 1] }).output.data,
+    }));
+    if (!res) return;
+    const { main, sums } = res;
+    ctx.publish(`${this.prefix}.main`, main);
+    heatmap(ctx.slot(this.id, 'weights'), {
+      name: 'ex-weights', values: main.weights.data, rows: 3, cols: 3, digits: 4,
+      rowLabel: queryLabel, colLabel: keyLabel, caption: 'Attention weights: one row per query, one column per key',
+      extra: { label: 'row sum', values: sums },
+    });
+    valueTable(ctx.slot(this.id, 'scores'), {
+      name: 'ex-scores', values: main.scores.data, rows: 3, cols: 3, digits: 4,
+      rowLabel: queryLabel, colLabel: keyLabel, caption: 'Scaled scores QKᵀ / √d_k',
+    });
+    valueTable(ctx.slot(this.id, 'output'), {
+      name: 'ex-output', values: main.output.data, rows: 3, cols: 2, digits: 4,
+      rowLabel: (i) => `output ${i + 1}`, colLabel: dimLabel, caption: 'Output: weights × V',
+    });
+  },
+};
+
+export default threeByThree;

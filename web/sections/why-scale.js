@@ -1,0 +1,175 @@
+// Why the scores are divided by √d_k: histograms of sampled dot products and how peaked the softmax gets.
+// Every number shown comes from the wasm core.
+
+import {
+  h, numberField, statusLine, fmt, binCounts, histogramSvg, lineChartSvg, srOnly,
+} from '../lesson-ui.js';
+import { codec } from '../lesson-state.js';
+import { slot } from './markup.js';
+
+const PEAK_DKS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+const SAMPLE_COUNT = 4096; // as in the second seed
+const PEAK_COUNT = 256; // random queries averaged per point of the peakedness view
+const SAMPLE_CACHE = 32; // d_k values whose samples are kept
+const cancelIdle = (id) => (globalThis.cancelIdleCallback ?? clearTimeout)(id);
+const HIST_X = 48; // the histograms' x axis: ±3 spreads of the unscaled dot product at d_k = 256 (spread 16)
+const HIST_BINS = 97; // bins about 1 wide
+const HIST_Y = 1800; // above the tallest bar of a unit-variance histogram (about 4096 × 0.99 × 0.4)
+
+export const whyScale = {
+  id: 'why-scale',
+  prefix: 'scale',
+  title: 'Why divide by √d_k',
+  heading: 'Why divide by √d<sub>k</sub>',
+  body: `
+<p>Take a query and a key whose d<sub>k</sub> entries are independent, with mean 0 and variance 1. Their dot product adds up d<sub>k</sub> products, each with variance about 1, so the sum has variance about d<sub>k</sub> and a spread (standard deviation) of about √d<sub>k</sub>. At d<sub>k</sub> = 64 typical scores are around ±8.</p>
+<p>Softmax over scores that far apart is almost one-hot: nearly all the weight lands on one key, and the gradient reaching the other keys nearly vanishes. Dividing by √d<sub>k</sub> brings the variance back to about 1. It is the same idea as Xavier or He initialisation: keep signals in the range where a non-linearity still passes useful gradients. The divisor is the width of a key, not the length of the sequence. It helps training start well; it does not promise that training goes well.</p>
+<p>The core below draws 4096 such pairs from a fixed seed. Move the slider and watch the unscaled spread grow while the scaled one stays put.</p>
+<div class="controls" data-slot="controls"></div>
+<div data-slot="status"></div>
+<div class="result hist-pair" data-slot="hist"></div>
+<h3>How peaked does the softmax get?</h3>
+<p>For each d<sub>k</sub>, the core takes one random query and several random keys, applies softmax to their scores with and without the scale, and averages the largest weight. A value near 1 means one key takes almost everything.</p>
+<div class="result" data-slot="peak"></div>
+`,
+  presets: {
+    'why-scale': {
+      title: 'Why divide by √d_k', result: null,
+      blocks: [
+        slot('controls', 'inputs', { cls: 'controls' }), slot('status'),
+        slot('hist', 'scores', { cls: 'result hist-pair' }), slot('peak', 'weights', { cls: 'result' }),
+      ],
+    },
+  },
+  fields: [
+    ['dk', codec.int(1, 256), () => 64],
+    ['seed', codec.int(0, 99999), () => 0],
+    ['keys', codec.int(2, 64), () => 16],
+  ],
+
+  mount(ctx, st) {
+    const commit = () => ctx.commit(this.prefix);
+    const sliderId = 'scale-dk';
+    const slider = h('input', { id: sliderId, type: 'range', min: 1, max: 256, step: 1, 'data-field': 'scale-dk' });
+    slider.value = String(st.dk);
+    const shown = h('output', { for: sliderId, class: 'num-out strong', text: String(st.dk) });
+    slider.addEventListener('input', () => {
+      st.dk = Number(slider.value);
+      shown.textContent = slider.value;
+      commit();
+    });
+    this.peakKey = null;
+    this.samples = new Map(); // `${kind}:${dk}:${keys}:${seed}` -> the core's answer
+    cancelIdle(this.pending);
+    ctx.slot(this.id, 'controls').replaceChildren(
+      h('div', { class: 'field field-range' }, h('label', { for: sliderId, text: 'd_k, the width of each query and key' }), slider, shown),
+      numberField({ label: 'Random seed', name: 'scale-seed', value: st.seed, integer: true, min: 0, max: 99999,
+        onValue: (v) => { st.seed = v; commit(); } }),
+      numberField({ label: 'Keys per softmax', name: 'scale-keys', value: st.keys, integer: true, min: 2, max: 64,
+        onValue: (v) => { st.keys = v; commit(); } }),
+    );
+    this.status = statusLine();
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+  },
+
+  /**
+   * The core's samples for one d_k, kept: drawing 4096 random pairs is most of
+   * an edit's time, and a slider goes back and forth. While the page is idle,
+   * the neighbours of the current d_k are asked for ahead of the next step.
+   */
+  sampled(ctx, kind, dk, st) {
+    const key = `${kind}:${dk}:${st.keys}:${st.seed}`;
+    if (!this.samples.has(key)) {
+      if (this.samples.size >= SAMPLE_CACHE) this.samples.delete(this.samples.keys().next().value);
+      this.samples.set(key, kind === 'dots'
+        ? ctx.lab.sampleDotProducts({ dk, count: SAMPLE_COUNT, seed: st.seed })
+        : ctx.lab.softmaxPeak({ dk, keys: st.keys, count: PEAK_COUNT, seed: st.seed }));
+    }
+    return this.samples.get(key);
+  },
+
+  prefetch(ctx, st) {
+    const idle = globalThis.requestIdleCallback ?? ((fn) => setTimeout(fn, 50));
+    cancelIdle(this.pending);
+    const todo = [st.dk + 1, st.dk - 1, st.dk + 2, st.dk - 2].filter((dk) => dk >= 1 && dk <= 256);
+    const step = (deadline) => {
+      while (todo.length && (!deadline || deadline.timeRemaining() > 8)) {
+        const dk = todo.shift();
+        try {
+          this.sampled(ctx, 'dots', dk, st);
+          if (!PEAK_DKS.includes(dk)) this.sampled(ctx, 'peak', dk, st);
+        } catch {
+          return; // the core refused: the edit itself will say so
+        }
+      }
+      if (todo.length) this.pending = idle(step);
+    };
+    this.pending = idle(step);
+  },
+
+  update(ctx, st) {
+    const sample = ctx.core(this.status, () => this.sampled(ctx, 'dots', st.dk, st));
+    if (!sample) return;
+    this.prefetch(ctx, st);
+    // Fixed axes for every d_k, so that the two charts and every position of
+    // the slider can be compared: x covers ±3 spreads of the widest unscaled
+    // case (d_k = 256), y the tallest bar of a unit-variance histogram.
+    const bins = HIST_BINS;
+    const title = (what, variance) => `Histogram of ${SAMPLE_COUNT} ${what} dot products for d_k = ${st.dk}; variance ${fmt(variance, 2)}`;
+    const chart = (values, cls, xLabel, what, variance) => {
+      const counts = binCounts(values, -HIST_X, HIST_X, bins);
+      const beyond = values.length - counts.reduce((a, b) => a + b, 0);
+      return { svg: histogramSvg({ counts, lo: -HIST_X, hi: HIST_X, yMax: HIST_Y, xLabel, yLabel: 'count per bin', cls, title: title(what, variance) }), beyond };
+    };
+    const un = chart(sample.unscaled, 'unscaled', 'q·k', 'unscaled', sample.varianceUnscaled);
+    const sc = chart(sample.scaled, 'scaled', 'q·k / √d_k', 'scaled', sample.varianceScaled);
+    const beyondNote = (n) => (n > 0 ? ` (${n} of ${SAMPLE_COUNT} fall beyond ±${HIST_X}, off the chart)` : '');
+    ctx.slot(this.id, 'hist').replaceChildren(
+      h('figure', { class: 'hist' }, un.svg,
+        h('figcaption', {}, 'Unscaled q·k: variance ', h('strong', { 'data-out': 'var-unscaled', text: fmt(sample.varianceUnscaled, 2) }), beyondNote(un.beyond))),
+      h('figure', { class: 'hist' }, sc.svg,
+        h('figcaption', {}, 'Scaled q·k / √d_k: variance ', h('strong', { 'data-out': 'var-scaled', text: fmt(sample.varianceScaled, 2) }), beyondNote(sc.beyond))),
+    );
+
+    // The peakedness curve depends only on the number of keys and the seed.
+    const peakKey = `${st.keys}:${st.seed}`;
+    if (this.peakKey !== peakKey) {
+      const curve = ctx.core(this.status, () => PEAK_DKS.map((dk) => ctx.lab.softmaxPeak({ dk, keys: st.keys, count: PEAK_COUNT, seed: st.seed })));
+      if (!curve) return;
+      this.curve = curve;
+      this.peakKey = peakKey;
+    }
+    // At a d_k on the curve the core's answer is already in it (same inputs).
+    const marker = PEAK_DKS.indexOf(st.dk);
+    const now = marker >= 0 ? this.curve[marker]
+      : ctx.core(this.status, () => this.sampled(ctx, 'peak', st.dk, st));
+    if (!now) return;
+    const table = h('table', {},
+      h('caption', { text: `Mean largest softmax weight over ${st.keys} keys` }),
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'd_k' }), h('th', { scope: 'col', text: 'scaled' }), h('th', { scope: 'col', text: 'unscaled' }))),
+      h('tbody', {}, this.curve.map((p, i) => h('tr', {},
+        h('th', { scope: 'row', text: String(PEAK_DKS[i]) }), h('td', { text: fmt(p.meanMaxWeightScaled, 3) }), h('td', { text: fmt(p.meanMaxWeightUnscaled, 3) })))),
+    );
+    ctx.slot(this.id, 'peak').replaceChildren(
+      h('figure', { class: 'peak' },
+        lineChartSvg({
+          xs: PEAK_DKS.map(String), yRange: [0, 1], marker: marker >= 0 ? marker : null,
+          title: `Mean largest softmax weight over ${st.keys} keys as d_k grows, with and without scaling`,
+          series: [
+            { values: this.curve.map((p) => p.meanMaxWeightUnscaled), cls: 'unscaled' },
+            { values: this.curve.map((p) => p.meanMaxWeightScaled), cls: 'scaled' },
+          ],
+        }),
+        h('figcaption', {},
+          h('span', { class: 'key-swatch unscaled' }), ' unscaled  ',
+          h('span', { class: 'key-swatch scaled' }), ' scaled by 1/√d_k. ',
+          `x: d_k (doubling), y: average largest weight among ${st.keys} keys (1/${st.keys} = perfectly even, 1 = all on one key).`)),
+      srOnly(table),
+      h('p', { class: 'readout' }, `At d_k = ${st.dk}: the largest of ${st.keys} weights averages `,
+        h('strong', { 'data-out': 'peak-unscaled', text: fmt(now.meanMaxWeightUnscaled, 3) }), ' without scaling and ',
+        h('strong', { 'data-out': 'peak-scaled', text: fmt(now.meanMaxWeightScaled, 3) }), ' with it.'),
+    );
+  },
+};
+
+export default whyScale;
