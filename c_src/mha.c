@@ -560,9 +560,9 @@ int attn_mha_backward(attn_mha *m, float *dquery, float *dkv, float *dweight, fl
         for (long i = 0; i < (long)fq; i++) dquery[i] += dsource[i];
 
     /* Finite inputs can still overflow float32 in the products. */
-    const float *grads[3] = {dquery, sv->kv ? dkv : NULL, dweight};
-    const long sizes[3] = {(long)fq, (long)fk, 4 * CC};
-    for (int t = 0; t < 3 && !plan.nan_expected; t++)
+    const float *grads[4] = {dquery, sv->kv ? dkv : NULL, dweight, db};
+    const long sizes[4] = {(long)fq, (long)fk, 4 * CC, 4L * C};
+    for (int t = 0; t < 4 && !plan.nan_expected; t++)
         if (grads[t] && attn_find_non_finite(grads[t], sizes[t]) >= 0) {
             status = attn_fail(ATTN_OVERFLOW, "the gradients overflow float32: dOutput or the weights are too large");
             break;

@@ -86,7 +86,23 @@ static void test_limit_message(void) {
     }
 }
 
+/* Bias gradients that overflow float32 are refused like the others. */
+static void test_bias_gradient_overflow(void) {
+    attn_mha *m = attn_mha_create(4, 1, 1, 0, 1);
+    float w[16], b[4] = {0}, x[16], dout[16];
+    for (int i = 0; i < 16; i++) w[i] = 1e-3f, x[i] = 1e-30f, dout[i] = 1e38f;
+    for (int p = 0; p < 4; p++) CHECK(attn_mha_set(m, p, w, b) == ATTN_OK, "set: %s", attn_last_error());
+    float out[16], dquery[16], dweight[64], dbias[16];
+    attn_mha_save_next(m, 1);
+    CHECK(attn_mha_forward(out, NULL, m, x, NULL, 1, 4, 4, NULL, NULL, 0) == ATTN_OK, "forward: %s", attn_last_error());
+    const int st = attn_mha_backward(m, dquery, NULL, dweight, dbias, dout);
+    CHECK(st == ATTN_OVERFLOW, "four rows of 1e38 overflow the output bias gradient: status %d", st);
+    for (int i = 0; i < 16 && st == ATTN_OK; i++) CHECK(isfinite(dbias[i]), "dbias[%d] = %g", i, dbias[i]);
+    attn_mha_free(m);
+}
+
 int main(void) {
+    test_bias_gradient_overflow();
     test_extreme_offsets();
     test_observe_dims();
     test_bias_without_bias();

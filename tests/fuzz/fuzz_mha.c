@@ -1,5 +1,5 @@
-/* fuzz_mha.c: sequences of attn_mha_create / set / forward / free on a few
- * module slots, with KV caches carried from one forward to the next,
+/* fuzz_mha.c: sequences of attn_mha_create / set / forward (saving for
+ * backward or not) / backward / free on a few module slots, with KV caches carried from one forward to the next,
  * position offsets (negative ones and ones at the ends of int), masks with
  * any strides, key and query padding and bug ids.
  * On success with the correct path: the output is finite, padded queries
@@ -18,6 +18,7 @@ typedef struct {
     float *k, *v;
     uint8_t *kpm;
     int B, Tp;
+    int saved_bug; /* bug of the forward saved for backward; -1: none or unknown */
 } slot;
 
 static void drop_cache(slot *s) {
@@ -37,7 +38,7 @@ static void op_create(bytes_in *in, slot *s) {
     INVARIANT(C >= 1 && H >= 1 && C % H == 0 && !(rope && (C / H) % 2), "create(%d, %d, rope %d) accepted", C, H, rope);
     attn_mha_free(s->m);
     drop_cache(s);
-    *s = (slot){m, C, H, C / H, bias, NULL, NULL, NULL, 0, 0};
+    *s = (slot){m, C, H, C / H, bias, NULL, NULL, NULL, 0, 0, -1};
 }
 
 static void op_set(bytes_in *in, slot *s) {
@@ -54,6 +55,27 @@ static void op_set(bytes_in *in, slot *s) {
     INVARIANT(s->m && which >= 0 && which < 4 && finite && (!give_bias || s->bias), "attn_mha_set accepted a bad call");
     INVARIANT(memcmp(attn_mha_weight(s->m, which), weight, sizeof(float) * C * C) == 0, "weights not stored");
     drop_cache(s); /* its keys came from other weights */
+}
+
+/* attn_mha_backward through whatever forward the module saved (buffers of
+ * the largest size a saved forward can have). On success every gradient is
+ * finite. */
+static void op_backward(bytes_in *in, slot *s) {
+    enum { MAX_BTC = 2 * 5 * MAX_C };
+    float dout[MAX_BTC], dquery[MAX_BTC] = {0}, dkv[MAX_BTC] = {0};
+    float dweight[4 * MAX_C * MAX_C] = {0}, dbias[4 * MAX_C] = {0};
+    fill_floats(in, dout, MAX_BTC); /* only the saved forward's part is read */
+    const int status = attn_mha_backward(s->m, dquery, dkv, dweight, s->m && s->bias ? dbias : NULL, dout);
+    if (status) {
+        check_refusal(status, "attn_mha_backward");
+        return;
+    }
+    INVARIANT(s->m, "backward on a freed module");
+    if (s->saved_bug != ATTN_BUG_NONE) return; /* a bugged forward may show its NaN */
+    check_finite_all(dquery, MAX_BTC, "dquery");
+    check_finite_all(dkv, MAX_BTC, "dkv");
+    check_finite_all(dweight, 4 * MAX_C * MAX_C, "dweight");
+    check_finite_all(dbias, 4 * MAX_C, "dbias");
 }
 
 static void op_forward(bytes_in *in, slot *s) {
@@ -88,6 +110,8 @@ static void op_forward(bytes_in *in, slot *s) {
     else if (use_cache) vis.q_offset = Tp;
     const int bug = (flags & 32) ? take_range(in, -1, ATTN_BUG_COUNT) : ATTN_BUG_NONE;
     const int keep = (flags & 64) == 0, save = !cross && (flags & 128);
+    const int for_backward = take_u8(in) & 1;
+    if (for_backward) attn_mha_save_next(s->m, 1);
 
     float *out = malloc(sizeof(float) * B * Tq * C), *probs = malloc(sizeof(float) * B * H * Tq * Tk);
     float *new_k = malloc(sizeof(float) * B * H * Tk * D), *new_v = malloc(sizeof(float) * B * H * Tk * D);
@@ -96,6 +120,7 @@ static void op_forward(bytes_in *in, slot *s) {
                                  save ? new_k : NULL, save ? new_v : NULL, save ? new_kpm : NULL};
     const int status = attn_mha_forward(out, keep ? probs : NULL, s->m, query, cross ? kv : NULL, B, Tq, Tkn,
                                         &cache, &vis, bug);
+    if (for_backward) s->saved_bug = status ? -1 : bug;
     if (status) {
         check_refusal(status, "attn_mha_forward");
         goto done;
@@ -141,10 +166,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     slot slots[SLOTS] = {{0}};
     for (int step = 0; step < 12 && in.at < in.size; step++) {
         slot *s = &slots[take_u8(&in) % SLOTS];
-        switch (take_u8(&in) % 4) {
+        switch (take_u8(&in) % 5) {
         case 0: op_create(&in, s); break;
         case 1: op_set(&in, s); break;
         case 2: op_forward(&in, s); break;
+        case 3: op_backward(&in, s); break;
         default:
             attn_mha_free(s->m);
             s->m = NULL;

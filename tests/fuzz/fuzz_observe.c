@@ -7,13 +7,6 @@
  * be in range (or -1) and its maxima must be those of the data. */
 #include "fuzz.h"
 
-static int rule_allows(const attn_visibility *vis, int Tk, int b, int h, int i, int j) {
-    const attn_mask *m = &vis->mask;
-    if (m->data && !m->data[b * m->sb + h * m->sh + i * m->sq + j * m->sk]) return 0;
-    if (vis->key_padding_mask && !vis->key_padding_mask[(long)b * Tk + j]) return 0;
-    return !vis->causal || (int64_t)j <= (int64_t)i + vis->causal_offset;
-}
-
 static int take_dim(bytes_in *in) {
     const uint8_t kind = take_u8(in);
     if (kind < 240) return 1 + kind % 6;
