@@ -1,6 +1,7 @@
 // Property test of the JS API: thousands of random calls per build with odd
 // types, Proxies, getters that throw, cycles, sparse and huge arrays, and
-// random multi-head create/forward/setWeights/free orders. Properties:
+// random multi-head create/forward/backward/setWeights/free orders, and
+// sdpaBackward. Properties:
 //   - every refusal is an AttentionError whose code is one of ErrorCode in
 //     web/attention.d.ts;
 //   - a fixed sdpa call and a fixed multi-head forward give bit-identical
@@ -12,7 +13,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { loadAttention, AttentionError, BUGS, causalMask, paddingMask, allowedFromBlocked, maskReader } from '../web/attention.js';
 
-const CALLS = Number(process.env.PROPERTY_CALLS ?? 2000);
+const CALLS = Number(process.env.PROPERTY_CALLS ?? 4000);
 const SEED = Number(process.env.PROPERTY_SEED ?? (Date.now() % 2 ** 31));
 const MEMORY_BOUND = 256 * 2 ** 20;
 
@@ -73,15 +74,15 @@ function tensor(r, shape, kind = 'float') {
     case 5: return { data: flat.slice(0, Math.max(0, n - 1)), shape };
     case 6: return { data: flat, shape: [...shape.slice(0, -1), r.pick([0, -1, 1.5, NaN, Symbol('d'), 2 ** 40])] };
     case 7: { // a Float32Array with a shadowed length
-      const real = Float32Array.from({ length: n + r.int(1, 1 << 16) }, value);
+      const real = Float32Array.from({ length: n + r.int(1, 1 << 10) }, value);
       Object.defineProperty(real, 'length', { value: n });
       return { data: real, shape };
     }
     case 8: { // a buffer that grows while another argument is read
-      const buffer = new ArrayBuffer(4 * n, { maxByteLength: 4 * n + (1 << 20) });
+      const buffer = new ArrayBuffer(4 * n, { maxByteLength: 4 * n + (1 << 12) });
       const data = new Float32Array(buffer);
       data.set(flat);
-      resizers.push(() => buffer.resize(4 * n + (1 << 20)));
+      resizers.push(() => buffer.resize(4 * n + (1 << 12)));
       return { data, shape };
     }
     case 9: return { get data() { resizers.splice(0).forEach((f) => f()); return flat; }, shape };
@@ -106,7 +107,9 @@ function randomSdpa(r, lab) {
   if (r.chance(0.2)) options.bug = optionValue(r, () => r.pick(BUGS));
   if (r.chance(0.05)) options[r.pick(['casual', '__proto__', 'constructor'])] = 1;
   const opts = r.chance(0.1) ? oddValue(r) : options;
-  return () => lab.sdpa(tensor(r, [...batch, Tq, dk]), tensor(r, [...batch, Tk, dk]), tensor(r, [...batch, Tk, dv]), opts);
+  const args = [tensor(r, [...batch, Tq, dk]), tensor(r, [...batch, Tk, dk]), tensor(r, [...batch, Tk, dv])];
+  if (r.chance(0.3)) return () => lab.sdpaBackward(...args, tensor(r, [...batch, Tq, dv]), opts);
+  return () => lab.sdpa(...args, opts);
 }
 
 function randomRule(r, lab) {
@@ -134,7 +137,7 @@ function randomHelper(r) {
 function randomMha(r, lab, slots, caches) {
   const s = r.int(0, slots.length - 1);
   const m = slots[s];
-  switch (r.int(0, 5)) {
+  switch (r.int(0, 6)) {
     case 0: return () => {
       slots[s]?.free();
       slots[s] = null;
@@ -144,6 +147,7 @@ function randomMha(r, lab, slots, caches) {
     };
     case 1: return () => { m?.free(); if (r.chance(0.5)) slots[s] = null; };
     case 2: return () => m?.setWeights(r.chance(0.7) ? { qProj: { weight: tensor(r, [m.dModel, m.dModel]) } } : oddValue(r));
+    case 3: return () => m?.backward(r.chance(0.8) ? tensor(r, [r.int(1, 2), r.int(1, 3), m.dModel]) : oddValue(r));
     default: return () => {
       if (!m) return;
       const B = r.int(1, 2), T = r.int(1, 3);
@@ -154,6 +158,7 @@ function randomMha(r, lab, slots, caches) {
       if (r.chance(0.2)) options.keyPaddingMask = tensor(r, [B, T], 'mask');
       if (r.chance(0.1)) options.queryPositionOffset = optionValue(r, () => r.int(0, 5));
       if (r.chance(0.2)) options.needWeights = optionValue(r, () => r.chance(0.5));
+      if (r.chance(0.3)) options.saveForBackward = optionValue(r, () => true);
       const x = tensor(r, [B, T, m.dModel]);
       const result = r.chance(0.1) ? m.forward(x, oddValue(r)) : m.forward(x, options);
       if (result.cache) caches.push(result.cache);
