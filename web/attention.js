@@ -149,11 +149,16 @@ function reading(what, read) {
   try {
     return read();
   } catch (err) {
-    if (ownErrors.has(err)) throw err;
-    let detail = err;
-    try { if (err instanceof Error) detail = err.message; } catch { /* a hostile error: shown as a value */ }
-    return fail('BAD_ARGUMENT', `${what} could not be read: ${show(detail)}`);
+    return foreign(err, what);
   }
+}
+
+/** Rethrow our own AttentionError; anything else becomes BAD_ARGUMENT about `what`. */
+function foreign(err, what) {
+  if (ownErrors.has(err)) throw err;
+  let detail = err;
+  try { if (err instanceof Error) detail = err.message; } catch { /* a hostile error: shown as a value */ }
+  return fail('BAD_ARGUMENT', `${what} could not be read: ${show(detail)}`);
 }
 
 /**
@@ -162,24 +167,23 @@ function reading(what, read) {
  * for allowed masks; allowEmpty lets dims be 0.
  */
 function toTensor(x, name, kind = 'float', allowEmpty = false) {
-  return reading(name, () => {
+  try {
     if (x === undefined || x === null) fail('BAD_ARGUMENT', `${name} is required`);
     if (Array.isArray(x)) return nestedTensor(x, name, kind, allowEmpty);
-    if (typeof x !== 'object' || typedArrayTag.call(x) !== undefined) {
-      fail('BAD_ARGUMENT', `${name} must be a tensor { data, shape } or a nested array (got ${show(x)})`);
-    }
-    const data = x.data;
+    const data = typeof x === 'object' ? x.data : undefined;
+    if (data === undefined) fail('BAD_ARGUMENT', `${name} must be a tensor { data, shape } or a nested array (got ${show(x)})`);
     const shape = readShape(x.shape, `${name}.shape`);
-    if (data === undefined) fail('BAD_ARGUMENT', `${name} must be a tensor { data, shape } or a nested array (it has no data)`);
     const n = countValues(shape, name, kind, allowEmpty);
     return { data: readValues(data, n, shape, name, kind), shape, n };
-  });
+  } catch (err) {
+    return foreign(err, name);
+  }
 }
 
 /** A shape (array or typed array of at most MAX_RANK dims) copied to a plain array. */
 function readShape(s, name) {
-  const tag = typedArrayTag.call(s);
-  if (!Array.isArray(s) && tag === undefined) fail('BAD_ARGUMENT', `${name} must be an array of dims (got ${show(s)})`);
+  const tag = Array.isArray(s) ? undefined : typedArrayTag.call(s);
+  if (tag === undefined && !Array.isArray(s)) fail('BAD_ARGUMENT', `${name} must be an array of dims (got ${show(s)})`);
   const rank = tag === undefined ? s.length : typedArrayLength.call(s);
   if (!(rank <= MAX_RANK)) fail('BAD_ARGUMENT', `${name} has ${show(rank)} dims; at most ${MAX_RANK} are supported`);
   const shape = new Array(rank);
@@ -429,7 +433,7 @@ class Layout {
     // The length through the engine's slot: a caller's array whose buffer
     // was resized or detached after the checks is refused, never written.
     const length = typedArrayLength.call(data);
-    if (typedArrayTag.call(data) === 'Float32Array') {
+    if (data.BYTES_PER_ELEMENT === 4) { // a Float32Array: ours, or a caller's genuine one
       if (4 * length !== this.sizes[name]) changed(name);
       this.heap.f32.set(data, this.ptr(name) >>> 2);
     } else {
