@@ -71,7 +71,9 @@ test('one card end to end: predict, break, see the red check and the mark, repai
   // The state is in the hash and in localStorage.
   const saved = '-0'.repeat(3) + 'c3' + '-0'.repeat(EXERCISES.length - 4);
   await page.waitForFunction((want) => location.hash.includes(`brk.s=${want}`), saved);
-  assert.equal(await page.evaluate(() => localStorage.getItem('attention-lab.break-it.v1')), saved);
+  const record = JSON.parse(await page.evaluate(() => localStorage.getItem('attention-lab.progress.v1')));
+  assert.equal(record.b, saved);
+  assert.deepEqual(record.o, { 'no-causal-mask': 1 }, 'the outcome: the prediction was right');
 
   // Repair: all green again.
   await card.locator('button.bk-repair-button').click();

@@ -17,7 +17,7 @@ import {
 import { oneBased } from '../web/lesson-ui.js';
 
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-const SECTION_IDS = ['one-query', 'three-by-three', 'why-scale', 'shapes', 'masks', 'self-cross',
+const SECTION_IDS = ['one-query', 'three-by-three', 'why-scale', 'shapes', 'masks', 'gradients', 'self-cross',
   'multi-head', 'observability', 'conventions', 'quiz'];
 
 let lab;

@@ -30,8 +30,10 @@ export interface AttentionChangeDetail {
 export interface AttentionResultDetail {
   /** The exercise's bug name, e.g. "no-scale". */
   exercise: BugName;
-  /** Whether the learner's predicted check was one that failed. */
+  /** Whether the learner's predicted check was one that failed (decided once: the prediction is then locked). */
   passed: boolean;
+  /** The widget's score after this outcome: 1 point per right prediction; max is the number of cards shown. */
+  score: import('./progress.js').Score;
 }
 
 /**

@@ -40,8 +40,10 @@
  *                     weights, output, scores }, tensors { data:
  *                     Float32Array, shape }, or null where the preset has
  *                     none or while the core refuses the input
- *   attention-result  an exercise's outcome (break-it presets): detail
- *                     { exercise, passed }
+ *   attention-result  an exercise's outcome (break-it presets), decided the
+ *                     first time its bug is turned on, from the widget's
+ *                     progress record (progress.js): detail { exercise,
+ *                     passed, score: { raw, max, mastery } }
  *
  * Styling: only through the CSS custom properties --attention-lab-* and the
  * parts listed in attention-lab.css (::part(container), ::part(weights)...).
@@ -55,6 +57,7 @@ import { loadAttention, BUGS } from './attention.js';
 import { h } from './lesson-ui.js';
 import { decodeHash, encodeHash, defaultSectionState, HashError } from './lesson-state.js';
 import { createLessonContext, markScrollBoxes } from './lesson-context.js';
+import { Progress } from './progress.js';
 import { disclosureSection } from './lesson-disclosures.js';
 import { paletteSheet } from './palette.js';
 import {
@@ -87,7 +90,7 @@ function resolvePreset(name) {
 
 /** The page's open disclosures ("ui.open"): accepted and kept, never shown in a widget. */
 const DISCLOSURE_STATE = disclosureSection();
-const STATE_SECTIONS = [...LESSON_SECTIONS, instantiateSection(SECTIONS.find((s) => s.create)), DISCLOSURE_STATE];
+const STATE_SECTIONS = [...LESSON_SECTIONS, instantiateSection(SECTIONS.find((s) => s.id === 'break-it')), DISCLOSURE_STATE];
 
 function defaultStates() {
   return Object.fromEntries(STATE_SECTIONS.map((s) => [s.prefix, defaultSectionState(s)]));
@@ -208,6 +211,26 @@ export class AttentionLabElement extends ElementBase {
   #onDarkChange = () => this.#applyTheme();
   #resolveReady;
   #rejectReady;
+  #record = null; // this widget's progress record (progress.js); its outcomes become attention-result events
+  #recordFor = null; // the preset it was made for
+
+  /**
+   * The widget's progress record for `presetName`, made on first use (a new
+   * preset starts a new one); each exercise outcome in it is dispatched as
+   * attention-result.
+   */
+  #progress(presetName) {
+    if (!this.#record || this.#recordFor !== presetName) {
+      this.#recordFor = presetName;
+      this.#record = new Progress();
+      this.#record.subscribe((event, progress) => {
+        if (event.type !== 'exercise') return;
+        const detail = { exercise: event.exercise, passed: event.passed, score: progress.score() };
+        this.dispatchEvent(new CustomEvent('attention-result', { detail, bubbles: true, composed: true }));
+      });
+    }
+    return this.#record;
+  }
 
   constructor() {
     super();
@@ -380,8 +403,7 @@ export class AttentionLabElement extends ElementBase {
     this.#applyLabel();
     const def = SECTIONS.find((s) => s.id === preset.section);
     const section = instantiateSection(def, {
-      persist: false, compact: true, only: preset.bug ? [preset.bug] : null,
-      onResult: (detail) => this.dispatchEvent(new CustomEvent('attention-result', { detail, bubbles: true, composed: true })),
+      persist: false, compact: true, only: preset.bug ? [preset.bug] : null, progress: this.#progress(preset.name),
     });
     this.#section = section;
     this.#body.replaceChildren(h('div', { id: section.id, class: 'al-section' }, ...preset.blocks.map(buildBlock)));

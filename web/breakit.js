@@ -1,5 +1,5 @@
 /**
- * breakit.js: the "Break it" section of the lesson (issue 5).
+ * breakit.js: the "Break it" section of the lesson.
  *
  *   import { mountBreakIt, getState, setState } from './breakit.js';
  *   mountBreakIt(document.getElementById('break-it'), lab, { onChange });
@@ -11,16 +11,18 @@
  * returned, with the offending entry marked, and the repair.
  *
  * State: per card the predicted check, whether the bug is on, and whether it
- * was ever broken and repaired. It is saved in localStorage (when there is
- * one) and is available as a short string for the URL hash: getState() /
- * setState(text); onChange(text) is called after every change a learner
- * makes. makeSection() adapts all this to lesson.js's section interface; the
- * <attention-lab> element uses it too, for one card or all of them, without
- * localStorage (each widget keeps its own state).
+ * was ever broken and repaired. It lives in a progress record (progress.js):
+ * the page's own, kept in localStorage, or one the caller passes (the
+ * <attention-lab> element gives each widget its own). It is also available
+ * as a short string for the URL hash: getState() / setState(text);
+ * onChange(text) is called after every change a learner makes.
+ * makeSection() adapts all this to lesson.js's section interface.
  *
- * An exercise's outcome: when a learner turns a bug on with a prediction
- * made (or changes the prediction while it is on), onResult({ exercise,
- * passed }) is called; passed is whether the predicted check failed.
+ * An exercise's outcome is decided the first time a learner turns its bug
+ * on: onResult({ exercise, passed }) is called then, and only then; passed
+ * is whether the predicted check failed (false without a prediction). From
+ * that moment the prediction is locked, so that it cannot be changed after
+ * the checks have been seen.
  *
  * The DOM is built with createElement and textContent only; styles are
  * classes from breakit.css; every number shown comes from the core.
@@ -28,9 +30,9 @@
 import { CHECKS, runChecks, intendedRule } from './checks.js';
 import { EXERCISES } from './exercises.js';
 import { h, fmt as fmtNumber, oneBased } from './lesson-ui.js';
+import { Progress, lessonProgress, BREAKIT_DEFAULT, isBreakItState } from './progress.js';
 import { paintRamp, rampLegend } from './palette.js';
 
-const STORAGE_KEY = 'attention-lab.break-it.v1';
 const ON = 1;
 const BROKEN = 2;
 const REPAIRED = 4;
@@ -41,17 +43,11 @@ const REPAIRED = 4;
 //   2nd: flags, a digit 0-7: 1 = bug on now, 2 = broken once, 4 = repaired
 // ---------------------------------------------------------------------------
 
-// A state saved before the last cards were added is shorter: its missing
-// cards decode as untouched.
-const STATE_PATTERN = new RegExp(`^(?:[a-${String.fromCharCode(96 + CHECKS.length)}-][0-7]){1,${EXERCISES.length}}$`);
-
 /** The state of a page nobody has touched. */
-export const DEFAULT_STATE = '-0'.repeat(EXERCISES.length);
+export const DEFAULT_STATE = BREAKIT_DEFAULT;
 
 /** Whether `text` is a valid state string. */
-export function isValidState(text) {
-  return typeof text === 'string' && STATE_PATTERN.test(text);
-}
+export const isValidState = isBreakItState;
 
 function decodeState(text) {
   text = text.padEnd(DEFAULT_STATE.length, '-0');
@@ -72,35 +68,6 @@ function encodeState(cards) {
     const p = c.prediction ? String.fromCharCode(97 + CHECKS.findIndex((k) => k.name === c.prediction)) : '-';
     return p + String((c.on ? ON : 0) | (c.broken ? BROKEN : 0) | (c.repaired ? REPAIRED : 0));
   }).join('');
-}
-
-/** localStorage, or null where it is missing or refused (private modes, sandboxes). */
-function storage() {
-  try {
-    const s = globalThis.localStorage;
-    if (!s) return null;
-    s.getItem(STORAGE_KEY);
-    return s;
-  } catch {
-    return null;
-  }
-}
-
-function loadSaved() {
-  try {
-    const text = storage()?.getItem(STORAGE_KEY);
-    return isValidState(text) ? text : DEFAULT_STATE;
-  } catch {
-    return DEFAULT_STATE;
-  }
-}
-
-function save(text) {
-  try {
-    storage()?.setItem(STORAGE_KEY, text);
-  } catch {
-    // Full or refused: progress simply is not kept.
-  }
 }
 
 // ---------------------------------------------------------------------------
@@ -211,7 +178,7 @@ function resultTables(lab, exercise, result, worst) {
 // ---------------------------------------------------------------------------
 
 class Card {
-  constructor(exercise, index, owner) {
+  constructor(exercise, index, owner, alone) {
     this.exercise = exercise;
     this.index = index;
     this.owner = owner;
@@ -222,7 +189,8 @@ class Card {
 
     this.badges = el('span', { cls: 'bk-badges' });
     const summary = el('summary', {},
-      el('span', { cls: 'bk-num', text: String(index + 1) }),
+      // Alone (one card in a widget), the number says where it sits in the lesson.
+      el('span', { cls: 'bk-num', text: alone ? `Exercise ${index + 1} of ${EXERCISES.length}` : String(index + 1) }),
       el('h3', { cls: 'bk-title', text: exercise.title }),
       this.badges);
 
@@ -237,8 +205,11 @@ class Card {
       el('legend', { text: `Predict: ${exercise.prompt}` }),
       el('div', { cls: 'bk-option-list' }, ...this.options.map((o) => o.label)));
 
-    // A toggle keeps one label; aria-pressed (and ○ / ● from the CSS) says whether it is on.
-    this.toggle = el('button', { cls: 'bk-switch', text: 'Break it: bug on', attrs: { type: 'button', 'aria-pressed': 'false' } });
+    // A toggle keeps one accessible name; aria-pressed says whether it is on.
+    // The visible state ("bug off" / "bug on", and ○ / ● from the CSS) is
+    // hidden from assistive technology, which reads aria-pressed instead.
+    this.switchState = el('span', { cls: 'bk-switch-state', attrs: { 'aria-hidden': 'true' } });
+    this.toggle = el('button', { cls: 'bk-switch', attrs: { type: 'button', 'aria-pressed': 'false' } }, 'Break it', this.switchState);
     this.toggle.addEventListener('click', () => {
       const on = this.toggle.getAttribute('aria-pressed') !== 'true';
       owner.change(index, on ? { on: true, broken: true } : { on: false });
@@ -268,8 +239,12 @@ class Card {
   /** Redraw from the card's state; runs the exercise through the core. Returns the names of the failed checks. */
   render(state) {
     const { exercise } = this;
-    for (const o of this.options) o.input.checked = o.input.value === state.prediction;
+    for (const o of this.options) {
+      o.input.checked = o.input.value === state.prediction;
+      o.input.disabled = state.broken;
+    }
     this.toggle.setAttribute('aria-pressed', String(state.on));
+    this.switchState.textContent = state.on ? ': bug on' : ': bug off';
     this.badges.textContent = [
       state.prediction ? 'predicted' : '', state.broken ? 'broken' : '', state.repaired ? 'repaired' : '',
     ].filter(Boolean).join(' · ');
@@ -293,7 +268,7 @@ class Card {
     this.status.textContent = state.on
       ? `Bug “${exercise.bug}” is on: ${failed.length} of ${results.length} checks fail.`
       : `Bug off: ${failed.length === 0 ? 'every check passes' : `${failed.length} checks fail`}${state.repaired ? ' (repaired)' : ''}.`;
-    this.verdict.textContent = this.verdictText(state, failed);
+    this.verdict.textContent = this.verdictText(state);
 
     this.checkList.replaceChildren(...results.map((r) => this.checkItem(r)));
     const run = results.run;
@@ -305,13 +280,28 @@ class Card {
     return failed.map((r) => r.name);
   }
 
-  verdictText(state, failed) {
+  /** The names of the checks that fail with this card's bug on (the core runs it once). */
+  caughtBy() {
+    if (!this.caught) {
+      this.caught = this.resultsOn === true ? this.results : runChecks(this.owner.lab, this.exercise);
+      this.caught = this.caught.filter((r) => !r.passed).map((r) => r.name);
+    }
+    return this.caught;
+  }
+
+  /** Whether the (locked) prediction names a check that the bug makes fail. */
+  predictedRight(state) {
+    return Boolean(state.prediction) && this.caughtBy().includes(state.prediction);
+  }
+
+  verdictText(state) {
     if (!state.broken) return state.prediction ? 'Prediction saved. Now turn the bug on.' : 'Choose a check, then turn the bug on.';
-    if (!state.on || !state.prediction) return '';
+    if (!state.prediction) return 'The bug was turned on before a prediction was made, so this card scores no point.';
     const check = CHECKS.find((c) => c.name === state.prediction);
-    if (failed.some((r) => r.name === state.prediction)) return `Your prediction was right: “${check.title}” fails.`;
-    const names = failed.map((r) => `“${CHECKS.find((c) => c.name === r.name).title}”`).join(', ');
-    return `“${check.title}” still passes. This bug is caught by ${names}.`;
+    const locked = ' Your prediction is locked: it was made before the checks were seen.';
+    if (this.predictedRight(state)) return `Your prediction was right: “${check.title}” fails.${locked}`;
+    const names = this.caughtBy().map((name) => `“${CHECKS.find((c) => c.name === name).title}”`).join(', ');
+    return `“${check.title}” still passes. This bug is caught by ${names}.${locked}`;
   }
 
   checkItem(result) {
@@ -346,26 +336,34 @@ class BreakIt {
   /**
    * options: onChange(text), onResult({ exercise, passed }), onRun(bug, run)
    * (each core result drawn), only (bug names of the cards to show; all by
-   * default), persist (keep progress in localStorage; default true),
-   * compact (no heading and introduction; default false).
+   * default), progress (the record to keep the cards in; default: the
+   * page's, lessonProgress(), or a fresh one when persist is false),
+   * persist (default true), compact (no heading and introduction; default
+   * false).
    */
-  constructor(container, lab, { onChange, onResult, onRun, only = null, persist = true, compact = false } = {}) {
+  constructor(container, lab, { onChange, onResult, onRun, only = null, persist = true, progress = null, compact = false } = {}) {
     this.lab = lab;
     this.onChange = onChange;
     this.onResult = onResult;
     this.onRun = onRun;
     this.runs = new Map(); // bug -> the core's last result drawn on its card (null if refused), last drawn last
-    this.persist = persist;
-    this.state = decodeState(persist ? loadSaved() : DEFAULT_STATE);
+    this.record = progress || (persist ? lessonProgress() : new Progress());
+    this.state = decodeState(this.record.record.breakIt);
     this.progress = el('p', { cls: 'bk-progress' });
-    const reset = el('button', { cls: 'bk-reset', text: 'Reset progress', attrs: { type: 'button' } });
-    reset.addEventListener('click', () => {
-      this.setState(DEFAULT_STATE);
-      this.changed();
-    });
+    const reset = el('button', { cls: 'bk-reset', text: 'Reset these cards', attrs: { type: 'button' } });
+    reset.addEventListener('click', () => this.record.resetExercises(shown.map((c) => c.exercise.bug)));
     // Cards by exercise index; null for an exercise not shown here.
-    this.cards = EXERCISES.map((exercise, i) => (!only || only.includes(exercise.bug) ? new Card(exercise, i, this) : null));
+    const alone = Boolean(only) && only.length === 1;
+    this.cards = EXERCISES.map((exercise, i) => (!only || only.includes(exercise.bug) ? new Card(exercise, i, this, alone) : null));
     const shown = this.cards.filter(Boolean);
+    this.record.include({ exercises: shown.map((c) => c.exercise.bug) });
+    // A reset or a restored record (another tab, an LMS) redraws the cards.
+    this.record.subscribe((event) => {
+      if ((event.type === 'reset' || event.type === 'restore') && this.record.record.breakIt !== this.getState()) {
+        this.setState(this.record.record.breakIt);
+        if (this.onChange) this.onChange(this.getState());
+      }
+    });
 
     // Draw the cards before they join the page, so that their status lines
     // do not all announce themselves at once.
@@ -404,12 +402,20 @@ class BreakIt {
 
   /** A learner changed card i. */
   change(i, patch) {
-    this.state[i] = { ...this.state[i], ...patch };
-    const failed = this.redraw(i);
+    const before = this.state[i];
+    // Once the bug has been on, the prediction is final.
+    if (before.broken && patch.prediction !== undefined) {
+      this.redraw(i);
+      return;
+    }
+    this.state[i] = { ...before, ...patch };
+    this.redraw(i);
     this.changed();
     const s = this.state[i];
-    if (s.on && s.prediction && (patch.on === true || patch.prediction !== undefined) && this.onResult) {
-      this.onResult({ exercise: EXERCISES[i].bug, passed: failed.includes(s.prediction) });
+    if (s.broken && !before.broken) {
+      const detail = { exercise: EXERCISES[i].bug, passed: this.cards[i].predictedRight(s) };
+      this.record.decide(detail.exercise, detail.passed);
+      if (this.onResult) this.onResult(detail);
     }
   }
 
@@ -421,7 +427,7 @@ class BreakIt {
 
   changed() {
     const text = this.getState();
-    if (this.persist) save(text);
+    this.record.setBreakIt(text);
     if (this.onChange) this.onChange(text);
   }
 
@@ -449,7 +455,7 @@ class BreakIt {
         card.render(s);
       }
     });
-    if (this.persist) save(text);
+    this.record.setBreakIt(text);
     this.showProgress();
     return true;
   }
@@ -476,14 +482,14 @@ export function mountBreakIt(container, lab, options = {}) {
 
 /** The state of the mounted section as a short string (DEFAULT_STATE when untouched). */
 export function getState() {
-  return current ? current.getState() : loadSaved();
+  return current ? current.getState() : lessonProgress().record.breakIt;
 }
 
 /** Apply a state string to the mounted section; false if it is not valid. */
 export function setState(text) {
   if (!isValidState(text)) return false;
   if (current) return current.setState(text);
-  save(text);
+  lessonProgress().setBreakIt(text);
   return true;
 }
 
@@ -511,8 +517,12 @@ export function makeSection({ HashError, ...options }) {
     mount(ctx, st) {
       const container = ctx.node(this.id);
       if (!this.breakIt || !container.contains(this.breakIt.cards.find(Boolean).node)) {
+        // A package may limit the cards: <main data-exercises="bug,bug"> (see dist.mjs).
+        const holder = container.closest('[data-exercises]');
+        const listed = holder ? holder.dataset.exercises.split(',') : null;
         this.breakIt = new BreakIt(container, ctx.lab, {
           ...options,
+          only: options.only || listed,
           onRun: (bug, run) => ctx.publish(`brk.${bug}`, run),
           onChange: (text) => {
             ctx.states.brk.s = text;

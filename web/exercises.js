@@ -1,5 +1,5 @@
 /**
- * exercises.js: one break-it exercise per bug in BUGS (issue 5).
+ * exercises.js: one break-it exercise per bug in BUGS.
  *
  * Each exercise is a run description for checks.js (kind, inputs, options,
  * bug) plus what a card shows: the mistake as one line of code-like

@@ -7,10 +7,20 @@ import { markScrollBoxes } from './lesson-context.js';
 import { SECTIONS, VIEW_IDS, sectionNumber } from './sections/registry.js';
 import { sectionElement, tocItem } from './sections/markup.js';
 
-/** Build every section of the registry into <main>, and the table of contents. */
+/**
+ * The sections this page shows, in registry order: all of them, or those a
+ * package lists in <main data-sections="masks,quiz"> (see dist.mjs).
+ */
+export function pageSections(doc) {
+  const listed = doc.querySelector('main')?.dataset.sections;
+  return listed ? SECTIONS.filter((def) => listed.split(',').includes(def.id)) : SECTIONS;
+}
+
+/** Build the page's sections (pageSections) into <main>, and the table of contents. */
 export function renderLesson(doc) {
-  doc.querySelector('main').replaceChildren(...SECTIONS.map((def) => sectionElement(def, sectionNumber(def.id))));
-  doc.querySelector('nav.toc ol').replaceChildren(...SECTIONS.map(tocItem));
+  const shown = pageSections(doc);
+  doc.querySelector('main').replaceChildren(...shown.map((def) => sectionElement(def, sectionNumber(def.id))));
+  doc.querySelector('nav.toc ol').replaceChildren(...shown.map(tocItem));
 }
 
 /**

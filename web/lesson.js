@@ -6,7 +6,8 @@ import { loadAttention } from './attention.js';
 import { paletteSheet } from './palette.js';
 import { createLessonContext } from './lesson-context.js';
 import { SECTIONS, instantiateSection } from './sections/registry.js';
-import { renderLesson, hashState, viewTracking } from './lesson-page.js';
+import { renderLesson, hashState, viewTracking, pageSections } from './lesson-page.js';
+import { defaultSectionState } from './lesson-state.js';
 import { disclosureSection } from './lesson-disclosures.js';
 
 const bootStatus = document.getElementById('boot-status');
@@ -29,8 +30,12 @@ async function main() {
     bootStatus.classList.add('core-error');
     return;
   }
-  const sections = [...SECTIONS.filter((def) => def.fields || def.create).map((def) => instantiateSection(def)), disclosureSection(document)];
+  const shown = pageSections(document);
+  const sections = [...shown.filter((def) => def.fields || def.create).map((def) => instantiateSection(def)), disclosureSection(document)];
   const ctx = createLessonContext({ root: document, lab, sections, onCommit: () => hash.write() });
+  // A section may read another's state (masks reads the 3×3 example's), and a
+  // package may leave that one out: it then keeps its defaults.
+  for (const def of SECTIONS) if (def.fields && !shown.includes(def)) ctx.states[def.prefix] = defaultSectionState(def);
   const view = viewTracking({ ctx, onChange: () => hash.write() });
   const hash = hashState({
     ctx, sections, showNotice,

@@ -26,3 +26,13 @@ async function main(): Promise<number> {
 }
 
 void main();
+
+// The progress record and its score.
+import { Progress, masteryScore, type Score } from '../../web/progress.js';
+const progress = new Progress();
+progress.include({ questions: ['scale'], exercises: ['no-scale'] });
+progress.answer('scale', 'a', true);
+const score: Score = progress.score();
+const needed: number = masteryScore(score.max);
+const status: 'incomplete' | 'passed' | 'failed' | 'completed' = progress.status();
+progress.subscribe((event) => { if (event.type === 'exercise') console.log(event.exercise, event.passed, needed, status); });

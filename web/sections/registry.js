@@ -27,6 +27,7 @@ import threeByThree from './three-by-three.js';
 import whyScale from './why-scale.js';
 import shapes from './shapes.js';
 import masks from './masks.js';
+import gradients from './gradients.js';
 import selfCross from './self-cross.js';
 import multiHead from './multi-head.js';
 import observability from './observability.js';
@@ -40,6 +41,7 @@ export const SECTIONS = Object.freeze([
   whyScale,
   shapes,
   masks,
+  gradients,
   selfCross,
   multiHead,
   observability,

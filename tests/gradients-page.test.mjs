@@ -1,0 +1,130 @@
+// The "How the gradient flows" section in Chromium: the numbers it shows are
+// the core's, blocked pairs show an exact 0, a step lowers the loss and moves
+// the weights, the finite-difference check shows two agreeing numbers, a bad
+// edit keeps the last valid state, and the section passes axe-core at both widths.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { loadAttention } from '../web/attention.js';
+import { browserSuite, assertClean, runAxe } from './helpers/browser.mjs';
+// The section's fixed keys and values and its default queries and target.
+const K = { data: [1, 0, 0, 1, 1, 1, -1, 0.5], shape: [4, 2] };
+const V = { data: [1, 0, 0, 1, 1, 1, 2, -1], shape: [4, 2] };
+const Q = [1, 0, 0, 1, 1, 1, 0.5, -1];
+const TARGET = [0, 1, 1, 0, 0.5, 0.5, 1, 1];
+
+const suite = browserSuite();
+let lab;
+before(async () => { lab = await loadAttention(); });
+const open = (viewport = { width: 1280, height: 900 }) => suite.open('#gradients', { viewport });
+
+/** The core's loss and gradients for queries q (flat) and the default target. */
+function coreGradients(q, causal = true) {
+  const qt = { data: q, shape: [4, 2] };
+  const { output, weights } = lab.sdpa(qt, K, V, { causal });
+  const dOutput = { data: output.data.map((o, i) => o - TARGET[i]), shape: [4, 2] };
+  const loss = dOutput.data.reduce((s, d) => s + 0.5 * d * d, 0);
+  return { loss, weights, ...lab.sdpaBackward(qt, K, V, dOutput, { causal }) };
+}
+
+const cells = (page, name) => page.$$eval(`[data-heatmap="${name}"] .hm-cell`, (ns) => ns.map((n) => ({
+  text: n.textContent, blocked: n.classList.contains('blocked'), leak: n.classList.contains('leak') })));
+const tableValues = (page, name) => page.$$eval(`[data-values="${name}"] td[data-row]`, (ns) => ns.map((n) => Number(n.textContent)));
+const out = async (page, key) => Number((await page.locator(`[data-out="${key}"]`).textContent()).replace('−', '-'));
+
+function near(label, got, want, tol) {
+  const bad = Array.from(want).map((w, i) => [i, got[i], w]).filter(([, g, w]) => !(Math.abs(g - w) <= tol));
+  assert.equal(got.length, want.length, `${label}: ${got.length} numbers shown, ${want.length} computed`);
+  assert.ok(bad.length === 0, `${label}: entries differ beyond ${tol}: ${bad.slice(0, 4).map(([i, g, w]) => `[${i}] page ${g} core ${w}`).join('; ')}`);
+}
+
+test('the section shows the core\'s loss, gradients and exact zeros on blocked pairs', async () => {
+  const { page, problems, context } = await open();
+  const sections = await page.$$eval('main > section', (ns) => ns.map((n) => n.id));
+  assert.equal(sections[sections.indexOf('masks') + 1], 'gradients', 'the section comes right after the masks');
+  const want = coreGradients(Q);
+  near('loss', [await out(page, 'grad-loss')], [want.loss], 5e-5);
+  near('dV', await tableValues(page, 'grad-dv'), want.dv.data, 5e-5);
+  near('dQ', await tableValues(page, 'grad-dq'), want.dq.data, 5e-5);
+  for (const [name, tensor] of [['grad-dprobs', want.dProbs], ['grad-dscores', want.dScores]]) {
+    const shown = await cells(page, name);
+    near(name, shown.map((c) => Number(c.text)), tensor.data, 5e-4);
+    shown.forEach((c, at) => {
+      const [i, j] = [Math.floor(at / 4), at % 4];
+      assert.equal(c.blocked, j > i, `${name} [${i}, ${j}] is ${c.blocked ? '' : 'not '}drawn blocked`);
+      if (c.blocked) assert.equal(c.text, '0', `${name} [${i}, ${j}] shows ${c.text}`);
+      assert.equal(c.leak, false);
+    });
+  }
+  // Without the causal rule nothing is blocked.
+  await page.locator('[data-field="grad-causal"]').check();
+  await page.locator('[data-field="grad-causal"]').uncheck();
+  await page.waitForFunction(() => !document.querySelector('[data-heatmap="grad-dprobs"] .blocked'));
+  near('loss without the mask', [await out(page, 'grad-loss')], [coreGradients(Q, false).loss], 5e-5);
+  assertClean(problems, 'gradients section');
+  await context.close();
+});
+
+test('one step lowers the loss, moves q and the weights, and lands in the URL hash', async () => {
+  const { page, problems, context } = await open();
+  const before = await out(page, 'grad-loss');
+  const weightsBefore = (await cells(page, 'grad-weights')).map((c) => c.text);
+  const dq = coreGradients(Q).dq.data;
+  await page.locator('[data-action="grad-step"]').click();
+  await page.waitForSelector('[data-out="grad-after"]');
+  const after = await out(page, 'grad-loss');
+  assert.ok(after < before, `the loss went from ${before} to ${after}`);
+  near('loss before', [await out(page, 'grad-before')], [before], 5e-5);
+  near('loss after', [await out(page, 'grad-after')], [after], 5e-5);
+  const q = await page.$$eval('[data-grid="grad-q"] input', (ns) => ns.map((n) => Number(n.value)));
+  near('q after the step', q, Q.map((x, i) => Math.round((x - 0.5 * dq[i]) * 1000) / 1000), 1e-9);
+  near('the loss after is the core\'s for the new q', [after], [coreGradients(q).loss], 5e-5);
+  assert.notDeepEqual((await cells(page, 'grad-weights')).map((c) => c.text), weightsBefore);
+  assert.match(await page.evaluate(() => location.hash), /grad\.q=/);
+  assertClean(problems, 'after a step');
+  await context.close();
+});
+
+test('the finite-difference check shows both numbers, and they agree', async () => {
+  const { page, problems, context } = await open();
+  for (const [row, col] of [[2, 1], [4, 2]]) {
+    await page.locator('[data-field="grad-row"]').fill(String(row));
+    await page.locator('[data-field="grad-row"]').press('Enter');
+    await page.locator('[data-field="grad-col"]').fill(String(col));
+    await page.locator('[data-field="grad-col"]').press('Enter');
+    await page.waitForFunction((r) => document.querySelector('[data-slot="fd"]').textContent.startsWith(`Query ${r},`), row);
+    const analytic = await out(page, 'grad-analytic');
+    const slope = await out(page, 'grad-slope');
+    near(`dq[${row}, ${col}]`, [analytic], [coreGradients(Q).dq.data[(row - 1) * 2 + col - 1]], 5e-4);
+    assert.ok(Math.abs(analytic - slope) <= 1e-3, `query ${row}, entry ${col}: backward ${analytic}, slope ${slope}`);
+  }
+  assertClean(problems, 'finite differences');
+  await context.close();
+});
+
+test('a bad edit shows an inline message and keeps the last valid numbers', async () => {
+  const { page, problems, context } = await open();
+  const loss = await out(page, 'grad-loss');
+  const input = page.locator('[data-grid="grad-target"] input[data-row="0"][data-col="0"]');
+  await input.fill('abc');
+  await input.press('Enter');
+  assert.equal(await input.getAttribute('aria-invalid'), 'true');
+  assert.equal(await out(page, 'grad-loss'), loss);
+  await input.fill('3');
+  await input.press('Enter');
+  await page.waitForFunction((l) => document.querySelector('[data-out="grad-loss"]').textContent !== l, String(loss.toFixed(4)));
+  assert.notEqual(await out(page, 'grad-loss'), loss);
+  assertClean(problems, 'bad edit');
+  await context.close();
+});
+
+test('at 1280 px and 390 px: no sideways scroll, and axe-core finds nothing serious', async () => {
+  for (const width of [1280, 390]) {
+    const { page, problems, context } = await open({ width, height: 900 });
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${width} px scrolls sideways`);
+    await runAxe(page, `gradients section at ${width} px`, { include: '#gradients' });
+    await page.locator('#gradients').screenshot({ path: fileURLToPath(new URL(`../build/gradients-${width}.png`, import.meta.url)) });
+    assertClean(problems, `${width} px`);
+    await context.close();
+  }
+});

@@ -1,0 +1,109 @@
+// Break-it grading in Chromium: a prediction cannot be changed once the bug
+// has been switched on (so an outcome cannot be bought by trying each check),
+// the switch's visible text says the state it is in, and a card shown on its
+// own keeps the number it has in the lesson.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { launchBrowser, openPage, startServer, assertClean } from './helpers/browser.mjs';
+import { EXERCISES } from '../web/exercises.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer({ root: ROOT });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function lesson() {
+  const session = await openPage(browser, server.url);
+  await session.page.goto(`${server.url}web/index.html`);
+  await session.page.waitForSelector('html[data-ready="true"]', { timeout: 15000 });
+  return session;
+}
+
+/** The switch's visible text (what a sighted learner reads), and its pressed state. */
+const switchText = (card) => card.locator('button.bk-switch').evaluate((b) => ({ text: b.innerText.trim(), pressed: b.getAttribute('aria-pressed') }));
+
+test('the prediction locks once the bug is on: no second guess, one outcome', async () => {
+  const { page, problems, context } = await lesson();
+  const results = [];
+  await page.exposeFunction('recordResult', (detail) => results.push(detail));
+  const card = page.locator('#bk-no-scale');
+  await card.locator('summary').click();
+  await card.getByLabel('Rows sum to 1').check();
+  await card.locator('button.bk-switch').click();
+  assert.match(await card.locator('.bk-verdict').textContent(), /still passes/);
+
+  // Every option is now disabled; the wrong guess stays chosen.
+  const options = card.locator('.bk-predict input[type="radio"]');
+  const disabled = await options.evaluateAll((ns) => ns.map((n) => n.disabled));
+  assert.ok(disabled.length > 0 && disabled.every(Boolean), `options disabled: ${disabled}`);
+  await card.getByLabel('Scores scaled by 1/√dk').check({ force: true }).catch(() => {});
+  assert.equal(await card.getByLabel('Rows sum to 1').isChecked(), true, 'the first prediction stays');
+  assert.doesNotMatch(await card.locator('.bk-verdict').textContent(), /prediction was right/);
+
+  // Off and on again does not unlock it either.
+  await card.locator('button.bk-switch').click();
+  assert.equal(await card.getByLabel('Scores scaled by 1/√dk').isDisabled(), true, 'still locked with the bug off');
+  await card.locator('button.bk-switch').click();
+  assert.equal(await card.getByLabel('Rows sum to 1').isChecked(), true);
+  assertClean(problems, 'locked prediction');
+  await context.close();
+});
+
+test('the switch reads "bug off" when off and "bug on" when on', async () => {
+  const { page, problems, context } = await lesson();
+  const card = page.locator('#bk-softmax-over-queries');
+  const off = await switchText(card);
+  assert.equal(off.pressed, 'false');
+  assert.doesNotMatch(off.text, /bug on/i, `off: "${off.text}"`);
+  assert.match(off.text, /bug off/i, `off: "${off.text}"`);
+  await card.locator('button.bk-switch').click();
+  const on = await switchText(card);
+  assert.equal(on.pressed, 'true');
+  assert.match(on.text, /bug on/i, `on: "${on.text}"`);
+  assert.doesNotMatch(on.text, /bug off/i, `on: "${on.text}"`);
+  // The accessible name does not change with the state (aria-pressed carries it).
+  const names = [];
+  for (let i = 0; i < 2; i++) {
+    names.push(await card.locator('button.bk-switch').evaluate((b) => b.textContent.replace(b.querySelector('[aria-hidden]')?.textContent ?? '', '').trim()));
+    await card.locator('button.bk-switch').click();
+  }
+  assert.equal(names[0], names[1]);
+  assertClean(problems, 'switch label');
+  await context.close();
+});
+
+test('a single-exercise widget shows the card\'s number in the lesson, and locks its prediction too', async () => {
+  const { page, problems, context } = await openPage(browser, server.url);
+  const bug = 'no-scale';
+  const index = EXERCISES.findIndex((e) => e.bug === bug);
+  await page.goto(`${server.url}web/embed.html?preset=break-it:${bug}`);
+  const card = page.locator(`#bk-${bug}`);
+  await card.locator('.bk-num').waitFor();
+  const num = (await card.locator('.bk-num').textContent()).trim();
+  assert.match(num, new RegExp(`\\b${index + 1} of ${EXERCISES.length}\\b`), `number shown: "${num}"`);
+
+  const results = [];
+  await page.exposeFunction('recordResult', (detail) => results.push(detail));
+  await page.evaluate(() => document.querySelector('attention-lab').addEventListener('attention-result', (e) => window.recordResult(e.detail)));
+  await card.getByLabel('Rows sum to 1').check();
+  await card.locator('button.bk-switch').click();
+  await card.getByLabel('Scores scaled by 1/√dk').check({ force: true, timeout: 1000 }).catch(() => {});
+  await card.locator('button.bk-switch').click();
+  await card.locator('button.bk-switch').click();
+  await page.waitForTimeout(100);
+  assert.deepEqual(results.map(({ exercise, passed }) => ({ exercise, passed })), [{ exercise: bug, passed: false }], 'one outcome, from the first prediction');
+  assert.deepEqual(results[0].score, { raw: 0, max: 1, mastery: 1 });
+  assertClean(problems, 'single card');
+  await context.close();
+});

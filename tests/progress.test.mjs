@@ -1,0 +1,129 @@
+// The progress record (web/progress.js) in Node: the score rule, the status,
+// the serialised form at its largest (it must fit SCORM 1.2's 4096-character
+// cmi.suspend_data), and saved texts that must be refused.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  Progress, parseRecord, serialiseRecord, MAX_SERIALISED, masteryScore, ALL_QUESTIONS, ALL_EXERCISES, BREAKIT_DEFAULT,
+} from '../web/progress.js';
+import { QUESTIONS, longestAnswer } from '../web/quiz-questions.js';
+import { CHECKS } from '../web/checks.js';
+
+const full = () => {
+  const p = new Progress();
+  p.include({ questions: ALL_QUESTIONS, exercises: ALL_EXERCISES });
+  return p;
+};
+
+test('score: 1 point per first-try right answer and per right prediction; status against ⌈70 %⌉', () => {
+  const p = full();
+  const max = QUESTIONS.length + ALL_EXERCISES.length;
+  assert.deepEqual(p.score(), { raw: 0, max, mastery: Math.ceil(0.7 * max) });
+  assert.equal(p.status(), 'incomplete');
+  p.answer('scale', 'b', false);
+  p.answer('scale', 'a', true); // a retry: marked, but the first attempt counts
+  assert.deepEqual(p.answerTo('scale'), { first: 'b', right: false, latest: 'a' });
+  assert.equal(p.score().raw, 0);
+  p.answer('softmax-axis', 'c', true);
+  assert.equal(p.score().raw, 1);
+  p.decide('no-scale', true);
+  p.decide('no-scale', false); // decided once
+  assert.equal(p.score().raw, 2);
+  assert.throws(() => p.answer('scale', 'z', true), /not an answer/);
+  assert.equal(masteryScore(20), 14);
+  assert.equal(masteryScore(22), 16);
+  assert.equal(masteryScore(3), 3);
+  assert.equal(masteryScore(1), 1);
+});
+
+test('complete only when every question is answered and every exercise broken and repaired; then passed or failed', () => {
+  const finish = (rightExercises) => {
+    const p = full();
+    for (const q of QUESTIONS) p.answer(q.id, longestAnswer(q), true);
+    let state = '';
+    ALL_EXERCISES.forEach((bug, i) => {
+      p.decide(bug, i < rightExercises);
+      state += 'a6'; // predicted, broken once, repaired, bug off
+    });
+    assert.equal(p.status(), 'incomplete', 'outcomes alone do not finish the exercises');
+    p.setBreakIt(state);
+    return p;
+  };
+  const max = QUESTIONS.length + ALL_EXERCISES.length;
+  const mastery = masteryScore(max);
+  const passed = finish(mastery - QUESTIONS.length); // exactly the mastery score
+  assert.deepEqual(passed.score(), { raw: mastery, max, mastery });
+  assert.equal(passed.status(), 'passed');
+  const failed = finish(mastery - QUESTIONS.length - 1);
+  assert.equal(failed.score().raw, mastery - 1);
+  assert.equal(failed.status(), 'failed');
+});
+
+test('a narrower scope (a package with some sections) changes max and what must be done', () => {
+  assert.equal(new Progress().status(), 'completed', 'nothing scored in scope: reading only');
+  const p = new Progress();
+  p.include({ exercises: ['no-scale', 'mask-output'] });
+  assert.deepEqual(p.score(), { raw: 0, max: 2, mastery: 2 });
+  p.decide('no-scale', true);
+  p.decide('mask-output', true);
+  const i = ALL_EXERCISES.indexOf('no-scale');
+  const j = ALL_EXERCISES.indexOf('mask-output');
+  const chars = [...BREAKIT_DEFAULT];
+  for (const k of [i, j]) { chars[2 * k] = 'a'; chars[2 * k + 1] = '6'; }
+  p.setBreakIt(chars.join(''));
+  assert.equal(p.status(), 'passed');
+});
+
+test('the serialised form at its largest fits in 4096 characters, and round-trips', () => {
+  const record = {
+    quiz: Object.fromEntries(QUESTIONS.map((q) => [q.id, { first: longestAnswer(q), right: true, latest: longestAnswer(q) }])),
+    breakIt: `${String.fromCharCode(96 + CHECKS.length)}7`.repeat(ALL_EXERCISES.length),
+    outcomes: Object.fromEntries(ALL_EXERCISES.map((bug) => [bug, true])),
+    // The most sections the parser accepts, each with the longest id it accepts.
+    visited: Array.from({ length: 32 }, (_, i) => `s${String(i).padStart(2, '0')}${'x'.repeat(29)}`),
+  };
+  const text = serialiseRecord(record);
+  console.log(`largest serialised progress: ${text.length} of ${MAX_SERIALISED} characters`);
+  assert.ok(text.length <= MAX_SERIALISED, `${text.length} characters`);
+  assert.deepEqual(parseRecord(text), record);
+  // A real learner's full record, too.
+  const p = full();
+  for (const q of QUESTIONS) { p.answer(q.id, longestAnswer(q), false); p.answer(q.id, longestAnswer(q), true); }
+  for (const bug of ALL_EXERCISES) p.decide(bug, true);
+  const again = new Progress();
+  assert.equal(again.restore(p.serialise()), true);
+  assert.deepEqual(again.record, p.record);
+});
+
+test('corrupted or hostile saved texts are refused with a notice, and the record starts fresh', () => {
+  const good = '{"v":1,"q":{"scale":["a",1,"a"]}}';
+  const bad = {
+    'not JSON': '{"v":1,',
+    'huge': `{"v":1,"s":["${'a'.repeat(5000)}"]}`,
+    'script text': '<script>window.ran = 1</script>',
+    'a script in an answer': '{"v":1,"q":{"scale":["<img src=x onerror=alert(1)>",1,"a"]}}',
+    'an unknown question': '{"v":1,"q":{"constructor":["a",1,"a"]}}',
+    '__proto__': '{"v":1,"q":{"__proto__":["a",1,"a"]}}',
+    'an unknown part': '{"v":1,"x":1}',
+    'another version': '{"v":2}',
+    'a bad break-it state': '{"v":1,"b":"zz"}',
+    'a bad outcome': '{"v":1,"o":{"no-scale":"yes"}}',
+    'an unknown exercise': '{"v":1,"o":{"toString":1}}',
+    'a bad section id': '{"v":1,"s":["<b>"]}',
+    'a grid answer of the wrong size': '{"v":1,"q":{"causal":["0101",0,"0101"]}}',
+    'null': 'null',
+    'an array': '[1,2]',
+  };
+  for (const [what, text] of Object.entries(bad)) {
+    const p = new Progress();
+    p.answer('maps', 'b', true);
+    assert.equal(p.restore(text), false, what);
+    assert.match(p.notice, /could not be used .* starts fresh/, what);
+    assert.deepEqual(p.record, { quiz: {}, breakIt: BREAKIT_DEFAULT, outcomes: {}, visited: [] }, `${what}: fresh`);
+    assert.ok(!p.notice.includes(text.slice(0, 12)) || text.length < 6, `${what}: the notice does not echo the text`);
+  }
+  assert.equal(globalThis.ran, undefined);
+  const p = new Progress();
+  assert.equal(p.restore(good), true);
+  assert.equal(p.notice, null);
+});

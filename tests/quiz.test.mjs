@@ -1,0 +1,171 @@
+// The quiz in Chromium: every question can be answered and is checked; a
+// wrong choice is explained; retries are allowed but the first attempt is
+// what scores; the grid and number answers are judged by the core; answers
+// come back after a reload; keyboard only works; axe finds nothing.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { launchBrowser, openPage, startServer, assertClean } from './helpers/browser.mjs';
+import { loadAttention } from '../web/attention.js';
+import { QUESTIONS } from '../web/quiz-questions.js';
+import { EXERCISES } from '../web/exercises.js';
+import { masteryScore } from '../web/progress.js';
+
+/** The full lesson's score max: the questions and the break-it cards. */
+const MAX = QUESTIONS.length + EXERCISES.length;
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const AXE = fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.meta.url));
+
+let server;
+let browser;
+let lab;
+
+before(async () => {
+  server = await startServer({ root: ROOT });
+  browser = await launchBrowser();
+  lab = await loadAttention();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function lesson(options) {
+  const session = await openPage(browser, server.url, options);
+  await session.page.goto(`${server.url}web/index.html`);
+  await session.page.waitForSelector('html[data-ready="true"]', { timeout: 15000 });
+  return session;
+}
+
+const form = (page, id) => page.locator(`form[data-quiz="${id}"]`);
+
+/** The causal mask's blocked cells for T positions, from the core (a causal run on equal scores). */
+function coreBlocked(T) {
+  const zeros = Array.from({ length: T }, () => [0, 0]);
+  const { weights } = lab.sdpa(zeros, zeros, zeros, { causal: true });
+  return Array.from(weights.data, (w) => w === 0);
+}
+
+/** Answer question `q` in the page: right, or with a given wrong answer. */
+async function answer(page, q, { wrong = null } = {}) {
+  const f = form(page, q.id);
+  if (q.kind === 'choice') {
+    const id = wrong || q.choices.find((c) => c.right).id;
+    await f.locator(`input[value="${id}"]`).check();
+  } else if (q.kind === 'grid') {
+    const blocked = coreBlocked(q.T);
+    for (let k = 0; k < blocked.length; k++) {
+      const want = wrong ? k === 1 : blocked[k];
+      const cell = f.locator(`button[data-row="${Math.floor(k / q.T)}"][data-col="${k % q.T}"]`);
+      if ((await cell.getAttribute('aria-pressed') === 'true') !== want) await cell.click();
+    }
+  } else {
+    await f.locator('input.qz-number').fill(wrong || String(q.dModel / q.numHeads));
+  }
+  await f.locator('button[type="submit"]').click();
+}
+
+test('every question: a wrong first answer is explained and scores nothing; a retry is marked right but the first attempt counts', async () => {
+  const { page, problems, context } = await lesson();
+  assert.equal(await page.locator('form.qz-form').count(), 8, 'eight answer forms');
+  for (const q of QUESTIONS) {
+    const f = form(page, q.id);
+    const wrong = q.kind === 'choice' ? q.choices.find((c) => !c.right).id : q.kind === 'number' ? '64' : 'x';
+    await answer(page, q, { wrong });
+    const feedback = (await f.locator('.qz-feedback').innerText()).replace(/\s+/g, ' ');
+    assert.match(feedback, /^✗?\s*Not quite/, `${q.id}: ${feedback}`);
+    if (q.kind === 'choice') {
+      const why = q.choices.find((c) => c.id === wrong).why.replace(/_/g, '');
+      assert.ok(feedback.replace(/_/g, '').includes(why.slice(0, 40)), `${q.id}: the wrong choice is explained: ${feedback}`);
+    }
+    if (q.kind === 'number') assert.match(feedback, /8 heads/, `${q.id}: ${feedback}`);
+    if (q.kind === 'grid') assert.match(feedback, /should be blocked/, `${q.id}: ${feedback}`);
+    await answer(page, q);
+    assert.match(await f.locator('.qz-feedback').innerText(), /Right/, `${q.id}: the retry is right`);
+    assert.match(await f.locator('.qz-first').innerText(), /First attempt: wrong/, `${q.id}: the first attempt counts`);
+    // The model answer is still there to read.
+    const details = page.locator(`li[data-question="${q.id}"] details.answer`);
+    await details.locator('summary').click();
+    assert.equal(await details.evaluate((d) => d.open), true, `${q.id}: the model answer opens`);
+  }
+  assert.match(await page.locator('.pg-line').innerText(), new RegExp(`Score 0 of ${MAX}`));
+  assertClean(problems, 'all wrong then right');
+  await context.close();
+});
+
+test('right first time scores; the grid is judged by the core; answers and feedback come back after a reload', async () => {
+  const { page, problems, context } = await lesson();
+  const [scale, , causal, , headWidth] = QUESTIONS;
+  await answer(page, scale);
+  await answer(page, causal);
+  await answer(page, headWidth);
+  // The grid's right answer is the core's: 6 of the 16 pairs for 4 positions.
+  assert.equal(coreBlocked(4).filter(Boolean).length, 6);
+  assert.match(await form(page, 'causal').locator('.qz-feedback').innerText(), /^✓?\s*Right/);
+  assert.match(await page.locator('.pg-line').innerText(), new RegExp(`Score 3 of ${MAX} \\(${masteryScore(MAX)} to pass\\) · 3 of 8 questions answered`));
+
+  await page.reload();
+  await page.waitForSelector('html[data-ready="true"]');
+  assert.equal(await form(page, 'scale').locator('input[value="a"]').isChecked(), true, 'the choice is restored');
+  assert.equal(await form(page, 'head-width').locator('input.qz-number').inputValue(), '32');
+  const pressed = await form(page, 'causal').locator('button[aria-pressed]').evaluateAll((ns) => ns.map((n) => n.getAttribute('aria-pressed') === 'true'));
+  assert.deepEqual(pressed, coreBlocked(4), 'the grid is restored');
+  for (const id of ['scale', 'causal', 'head-width']) {
+    assert.match(await form(page, id).locator('.qz-feedback').innerText(), /Right/, `${id}: feedback restored`);
+    assert.match(await form(page, id).locator('.qz-first').innerText(), /First attempt: right/);
+  }
+  assert.match(await page.locator('.pg-line').innerText(), new RegExp(`Score 3 of ${MAX}`));
+  // Sections seen are part of the record.
+  await page.locator('#quiz').scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => JSON.parse(localStorage.getItem('attention-lab.progress.v1')).s?.includes('quiz'));
+  assert.match(await page.locator('.pg-line').innerText(), /[1-9][0-9]* sections? visited/);
+
+  // Reset: everything goes.
+  await page.locator('button.pg-reset').click();
+  assert.match(await page.locator('.pg-line').innerText(), new RegExp(`Score 0 of ${MAX} .* 0 of 8 questions answered`));
+  assert.equal(await form(page, 'scale').locator('.qz-feedback').innerText(), '');
+  assertClean(problems, 'restore');
+  await context.close();
+});
+
+test('keyboard only: choose, check, mark grid cells', async () => {
+  const { page, problems, context } = await lesson();
+  const f = form(page, 'softmax-axis');
+  await f.locator('input[value="a"]').focus();
+  await page.keyboard.press('ArrowDown'); // b
+  await page.keyboard.press('ArrowDown'); // c: the right one
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Check');
+  await page.keyboard.press('Enter');
+  assert.match(await f.locator('.qz-feedback').innerText(), /Right/);
+
+  const g = form(page, 'causal');
+  await g.locator('button[data-row="0"][data-col="1"]').focus();
+  await page.keyboard.press('Space');
+  assert.equal(await g.locator('button[data-row="0"][data-col="1"]').getAttribute('aria-pressed'), 'true');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.col), '1', 'focus stays on the cell');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.col), '2');
+  assertClean(problems, 'keyboard');
+  await context.close();
+});
+
+test('axe-core finds no violations in the answered quiz, at 1280 px and 390 px', async () => {
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+    const { page, problems, context } = await lesson({ viewport });
+    await answer(page, QUESTIONS[0], { wrong: 'b' });
+    await answer(page, QUESTIONS[2]);
+    await answer(page, QUESTIONS[4], { wrong: '64' });
+    await page.addScriptTag({ path: AXE });
+    const violations = await page.evaluate(async () => {
+      const r = await window.axe.run('#quiz', { resultTypes: ['violations'] });
+      return r.violations.map((v) => ({ id: v.id, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
+    });
+    assert.deepEqual(violations, [], `${viewport.width} px: ${JSON.stringify(violations)}`);
+    assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), viewport.width, 'nothing widens the page');
+    assertClean(problems, `axe ${viewport.width}`);
+    await context.close();
+  }
+});

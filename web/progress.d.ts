@@ -1,0 +1,82 @@
+// Types for web/progress.js: the learner's progress record (quiz answers,
+// break-it cards and outcomes, sections visited) and its score rule.
+
+/** One saved quiz answer: the first attempt (what scores) and the latest. */
+export interface SavedAnswer {
+  first: string;
+  right: boolean;
+  latest: string;
+}
+
+export interface ProgressRecord {
+  quiz: Record<string, SavedAnswer>;
+  /** The break-it cards' state string (two characters per card). */
+  breakIt: string;
+  /** Per exercise (bug name): whether the locked prediction was right. */
+  outcomes: Record<string, boolean>;
+  /** Ids of the sections seen. */
+  visited: string[];
+}
+
+/** 1 point per first-try right answer and per right prediction; mastery = ⌈70 % of max⌉. */
+export interface Score {
+  raw: number;
+  max: number;
+  mastery: number;
+}
+
+export type ProgressStatus = 'incomplete' | 'passed' | 'failed' | 'completed';
+
+export type ProgressEvent =
+  | { type: 'question'; question: string; passed: boolean; first: boolean }
+  | { type: 'exercise'; exercise: string; passed: boolean }
+  | { type: 'visit' | 'view'; section: string }
+  | { type: 'break-it' | 'reset' | 'restore' | 'scope' };
+
+export const STORAGE_KEY: string;
+/** SCORM 1.2's cmi.suspend_data limit: 4096. */
+export const MAX_SERIALISED: number;
+/** The share of the points needed to pass: 0.7. */
+export const MASTERY: number;
+export const BREAKIT_DEFAULT: string;
+export const ALL_QUESTIONS: readonly string[];
+export const ALL_EXERCISES: readonly string[];
+export function isBreakItState(text: unknown): boolean;
+export function masteryScore(max: number): number;
+
+export class ProgressError extends Error {}
+
+/** Parse and check a serialised record; throws ProgressError. */
+export function parseRecord(text: string): ProgressRecord;
+export function serialiseRecord(record: ProgressRecord): string;
+
+export class Progress {
+  /** persist: keep the record in localStorage and start from what is saved there. */
+  constructor(options?: { persist?: boolean });
+  readonly record: ProgressRecord;
+  /** Why a saved record was not used, or null. */
+  readonly notice: string | null;
+  /** The section in view, or null. */
+  readonly current: string | null;
+  readonly scope: { questions: string[]; exercises: string[] };
+  /** Take a serialised record; false (with `notice` set, and a fresh record) if it is not valid. */
+  restore(text: string): boolean;
+  serialise(): string;
+  include(scope: { questions?: string[]; exercises?: string[] }): void;
+  subscribe(listener: (event: ProgressEvent, progress: Progress) => void): () => boolean;
+  answer(question: string, answer: string, right: boolean): void;
+  answerTo(question: string): SavedAnswer | null;
+  setBreakIt(state: string): void;
+  decide(exercise: string, right: boolean): void;
+  view(section: string): void;
+  visit(section: string): void;
+  resetExercises(exercises: string[]): void;
+  reset(): void;
+  exerciseDone(exercise: string): boolean;
+  score(): Score;
+  summary(): { answered: number; questions: number; finished: number; exercises: number; visited: number };
+  status(): ProgressStatus;
+}
+
+/** The lesson page's record (one per page), kept in localStorage unless persist is false. */
+export function lessonProgress(options?: { persist?: boolean }): Progress;

@@ -1,0 +1,327 @@
+/**
+ * progress.js: the learner's progress, one record for the whole lesson.
+ *
+ *   import { lessonProgress, Progress } from './progress.js';
+ *   const progress = lessonProgress();        // the page's, kept in localStorage
+ *   const mine = new Progress();              // a widget's own, kept nowhere
+ *   progress.subscribe((event) => ...);       // after every change
+ *
+ * The record holds:
+ *   quiz      per question: the first answer, whether it was right, and the
+ *             latest answer (a learner may retry; the first attempt counts)
+ *   breakIt   the break-it cards' state string (breakit.js: prediction, bug
+ *             on, broken once, repaired, two characters per card)
+ *   outcomes  per exercise: whether the prediction was right, decided the
+ *             first time its bug was turned on (the prediction is then locked)
+ *   visited   the ids of the sections the learner has seen
+ *
+ * Score: 1 point per quiz question answered right on the first attempt, and
+ * 1 point per break-it exercise whose prediction was right. raw is the
+ * points, max the number of questions and exercises in scope (those the
+ * page shows: include() sets them). The work is complete when every question
+ * in scope is answered and every exercise in scope has been broken and
+ * repaired; it is passed when raw ≥ masteryScore(max) = ⌈70 % of max⌉.
+ * With nothing scored in scope (only reading sections) it is completed.
+ *
+ * Serialised form (localStorage, SCORM's cmi.suspend_data): compact JSON,
+ *   {"v":1,"q":{"id":[first,0|1,latest]},"b":"-0c3…","o":{"bug":0|1},"s":["masks"]}
+ * at most MAX_SERIALISED (4096) characters. restore() checks every part
+ * (size, keys, answer forms, the break-it pattern) and takes nothing from a
+ * text that fails: the record stays empty and `notice` says why. Nothing in
+ * a saved text is ever evaluated or put into the page as markup.
+ */
+import { CHECKS } from './checks.js';
+import { EXERCISES } from './exercises.js';
+import { QUESTIONS, questionById, validAnswer } from './quiz-questions.js';
+
+export const STORAGE_KEY = 'attention-lab.progress.v1';
+/** SCORM 1.2 caps cmi.suspend_data at 4096 characters. */
+export const MAX_SERIALISED = 4096;
+/** The share of the points needed to pass. */
+export const MASTERY = 0.7;
+const VERSION = 1;
+const MAX_VISITED = 32;
+const SECTION_ID = /^[a-z][a-z0-9-]{0,31}$/;
+
+// ---------------------------------------------------------------------------
+// The break-it state string: two characters per card, in EXERCISES order
+//   1st: the predicted check, 'a' + its index in CHECKS, or '-' for none
+//   2nd: flags, a digit 0-7: 1 = bug on now, 2 = broken once, 4 = repaired
+// ---------------------------------------------------------------------------
+
+// A state saved before the last cards were added is shorter: its missing
+// cards count as untouched (breakItState() pads it).
+const BREAKIT_PATTERN = new RegExp(`^(?:[a-${String.fromCharCode(96 + CHECKS.length)}-][0-7]){1,${EXERCISES.length}}$`);
+/** The break-it state of a learner who has touched nothing. */
+export const BREAKIT_DEFAULT = '-0'.repeat(EXERCISES.length);
+/** Whether `text` is a valid break-it state string. */
+export const isBreakItState = (text) => typeof text === 'string' && BREAKIT_PATTERN.test(text);
+/** A valid state string at full length (a shorter one padded with untouched cards). */
+const fullLength = (text) => text.padEnd(BREAKIT_DEFAULT.length, '-0');
+const BUG_NAMES = EXERCISES.map((e) => e.bug);
+
+/** The points needed to pass out of `max`. */
+export const masteryScore = (max) => Math.ceil(MASTERY * max);
+
+export class ProgressError extends Error {}
+
+const emptyRecord = () => ({ quiz: {}, breakIt: BREAKIT_DEFAULT, outcomes: {}, visited: [] });
+
+/** Parse and check a serialised record; throws ProgressError with a short reason (never echoing the text). */
+export function parseRecord(text) {
+  if (typeof text !== 'string') throw new ProgressError('it is not text');
+  if (text.length > MAX_SERIALISED) throw new ProgressError('it is too long');
+  let data;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new ProgressError('it is not valid JSON');
+  }
+  const isObject = (x) => x !== null && typeof x === 'object' && !Array.isArray(x);
+  if (!isObject(data) || data.v !== VERSION) throw new ProgressError('it is not a progress record of this version');
+  for (const key of Object.keys(data)) if (!['v', 'q', 'b', 'o', 's'].includes(key)) throw new ProgressError('it has an unknown part');
+  const record = emptyRecord();
+  if (data.q !== undefined) {
+    if (!isObject(data.q)) throw new ProgressError('its quiz part has the wrong form');
+    for (const [id, entry] of Object.entries(data.q)) {
+      const q = questionById(id);
+      if (!q) throw new ProgressError('it names an unknown question');
+      if (!Array.isArray(entry) || entry.length !== 3 || !validAnswer(q, entry[0]) || (entry[1] !== 0 && entry[1] !== 1)
+        || !validAnswer(q, entry[2])) throw new ProgressError('an answer has the wrong form');
+      record.quiz[id] = { first: entry[0], right: entry[1] === 1, latest: entry[2] };
+    }
+  }
+  if (data.b !== undefined) {
+    if (!isBreakItState(data.b)) throw new ProgressError('its break-it part has the wrong form');
+    record.breakIt = fullLength(data.b);
+  }
+  if (data.o !== undefined) {
+    if (!isObject(data.o)) throw new ProgressError('its outcomes have the wrong form');
+    for (const [bug, right] of Object.entries(data.o)) {
+      if (!BUG_NAMES.includes(bug) || (right !== 0 && right !== 1)) throw new ProgressError('an outcome has the wrong form');
+      record.outcomes[bug] = right === 1;
+    }
+  }
+  if (data.s !== undefined) {
+    if (!Array.isArray(data.s) || data.s.length > MAX_VISITED || !data.s.every((id) => typeof id === 'string' && SECTION_ID.test(id))) {
+      throw new ProgressError('its list of sections has the wrong form');
+    }
+    record.visited = [...new Set(data.s)];
+  }
+  return record;
+}
+
+/** The compact text of a record (see the top of this file). */
+export function serialiseRecord(record) {
+  const data = { v: VERSION };
+  const quiz = Object.entries(record.quiz);
+  if (quiz.length) data.q = Object.fromEntries(quiz.map(([id, a]) => [id, [a.first, a.right ? 1 : 0, a.latest]]));
+  if (record.breakIt !== BREAKIT_DEFAULT) data.b = record.breakIt;
+  const outcomes = Object.entries(record.outcomes);
+  if (outcomes.length) data.o = Object.fromEntries(outcomes.map(([bug, right]) => [bug, right ? 1 : 0]));
+  if (record.visited.length) data.s = record.visited;
+  return JSON.stringify(data);
+}
+
+/** localStorage, or null where it is missing or refused (private modes, sandboxes). */
+function storage() {
+  try {
+    const s = globalThis.localStorage;
+    if (!s) return null;
+    s.getItem(STORAGE_KEY);
+    return s;
+  } catch {
+    return null;
+  }
+}
+
+export class Progress {
+  /**
+   * @param {{ persist?: boolean }} [options] persist: keep the record in
+   *   localStorage under STORAGE_KEY and start from what is saved there
+   */
+  constructor({ persist = false } = {}) {
+    this.persist = persist;
+    this.record = emptyRecord();
+    this.notice = null; // why a saved record was not used, or null
+    this.current = null; // the section in view, see view()
+    this.scope = { questions: [], exercises: [] };
+    this.listeners = new Set();
+    if (persist) {
+      let saved = null;
+      try {
+        saved = storage()?.getItem(STORAGE_KEY) ?? null;
+      } catch {
+        saved = null;
+      }
+      if (saved !== null) this.restore(saved);
+    }
+  }
+
+  /** Take a serialised record (localStorage, an LMS). False, with `notice` set and a fresh start, if it is not valid. */
+  restore(text) {
+    try {
+      this.record = parseRecord(text);
+      this.notice = null;
+      this.emit({ type: 'restore' });
+      return true;
+    } catch (err) {
+      if (!(err instanceof ProgressError)) throw err;
+      this.record = emptyRecord();
+      this.notice = `Saved progress could not be used (${err.message}), so the lesson starts fresh.`;
+      this.emit({ type: 'restore' });
+      return false;
+    }
+  }
+
+  serialise() {
+    return serialiseRecord(this.record);
+  }
+
+  /** Widen the scope to these question ids and exercise bug names (what the page shows). */
+  include({ questions = [], exercises = [] }) {
+    const add = (list, more) => [...new Set([...list, ...more])];
+    this.scope = { questions: add(this.scope.questions, questions), exercises: add(this.scope.exercises, exercises) };
+    this.emit({ type: 'scope' });
+  }
+
+  subscribe(listener) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  emit(event) {
+    for (const listener of [...this.listeners]) listener(event, this);
+  }
+
+  changed(event) {
+    if (this.persist) {
+      try {
+        storage()?.setItem(STORAGE_KEY, this.serialise());
+      } catch {
+        // Full or refused: progress simply is not kept.
+      }
+    }
+    this.emit(event);
+  }
+
+  /** A learner answered question `id` with `answer` (its text form); `right` as checked. The first answer counts. */
+  answer(id, answer, right) {
+    const q = questionById(id);
+    if (!q || !validAnswer(q, answer)) throw new ProgressError(`not an answer to question ${id}`);
+    const before = this.record.quiz[id];
+    const first = !before;
+    this.record.quiz[id] = first ? { first: answer, right: Boolean(right), latest: answer } : { ...before, latest: answer };
+    this.changed({ type: 'question', question: id, passed: Boolean(right), first });
+  }
+
+  /** The saved answer to question `id`, or null. */
+  answerTo(id) {
+    return this.record.quiz[id] || null;
+  }
+
+  /** The break-it cards' state string changed. */
+  setBreakIt(text) {
+    if (!isBreakItState(text) || fullLength(text) === this.record.breakIt) return;
+    this.record.breakIt = fullLength(text);
+    this.changed({ type: 'break-it' });
+  }
+
+  /** An exercise's outcome, decided when its bug is first turned on; later calls change nothing. */
+  decide(bug, right) {
+    if (!BUG_NAMES.includes(bug) || Object.hasOwn(this.record.outcomes, bug)) return;
+    this.record.outcomes[bug] = Boolean(right);
+    this.changed({ type: 'exercise', exercise: bug, passed: Boolean(right) });
+  }
+
+  /** The learner is reading section `sectionId` now (not saved: an LMS keeps it as the lesson location). */
+  view(sectionId) {
+    if (!SECTION_ID.test(sectionId) || sectionId === this.current) return;
+    this.current = sectionId;
+    this.emit({ type: 'view', section: sectionId });
+    this.visit(sectionId);
+  }
+
+  visit(sectionId) {
+    if (!SECTION_ID.test(sectionId) || this.record.visited.includes(sectionId) || this.record.visited.length >= MAX_VISITED) return;
+    this.record.visited.push(sectionId);
+    this.changed({ type: 'visit', section: sectionId });
+  }
+
+  /** Forget the break-it cards and outcomes of these exercises (the cards' own reset). */
+  resetExercises(bugs) {
+    const chars = [...this.record.breakIt];
+    for (const bug of bugs) {
+      const i = BUG_NAMES.indexOf(bug);
+      if (i < 0) continue;
+      chars[2 * i] = '-';
+      chars[2 * i + 1] = '0';
+      delete this.record.outcomes[bug];
+    }
+    this.record.breakIt = chars.join('');
+    this.changed({ type: 'reset' });
+  }
+
+  /** Forget everything (the scope stays). */
+  reset() {
+    this.record = emptyRecord();
+    this.notice = null;
+    this.changed({ type: 'reset' });
+  }
+
+  /** Whether exercise `bug` has been broken and repaired, with its outcome decided. */
+  exerciseDone(bug) {
+    const i = BUG_NAMES.indexOf(bug);
+    const flags = Number(this.record.breakIt[2 * i + 1]);
+    return Object.hasOwn(this.record.outcomes, bug) && Boolean(flags & 4);
+  }
+
+  /** { raw, max, mastery } over the scope: see the top of this file. */
+  score() {
+    const { questions, exercises } = this.scope;
+    const raw = questions.filter((id) => this.record.quiz[id]?.right).length
+      + exercises.filter((bug) => this.record.outcomes[bug] === true).length;
+    const max = questions.length + exercises.length;
+    return { raw, max, mastery: masteryScore(max) };
+  }
+
+  /** Counts for a progress line. */
+  summary() {
+    const { questions, exercises } = this.scope;
+    return {
+      answered: questions.filter((id) => this.record.quiz[id]).length,
+      questions: questions.length,
+      finished: exercises.filter((bug) => this.exerciseDone(bug)).length,
+      exercises: exercises.length,
+      visited: this.record.visited.length,
+    };
+  }
+
+  /**
+   * 'incomplete' until everything in scope is done, then 'passed' or 'failed'
+   * against the mastery score; 'completed' when nothing in scope is scored
+   * (a package of reading sections only).
+   */
+  status() {
+    const { answered, questions, finished, exercises } = this.summary();
+    if (questions + exercises === 0) return 'completed';
+    if (answered < questions || finished < exercises) return 'incomplete';
+    const { raw, mastery } = this.score();
+    return raw >= mastery ? 'passed' : 'failed';
+  }
+}
+
+let shared = null;
+
+/**
+ * The lesson page's record: one per page. The first call makes it, kept in
+ * localStorage unless `options.persist` is false (an LMS keeps it instead).
+ */
+export function lessonProgress(options = { persist: true }) {
+  if (!shared) shared = new Progress(options);
+  return shared;
+}
+
+/** Every question id and exercise bug name (the full lesson's scope). */
+export const ALL_QUESTIONS = QUESTIONS.map((q) => q.id);
+export const ALL_EXERCISES = BUG_NAMES;

@@ -1,0 +1,209 @@
+/**
+ * quiz.js: the lesson's quiz, answerable and checked.
+ *
+ *   <section id="quiz" data-module="quiz.js"> … <li data-question="scale"> …
+ *   export const section = makeSection();   // lesson.js's plug-in interface
+ *
+ * Each <li data-question="id"> keeps its question text and its model answer
+ * (<details class="answer">); this module puts an answer form between them,
+ * built from quiz-questions.js: choices, a mask grid or a number. "Check"
+ * marks the answer and explains it; a wrong choice says why it is wrong.
+ * A learner may try again; the first attempt is what counts, and the form
+ * says so. Grid and number answers are checked against the core (a causal
+ * run, the multi-head module), never against maths redone here.
+ *
+ * Answers live in the page's progress record (progress.js): on load each
+ * answered question shows the latest answer and its feedback. A progress
+ * panel at the end of the section shows the score and offers a reset.
+ */
+import { h, maskGrid, refocusMaskCell } from './lesson-ui.js';
+import { QUESTIONS, questionById, validAnswer } from './quiz-questions.js';
+import { lessonProgress } from './progress.js';
+import { progressPanel, watchSections } from './progress-panel.js';
+
+const LETTERS = 'abcdefgh';
+
+/** Text nodes, with d_k, T_q, d_model and the like drawn as subscripts (built node by node, never parsed as markup). */
+function withSubscripts(text) {
+  const nodes = [];
+  let at = 0;
+  for (const m of text.matchAll(/\b([A-Za-z])_([a-z]+)\b/g)) {
+    nodes.push(text.slice(at, m.index), m[1], h('sub', { text: m[2] }));
+    at = m.index + m[0].length;
+  }
+  nodes.push(text.slice(at));
+  return nodes.filter((n) => n !== '');
+}
+
+class Question {
+  constructor(q, number, item, lab, progress) {
+    this.q = q;
+    this.lab = lab;
+    this.progress = progress;
+    this.expected = q.kind === 'choice' ? q.choices.find((c) => c.right).id : q.expected(lab);
+    this.draft = q.kind === 'grid' ? '0'.repeat(q.T * q.T) : '';
+    const id = `qz-${q.id}`;
+    this.feedback = h('p', { class: 'qz-feedback', role: 'status', 'aria-live': 'polite' });
+    this.first = h('p', { class: 'qz-first' });
+    this.form = h('form', { class: 'qz-form', 'data-quiz': q.id, novalidate: true, 'aria-label': `Your answer to question ${number}` });
+    this.form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      this.check();
+    });
+    let input;
+    if (q.kind === 'choice') input = this.choices(id, number);
+    else if (q.kind === 'grid') input = this.grid(number);
+    else input = this.number(id);
+    this.form.append(input, h('div', { class: 'qz-actions' }, h('button', { type: 'submit', class: 'action', text: 'Check' }), this.first), this.feedback);
+    const answer = item.querySelector('details.answer');
+    item.insertBefore(this.form, answer);
+  }
+
+  choices(id, number) {
+    const fs = h('fieldset', { class: 'qz-choices' }, h('legend', { class: 'qz-legend', text: `Choose one answer to question ${number}` }));
+    this.inputs = this.q.choices.map((c, k) => {
+      const input = h('input', { type: 'radio', name: id, value: c.id, id: `${id}-${c.id}` });
+      input.addEventListener('change', () => { if (input.checked) this.draft = c.id; });
+      fs.append(h('label', { class: 'qz-choice', for: input.id }, input, h('span', { class: 'qz-letter', text: `${LETTERS[k]}.` }),
+        h('span', { class: 'qz-text' }, ...withSubscripts(c.text))));
+      return input;
+    });
+    return fs;
+  }
+
+  grid(number) {
+    this.gridHost = h('div', { class: 'qz-grid' });
+    const wrap = h('div', { class: 'qz-grid-wrap' },
+      h('p', { class: 'qz-legend', text: `Mark each blocked (query, key) pair for question ${number}: press a cell to mark it ✕ blocked, press again to clear it. Rows are queries, columns keys.` }),
+      this.gridHost);
+    this.drawGrid();
+    return wrap;
+  }
+
+  drawGrid(focus = null) {
+    const { T } = this.q;
+    maskGrid(this.gridHost, {
+      rows: T, cols: T, name: `quiz-${this.q.id}`, pressedMeans: 'blocked',
+      label: `Your causal mask, ${T} positions (pressed = blocked)`,
+      rowLabel: (i) => `query ${i + 1}`, colLabel: (j) => `key ${j + 1}`,
+      get: (i, j) => this.draft[i * T + j] === '1',
+      text: (on) => (on ? '✕' : '✓'),
+      onToggle: (i, j) => {
+        const at = i * T + j;
+        this.draft = this.draft.slice(0, at) + (this.draft[at] === '1' ? '0' : '1') + this.draft.slice(at + 1);
+        this.drawGrid([i, j]);
+      },
+    });
+    if (focus) refocusMaskCell(this.gridHost, ...focus);
+  }
+
+  number(id) {
+    this.numberInput = h('input', { id: `${id}-n`, type: 'text', inputmode: 'numeric', autocomplete: 'off', size: '6', class: 'qz-number' });
+    this.numberInput.addEventListener('input', () => { this.draft = this.numberInput.value.trim(); });
+    return h('p', { class: 'qz-number-row' }, h('label', { for: this.numberInput.id }, ...withSubscripts('d_head = ')), this.numberInput);
+  }
+
+  /** Put an answer (text form) back into the controls. */
+  show(answer) {
+    this.draft = answer;
+    if (this.q.kind === 'choice') for (const input of this.inputs) input.checked = input.value === answer;
+    else if (this.q.kind === 'grid') this.drawGrid();
+    else this.numberInput.value = answer;
+  }
+
+  check() {
+    const answer = this.draft;
+    if (!validAnswer(this.q, answer)) {
+      this.feedback.className = 'qz-feedback qz-invalid';
+      this.feedback.textContent = this.q.kind === 'choice' ? 'Choose one of the answers first.' : 'Type a whole number (digits only), then check.';
+      return;
+    }
+    this.progress.answer(this.q.id, answer, answer === this.expected);
+  }
+
+  /** Feedback for the saved answer, or nothing when unanswered. */
+  render() {
+    const saved = this.progress.answerTo(this.q.id);
+    if (!saved) {
+      this.show(this.q.kind === 'grid' ? '0'.repeat(this.q.T * this.q.T) : '');
+      this.feedback.className = 'qz-feedback';
+      this.feedback.textContent = '';
+      this.first.textContent = '';
+      return;
+    }
+    this.show(saved.latest);
+    const right = saved.latest === this.expected;
+    this.feedback.className = `qz-feedback ${right ? 'qz-right' : 'qz-wrong'}`;
+    this.feedback.replaceChildren(...withSubscripts(`${right ? 'Right. ' : 'Not quite. '}${this.explain(saved.latest, right)}${right ? '' : ' Try again, or open the answer below.'}`));
+    this.first.textContent = `First attempt: ${saved.right ? 'right ✓ (1 point)' : 'wrong ✗ (no point)'}. Only the first attempt counts.`;
+  }
+
+  explain(answer, right) {
+    const { q } = this;
+    if (q.kind === 'choice') return q.choices.find((c) => c.id === answer).why;
+    if (q.kind === 'number') {
+      if (right) return `${q.dModel} numbers shared by ${q.numHeads} heads: each head gets ${this.expected}.`;
+      return q.hints[answer] || `Each head gets d_model / H numbers; with d_model = ${q.dModel} and H = ${q.numHeads} that is not ${answer}.`;
+    }
+    // The grid: name the cells that differ from the core's causal run.
+    if (right) return 'Those are exactly the pairs the core gives weight 0 in a causal run: every key after its query.';
+    const cell = (k) => `query ${Math.floor(k / q.T) + 1}, key ${(k % q.T) + 1}`;
+    const missed = [];
+    const extra = [];
+    for (let k = 0; k < answer.length; k++) {
+      if (answer[k] === '0' && this.expected[k] === '1') missed.push(cell(k));
+      if (answer[k] === '1' && this.expected[k] === '0') extra.push(cell(k));
+    }
+    const parts = [];
+    if (extra.length) parts.push(`the core lets ${extra.slice(0, 3).join('; ')}${extra.length > 3 ? ` and ${extra.length - 3} more` : ''} through: a query may always read itself and earlier keys`);
+    if (missed.length) parts.push(`${missed.slice(0, 3).join('; ')}${missed.length > 3 ? ` and ${missed.length - 3} more` : ''} should be blocked: those keys come after their query`);
+    return `${parts.join('. Also, ')}.`.replace(/^./, (c) => c.toUpperCase());
+  }
+}
+
+/**
+ * Make the quiz live inside `section` (the <section id="quiz"> element).
+ * Returns { questions } (Question objects by id).
+ */
+export function mountQuiz(section, lab, progress = lessonProgress()) {
+  const items = [...section.querySelectorAll('li[data-question]')];
+  const questions = new Map();
+  items.forEach((item, k) => {
+    const q = questionById(item.dataset.question);
+    if (!q || questions.has(q.id)) return;
+    questions.set(q.id, new Question(q, k + 1, item, lab, progress));
+  });
+  progress.include({ questions: [...questions.keys()] });
+  const renderAll = () => { for (const question of questions.values()) question.render(); };
+  progress.subscribe((event) => {
+    if (event.type === 'question') questions.get(event.question)?.render();
+    else if (event.type === 'reset' || event.type === 'restore') renderAll();
+  });
+  renderAll();
+  const intro = section.querySelector('[data-quiz-intro]');
+  if (intro) intro.textContent = 'Answer each question, then press Check. You may try again, but only your first attempt scores. The model answers stay open to read.';
+  section.append(progressPanel(progress, { pageNotice: section.ownerDocument.getElementById('notice') }));
+  watchSections(progress, section.ownerDocument.querySelectorAll('main > section[id]'));
+  return { questions };
+}
+
+/** The section for lesson.js's plug-in interface (no state in the URL: answers live in the progress record). */
+export function makeSection() {
+  return {
+    id: 'quiz',
+    prefix: 'quiz',
+    title: 'the quiz',
+    fields: [],
+    mount(ctx) {
+      const node = ctx.node(this.id);
+      if (!this.quiz || !node.contains(this.quiz.node)) {
+        this.quiz = mountQuiz(node, ctx.lab);
+        this.quiz.node = node.querySelector('form.qz-form');
+      }
+    },
+    update() {},
+  };
+}
+
+/** Every question, by id, in page order (for a package that lists them). */
+export const QUESTION_IDS = QUESTIONS.map((q) => q.id);

@@ -1,0 +1,121 @@
+/**
+ * scorm/launch.js: the lesson as a SCORM 1.2 SCO. The package's launch page
+ * runs this module first, then the lesson (lesson.js); see dist.mjs.
+ *
+ * The LMS's API object is found by @gamestdio/scorm, a port of the pipwerks
+ * SCORM API wrapper: it looks in this window, then up the parent chain and
+ * in the opener (a bounded search). With no LMS (the package opened as plain
+ * files) nothing here runs past that search, and the lesson keeps its
+ * progress in localStorage as usual.
+ *
+ * With an LMS:
+ *   start     LMSInitialize; cmi.suspend_data, when there is one, becomes the
+ *             progress record (a text that is not a valid record is ignored
+ *             with a notice, and the lesson starts fresh); once the lesson
+ *             has drawn itself (and so knows what it scores), a valid
+ *             cmi.core.lesson_location (a section id) is scrolled to and
+ *             the first report is sent.
+ *             localStorage is not used: on a shared computer it may hold
+ *             another learner's work.
+ *   progress  after each change: cmi.core.score.raw / min / max (points, see
+ *             progress.js), cmi.core.lesson_status (incomplete until every
+ *             question and exercise is done, then passed or failed against
+ *             the mastery score, also the manifest's adlcp:masteryscore;
+ *             completed for a package with nothing to score),
+ *             cmi.suspend_data, then LMSCommit. The section in view goes to
+ *             cmi.core.lesson_location.
+ *   leaving   cmi.core.session_time, cmi.core.exit ("suspend" while
+ *             incomplete, so that the next launch resumes), LMSCommit,
+ *             LMSFinish.
+ */
+import { scorm } from '@gamestdio/scorm';
+import { lessonProgress, MAX_SERIALISED } from '../progress.js';
+
+const SECTION_ID = /^[a-z][a-z0-9-]{0,31}$/;
+
+/** SCORM 1.2 CMITimespan, HHHH:MM:SS.SS. */
+export function timespan(ms) {
+  const total = Math.max(0, ms) / 1000;
+  const hours = Math.min(9999, Math.floor(total / 3600));
+  const minutes = Math.floor((total % 3600) / 60);
+  const seconds = (total % 60).toFixed(2);
+  return `${String(hours).padStart(4, '0')}:${String(minutes).padStart(2, '0')}:${seconds.padStart(5, '0')}`;
+}
+
+function connect() {
+  scorm.configure({ version: '1.2' });
+  // The wrapper logs each step to the console unless told not to; configure() cannot say so.
+  scorm.isDebugActive = false;
+  scorm.handleExitMode = false; // cmi.core.exit is set below, from the lesson's status
+  scorm.handleCompletionStatus = false; // so is cmi.core.lesson_status
+  try {
+    return scorm.initialize();
+  } catch {
+    // A parent on another origin cannot be searched: no LMS here.
+    return false;
+  }
+}
+
+const connected = connect();
+const progress = lessonProgress({ persist: !connected });
+const started = Date.now();
+
+function report() {
+  const { raw, max } = progress.score();
+  scorm.set('cmi.core.score.min', '0');
+  scorm.set('cmi.core.score.max', String(max));
+  scorm.set('cmi.core.score.raw', String(raw));
+  scorm.set('cmi.core.lesson_status', progress.status());
+  const text = progress.serialise();
+  if (text.length <= MAX_SERIALISED) scorm.set('cmi.suspend_data', text);
+  scorm.commit();
+}
+
+let finished = false;
+let drawn = false; // until the lesson has drawn itself, the scope (and so the score's max) is not known
+function finish() {
+  if (finished) return;
+  finished = true;
+  scorm.set('cmi.core.session_time', timespan(Date.now() - started));
+  // Leaving before the lesson was drawn: score, status and suspend data stay as the LMS has them.
+  const done = drawn && progress.status() !== 'incomplete';
+  scorm.set('cmi.core.exit', done ? '' : 'suspend');
+  if (drawn) report();
+  else scorm.commit();
+  scorm.terminate();
+}
+
+if (connected) {
+  const saved = scorm.get('cmi.suspend_data');
+  if (saved) progress.restore(saved);
+  const place = scorm.get('cmi.core.lesson_location');
+  // Changes that come together (a redraw, a reset) are sent as one report and one commit.
+  let due = false;
+  progress.subscribe((event) => {
+    if (finished || !drawn) return;
+    if (event.type === 'view') {
+      scorm.set('cmi.core.lesson_location', event.section);
+      return;
+    }
+    if (due) return;
+    due = true;
+    queueMicrotask(() => {
+      due = false;
+      if (!finished) report();
+    });
+  });
+  const ready = new MutationObserver(() => {
+    if (document.documentElement.dataset.ready !== 'true') return;
+    ready.disconnect();
+    drawn = true;
+    // Back to where the learner was, then the first report.
+    if (SECTION_ID.test(place || '')) document.getElementById(place)?.scrollIntoView({ block: 'start' });
+    report();
+  });
+  ready.observe(document.documentElement, { attributes: true, attributeFilter: ['data-ready'] });
+  window.addEventListener('pagehide', finish);
+  window.addEventListener('beforeunload', finish);
+}
+
+/** For tests and the page: whether an LMS answered, and the record it fills. */
+export const lms = { connected, progress, finish };

@@ -1,0 +1,228 @@
+// How the gradient flows back through attention: a loss against an editable
+// target, the core's backward pass (dProbs, dScores, dV, dQ), one step of
+// gradient descent on q, and a finite-difference check of one entry.
+// Every number shown comes from the wasm core: the forward (lab.sdpa) and the
+// backward (lab.sdpaBackward). This file only subtracts the target, adds up
+// the squared error and moves q by the step the learner asked for.
+
+import {
+  h, numberGrid, numberField, checkbox, heatmap, valueTable, legend, statusLine, fmt, fmtSci, figures, blockedFrom,
+} from '../lesson-ui.js';
+import { codec } from '../lesson-state.js';
+import { keyLabel, queryLabel, dimLabel } from './common.js';
+import { slot, group } from './markup.js';
+
+const T = 4;
+const D = 2;
+// Keys and values stay fixed; the learner edits the queries (or steps them) and the target.
+const K = { data: Float32Array.from([1, 0, 0, 1, 1, 1, -1, 0.5]), shape: [T, D] };
+const V = { data: Float32Array.from([1, 0, 0, 1, 1, 1, 2, -1]), shape: [T, D] };
+const GRAD_DEFAULTS = {
+  q: [[1, 0], [0, 1], [1, 1], [0.5, -1]],
+  target: [[0, 1], [1, 0], [0.5, 0.5], [1, 1]],
+};
+const copy = (m) => m.map((row) => row.slice());
+const tensor = (m) => ({ data: Float32Array.from(m.flat()), shape: [m.length, m[0].length] });
+const valueLabel = (j) => `value ${j + 1}`;
+
+/** ½‖output − target‖² and output − target (the loss's gradient for the output). */
+function lossOf(output, target) {
+  const flat = target.flat();
+  const dOutput = Float32Array.from(output.data, (o, i) => o - flat[i]);
+  let loss = 0;
+  for (const d of dOutput) loss += 0.5 * d * d;
+  return { loss, dOutput: { data: dOutput, shape: output.shape } };
+}
+
+/** A symmetric colour domain [−m, m] for signed values, m rounded up to two significant digits. */
+function signedDomain(values) {
+  let m = 0;
+  for (const x of values) m = Math.max(m, Math.abs(x));
+  if (m === 0) return [-1, 1];
+  const step = 10 ** (Math.floor(Math.log10(m)) - 1);
+  const top = Math.ceil(m / step) * step;
+  return [-Number(top.toPrecision(2)), Number(top.toPrecision(2))];
+}
+
+export const gradients = {
+  id: 'gradients',
+  prefix: 'grad',
+  title: 'How the gradient flows',
+  body: `
+<p>Training needs the other direction: how much should each number change to make the output closer to what we want? Here the output is compared with a <em>target</em> you can edit, and the loss is L = ½‖output − target‖². Its gradient with respect to the output is simply output − target. The backward pass carries that gradient back through the four steps of attention, in reverse order:</p>
+<ol class="passes">
+  <li><strong>Mix.</strong> output = weights · V, so each value row receives dV = weightsᵀ · dOutput, and each weight receives dProbs = dOutput · Vᵀ.</li>
+  <li><strong>Softmax.</strong> dScores = weights ⊙ (dProbs − the row’s sum of dProbs ⊙ weights). Raising one score takes weight from the others in the row, and the row sum accounts for that.</li>
+  <li><strong>Mask.</strong> A blocked score was replaced by −∞, a constant: nothing can flow back into it. Its dProbs and dScores are exactly 0, and a key that no query may see gets no gradient at all.</li>
+  <li><strong>Scores.</strong> scores = Q Kᵀ / √d<sub>k</sub>, so dQ = dScores · K / √d<sub>k</sub> and dK = dScoresᵀ · Q / √d<sub>k</sub>.</li>
+</ol>
+<p>The keys and values below are fixed; the queries and the target are yours. Four tokens, width 2.</p>
+<div class="inputs" data-slot="inputs"></div>
+<div class="controls" data-slot="controls"></div>
+<div data-slot="status"></div>
+<p class="readout" data-slot="loss"></p>
+<div class="result two-col" data-slot="maps"></div>
+<div class="result two-col" data-slot="grads"></div>
+<h3>Take one step downhill</h3>
+<p>Gradient descent moves every query entry a little against its gradient: q ← q − step size × dQ. Watch the weights shift and the loss fall. A step that is too large can overshoot and make the loss grow.</p>
+<div class="controls" data-slot="step-controls"></div>
+<p class="readout" data-slot="step"></p>
+<h3>Check one entry by nudging it</h3>
+<p>The gradient promises a slope. Nudge one query entry by +ε and by −ε, run the forward pass both times, and divide the change in loss by 2ε. The two numbers should agree to several digits.</p>
+<div class="controls" data-slot="fd-controls"></div>
+<p class="readout" data-slot="fd"></p>
+`,
+  dependsOn: [],
+  presets: {
+    gradients: {
+      title: 'How the gradient flows', result: 'grad.main',
+      blocks: [
+        slot('inputs', 'inputs', { cls: 'inputs' }), slot('controls', 'inputs', { cls: 'controls' }), slot('status'),
+        slot('loss', 'output'), slot('maps', 'weights', { cls: 'result two-col' }), slot('grads', 'output', { cls: 'result two-col' }),
+        group('', slot('step-controls', 'inputs', { cls: 'controls' }), slot('step', 'output')),
+        group('', slot('fd-controls', 'checks', { cls: 'controls' }), slot('fd', 'checks')),
+      ],
+    },
+  },
+  fields: [
+    ['q', codec.matrix(() => T, () => D), () => copy(GRAD_DEFAULTS.q)],
+    ['target', codec.matrix(() => T, () => D), () => copy(GRAD_DEFAULTS.target)],
+    ['causal', codec.bool(), () => true],
+    ['lr', codec.num(0.001, 100), () => 0.5],
+    ['row', codec.int(1, T), () => 2],
+    ['col', codec.int(1, D), () => 1],
+    ['eps', codec.num(1e-6, 1), () => 0.001],
+  ],
+
+  mount(ctx, st) {
+    const commit = () => ctx.commit(this.prefix);
+    this.status = statusLine();
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    this.lastStep = null;
+    this.drawInputs(ctx, st);
+    ctx.slot(this.id, 'controls').replaceChildren(checkbox({
+      label: 'Causal: query i may see keys 1…i only', checked: st.causal, name: 'grad-causal',
+      onToggle: (on) => { st.causal = on; this.lastStep = null; commit(); },
+    }));
+    const stepButton = h('button', { type: 'button', class: 'action', 'data-action': 'grad-step', text: 'Take one step' });
+    stepButton.addEventListener('click', () => this.step(ctx, st));
+    ctx.slot(this.id, 'step-controls').replaceChildren(
+      numberField({ label: 'Step size', name: 'grad-lr', value: st.lr, min: 0.001, max: 100, size: 'sm',
+        onValue: (v) => { st.lr = v; commit(); } }),
+      stepButton);
+    ctx.slot(this.id, 'fd-controls').replaceChildren(
+      numberField({ label: 'Query', name: 'grad-row', value: st.row, integer: true, min: 1, max: T, size: 'sm',
+        onValue: (v) => { st.row = v; commit(); } }),
+      numberField({ label: 'Entry', name: 'grad-col', value: st.col, integer: true, min: 1, max: D, size: 'sm',
+        onValue: (v) => { st.col = v; commit(); } }),
+      numberField({ label: 'Nudge ε', name: 'grad-eps', value: st.eps, min: 1e-6, max: 1, size: 'sm',
+        onValue: (v) => { st.eps = v; commit(); } }));
+  },
+
+  /** The query and target grids (redrawn after a step changes q). */
+  drawInputs(ctx, st) {
+    const edited = () => { this.lastStep = null; ctx.commit(this.prefix); };
+    ctx.slot(this.id, 'inputs').replaceChildren(
+      numberGrid({ label: 'Queries Q (4 × 2)', name: 'grad-q', matrix: st.q, rowLabel: queryLabel, colLabel: dimLabel, onChange: edited }),
+      numberGrid({ label: 'Target output (4 × 2)', name: 'grad-target', matrix: st.target, rowLabel: queryLabel, colLabel: dimLabel, onChange: edited }),
+      h('p', { class: 'readout' }, 'Fixed keys K = [[1, 0], [0, 1], [1, 1], [−1, 0.5]] and values V = [[1, 0], [0, 1], [1, 1], [2, −1]].'));
+  },
+
+  /** Forward and backward for queries q: { forward, loss, grads } from the core, or null when refused. */
+  run(ctx, st, q) {
+    return ctx.core(this.status, () => {
+      const options = { causal: st.causal };
+      const forward = ctx.lab.sdpa(tensor(q), K, V, options);
+      const { loss, dOutput } = lossOf(forward.output, st.target);
+      const grads = ctx.lab.sdpaBackward(tensor(q), K, V, dOutput, options);
+      return { forward, loss, grads };
+    }, [ctx.slot(this.id, 'maps'), ctx.slot(this.id, 'grads')]);
+  },
+
+  /** One step of gradient descent on q, with the loss before and after. */
+  step(ctx, st) {
+    const now = this.run(ctx, st, st.q);
+    if (!now) return;
+    const dq = now.grads.dq.data;
+    // Rounded to 3 decimals so that the grid shows the whole number; the loss after is that of the rounded q.
+    const next = st.q.map((row, i) => row.map((x, j) => Math.round((x - st.lr * dq[i * D + j]) * 1000) / 1000));
+    const after = this.run(ctx, st, next);
+    if (!after) return;
+    st.q.forEach((row, i) => row.splice(0, D, ...next[i]));
+    this.lastStep = { before: now.loss, after: after.loss };
+    this.drawInputs(ctx, st);
+    ctx.commit(this.prefix);
+  },
+
+  update(ctx, st) {
+    const now = this.run(ctx, st, st.q);
+    if (!now) return;
+    const { forward, loss, grads } = now;
+    ctx.publish(`${this.prefix}.main`, { ...forward, ...grads });
+    // Which pairs are blocked is the core's answer too (the rule lives in C).
+    const blocked = st.causal ? blockedFrom(ctx.lab.allowedPairs([T, T], { causal: true })) : null;
+
+    ctx.slot(this.id, 'loss').replaceChildren('Loss ½‖output − target‖² = ',
+      h('strong', { 'data-out': 'grad-loss', text: fmt(loss, 4) }), '.');
+
+    // The maps are updated in place from one redraw to the next; the two gradient maps share one legend.
+    const maps = ctx.slot(this.id, 'maps');
+    const [weightsHost, dProbsHost, dScoresHost] = figures(maps, [
+      { key: 'weights', caption: 'Weights (rows: queries, columns: keys)' },
+      { key: 'dprobs', caption: 'dProbs: gradient of each weight' },
+      { key: 'dscores', caption: 'dScores: gradient of each scaled score' },
+    ]);
+    const signed = signedDomain([...grads.dProbs.data, ...grads.dScores.data]);
+    heatmap(weightsHost, {
+      name: 'grad-weights', values: forward.weights.data, rows: T, cols: T, blocked, digits: 3,
+      rowLabel: queryLabel, colLabel: keyLabel, caption: 'Attention weights' });
+    heatmap(dProbsHost, {
+      name: 'grad-dprobs', values: grads.dProbs.data, rows: T, cols: T, blocked, digits: 3, domain: signed, legend: false,
+      rowLabel: queryLabel, colLabel: keyLabel, caption: 'Gradient of the loss for each attention weight (dProbs)' });
+    heatmap(dScoresHost, {
+      name: 'grad-dscores', values: grads.dScores.data, rows: T, cols: T, blocked, digits: 3, domain: signed, legend: false,
+      rowLabel: queryLabel, colLabel: keyLabel, caption: 'Gradient of the loss for each scaled score (dScores)' });
+    const shared = legend({ lo: signed[0], hi: signed[1], what: 'gradient (dProbs, dScores)' });
+    const oldLegend = maps.querySelector(':scope > .ramp-legend');
+    if (oldLegend) oldLegend.replaceWith(shared);
+    else maps.append(shared);
+
+    const table = (caption, values, name, rowLabel) => {
+      const host = h('div');
+      valueTable(host, { values, rows: T, cols: D, rowLabel, colLabel: dimLabel, caption, digits: 4, name });
+      return host;
+    };
+    ctx.slot(this.id, 'grads').replaceChildren(
+      table('Output (rows: queries)', forward.output.data, 'grad-output', queryLabel),
+      table('dV: gradient of each value row', grads.dv.data, 'grad-dv', valueLabel),
+      table('dQ: gradient of each query row', grads.dq.data, 'grad-dq', queryLabel));
+
+    const stepText = this.lastStep
+      ? ['Last step: the loss went from ', h('strong', { 'data-out': 'grad-before', text: fmt(this.lastStep.before, 4) }), ' to ',
+        h('strong', { 'data-out': 'grad-after', text: fmt(this.lastStep.after, 4) }), '.']
+      : ['Press “Take one step” to move q by −', String(st.lr), ' × dQ.'];
+    ctx.slot(this.id, 'step').replaceChildren(...stepText);
+
+    this.drawCheck(ctx, st, grads.dq.data);
+  },
+
+  /** The finite-difference check of dQ at (row, col). */
+  drawCheck(ctx, st, dq) {
+    const i = st.row - 1, j = st.col - 1;
+    const nudged = (delta) => {
+      const q = copy(st.q);
+      q[i][j] += delta;
+      const out = ctx.core(this.status, () => ctx.lab.sdpa(tensor(q), K, V, { causal: st.causal, needWeights: false }));
+      return out ? lossOf(out.output, st.target).loss : NaN;
+    };
+    const slope = (nudged(st.eps) - nudged(-st.eps)) / (2 * st.eps);
+    const analytic = dq[i * D + j];
+    ctx.slot(this.id, 'fd').replaceChildren(
+      `Query ${st.row}, entry ${st.col}: the backward pass gives `, h('strong', { 'data-out': 'grad-analytic', text: fmtSci(analytic, 4) }),
+      `; nudging by ±${st.eps} gives a slope of `, h('strong', { 'data-out': 'grad-slope', text: fmtSci(slope, 4) }),
+      '. Difference: ', h('span', { 'data-out': 'grad-fd-diff', text: fmtSci(Math.abs(analytic - slope), 2) }),
+      '. The float32 forward pass limits the agreement: a very small ε loses digits to rounding, a large one to curvature.');
+  },
+};
+
+export default gradients;
