@@ -64,8 +64,8 @@ for name in "${NAMES[@]}"; do
   say "running fuzz_$name for $SECONDS_EACH s"
   if "$bin" -max_total_time="$SECONDS_EACH" -print_final_stats=1 -timeout=20 -rss_limit_mb=2560 \
       -artifact_prefix="build/fuzz/artifacts/$name-" "build/fuzz/corpus/$name" "tests/fuzz/corpus/$name" >"$log" 2>&1; then
-    runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
-    cov="$(grep -E '^#[0-9]+.*cov: ' "$log" | tail -1 | sed -E 's/.*cov: ([0-9]+) ft: ([0-9]+).*/cov \1 ft \2/')"
+    runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
+    cov="$(grep -a -E '^#[0-9]+.*cov: ' "$log" | tail -1 | sed -E 's/.*cov: ([0-9]+) ft: ([0-9]+).*/cov \1 ft \2/')"
     summary+=("fuzz_$name: ${runs:-?} executions in $SECONDS_EACH s, ${cov:-no coverage line}, corpus $(ls "build/fuzz/corpus/$name" | wc -l) generated + $(ls "tests/fuzz/corpus/$name" | wc -l) seeds")
   else
     status=1
