@@ -6,7 +6,8 @@
 #   bash build.sh --test     ... then run every test (npm test)
 #
 # On a fresh Debian 12 machine it installs what is missing when run as root
-# (apt: emscripten node-acorn gcc, plus chromium for the tests; then npm ci),
+# (apt: emscripten node-acorn gcc, plus chromium and clang-14 with
+# libclang-rt-14-dev (libFuzzer) for the tests; then npm ci),
 # and otherwise stops naming exactly what to install.
 #
 # Outputs (all git-ignored):
@@ -17,6 +18,8 @@
 #   build/wasm-test/kernels-*.wasm   c_src/kernels.c + tests/c/kernel_exports.c,
 #                                    SIMD and scalar, for tests/kernels.test.mjs
 #   build/emcache/                   Emscripten's cache, seeded from Debian's
+#   build/fuzz/                      libFuzzer harnesses, their corpus and logs
+#                                    (built by tests/fuzz/fuzz.sh, npm run fuzz)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -34,6 +37,11 @@ command -v emcc >/dev/null 2>&1 || need_apt+=(emscripten)
 [ -d /usr/share/nodejs/acorn ] || need_apt+=(node-acorn)
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
 if [ "$MODE" = "--test" ] && [ ! -x /usr/bin/chromium ]; then need_apt+=(chromium); fi
+# libFuzzer for tests/fuzz (tests/fuzz/fuzz.sh builds the harnesses).
+if [ "$MODE" = "--test" ] && { ! command -v clang-14 >/dev/null 2>&1 ||
+    ! ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1; }; then
+  need_apt+=(clang-14 libclang-rt-14-dev)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     say "installing ${need_apt[*]} with apt-get"

@@ -75,9 +75,11 @@ static double workspace_bytes;
 static int check_request(double bytes) {
     if (!(bytes >= 0)) return attn_fail(ATTN_BAD_ARGUMENT, "requested size is not a number");
     if (bytes > ATTN_MAX_REQUEST_BYTES)
+        /* In bytes as well as MiB: just over the limit, MiB alone round to
+         * the same number. */
         return attn_fail(ATTN_TOO_LARGE,
-                         "this needs %.0f MiB of memory; the limit is %.0f MiB",
-                         bytes / 1048576.0, ATTN_MAX_REQUEST_BYTES / 1048576.0);
+                         "this needs %.0f bytes (%.1f MiB) of memory; the limit is %.0f bytes (%.0f MiB)",
+                         bytes, bytes / 1048576.0, ATTN_MAX_REQUEST_BYTES, ATTN_MAX_REQUEST_BYTES / 1048576.0);
     return ATTN_OK;
 }
 
@@ -206,10 +208,11 @@ int attn_allowed_pairs(uint8_t *allowed, const attn_visibility *vis, int B, int 
 
 /* Refuse what attn_sdpa, its tiled path and its backward cannot take:
  * missing tensors, bad dims, an unknown bug, a non-finite scale, a request
- * too large (with_matrix: a (Tq, Tk) matrix will be allocated), or NaN or
+ * too large (keeps_matrices: the call writes (Tq, Tk) matrices for the
+ * caller; scratch is checked where it is allocated), or NaN or
  * +-Infinity in q (B, H, Tq, dk), k (B, H, Tk, dk) or v (B, H, Tk, dv). */
 static int check_inputs(const float *q, const float *k, const float *v, const attn_dims *dims,
-                        float scale, int bug, int with_matrix) {
+                        float scale, int bug, int keeps_matrices) {
     if (!q || !k || !v || !dims) return attn_fail(ATTN_BAD_ARGUMENT, "q, k, v and dims are required");
     const int B = dims->B, H = dims->H, Tq = dims->Tq, Tk = dims->Tk, dk = dims->dk, dv = dims->dv;
     if (B < 1 || H < 1 || Tq < 1 || Tk < 1 || dk < 1 || dv < 1)
@@ -218,9 +221,12 @@ static int check_inputs(const float *q, const float *k, const float *v, const at
                          B, H, Tq, Tk, dk, dv);
     if (bug < 0 || bug >= ATTN_BUG_COUNT) return attn_fail(ATTN_BAD_ARGUMENT, "unknown bug %d", bug);
     if (!isfinite(scale)) return attn_fail(ATTN_NON_FINITE_INPUT, "scale is not finite");
+    /* The largest tensor the call reads or writes: the (Tq, Tk) matrices
+     * only when they are kept. */
     const double bh_count = (double)B * H;
+    const double kept = keeps_matrices ? bh_count * Tq * (double)Tk : 0.0;
     const double largest = fmax(fmax(bh_count * Tq * dk, bh_count * Tk * dk),
-                                fmax(bh_count * Tk * dv, with_matrix ? bh_count * Tq * (double)Tk : 0.0));
+                                fmax(bh_count * Tk * dv, fmax(bh_count * Tq * dv, kept)));
     if (check_request(4.0 * largest)) return ATTN_TOO_LARGE;
     int status;
     if ((status = check_finite("q", q, B, H, Tq, dk))) return status;
@@ -540,7 +546,7 @@ int attn_sdpa_dropout(float *out, float *probs, float *scores,
         return attn_fail(ATTN_BAD_ARGUMENT, "dropout must be at least 0 and below 1 (got %g)", dropout->p);
     const int tiled = !probs && !scores && !dropout && (bug == ATTN_BUG_NONE || bug == ATTN_BUG_NO_RESCALE);
     if (!out) return attn_fail(ATTN_BAD_ARGUMENT, "out is required");
-    int status = check_inputs(q, k, v, dims, scale, bug, !tiled);
+    int status = check_inputs(q, k, v, dims, scale, bug, probs || scores);
     if (status) return status;
     if (tiled) {
         const visibility rule = correct_visibility(vis, dims->Tk);
@@ -672,7 +678,7 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
 
     /* Arguments, as the forward checks them, plus dout. */
     if (!dq || !dk || !dv || !dout) return attn_fail(ATTN_BAD_ARGUMENT, "dq, dk, dv and dout are required");
-    int status = check_inputs(q, k, v, dims, scale, bug, 1);
+    int status = check_inputs(q, k, v, dims, scale, bug, dscores || dprobs);
     if (status) return status;
     const int B = dims->B, H = dims->H, Tq = dims->Tq, Tk = dims->Tk, Dk = dims->dk, Dv = dims->dv;
     if ((status = check_finite("dOutput", dout, B, H, Tq, Dv))) return status;

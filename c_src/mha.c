@@ -115,15 +115,17 @@ int attn_mha_set(attn_mha *m, int which, const float *weight, const float *bias)
     if (!m) return attn_fail(ATTN_MODULE_FREED, "the module has been freed");
     if (which < 0 || which > 3 || !weight) return attn_fail(ATTN_BAD_ARGUMENT, "bad projection %d", which);
     static const char *names[4] = {"qProj", "kProj", "vProj", "outProj"};
+    if (bias && !m->bias[which])
+        return attn_fail(ATTN_BAD_ARGUMENT, "%s.bias given but this module was created without bias", names[which]);
     const int C = m->C;
     long at = attn_find_non_finite(weight, (long)C * C);
     if (at >= 0)
         return attn_fail(ATTN_NON_FINITE_INPUT, "%s.weight has a non-finite value at [%ld, %ld]",
                          names[which], at / C, at % C);
-    if (bias && m->bias[which] && (at = attn_find_non_finite(bias, C)) >= 0)
+    if (bias && (at = attn_find_non_finite(bias, C)) >= 0)
         return attn_fail(ATTN_NON_FINITE_INPUT, "%s.bias has a non-finite value at [%ld]", names[which], at);
     memcpy(m->weight[which], weight, sizeof(float) * C * C);
-    if (bias && m->bias[which]) memcpy(m->bias[which], bias, sizeof(float) * C);
+    if (bias) memcpy(m->bias[which], bias, sizeof(float) * C);
     attn_pack_strips(m->packed[which], m->weight[which], C, C);
     return ATTN_OK;
 }
@@ -534,9 +536,9 @@ int attn_mha_backward(attn_mha *m, float *dquery, float *dkv, float *dweight, fl
         for (long i = 0; i < (long)fq; i++) dquery[i] += dsource[i];
 
     /* Finite inputs can still overflow float32 in the products. */
-    const float *grads[3] = {dquery, sv->kv ? dkv : NULL, dweight};
-    const long sizes[3] = {(long)fq, (long)fk, 4 * CC};
-    for (int t = 0; t < 3 && !plan.nan_expected; t++)
+    const float *grads[4] = {dquery, sv->kv ? dkv : NULL, dweight, db};
+    const long sizes[4] = {(long)fq, (long)fk, 4 * CC, 4L * C};
+    for (int t = 0; t < 4 && !plan.nan_expected; t++)
         if (grads[t] && attn_find_non_finite(grads[t], sizes[t]) >= 0) {
             status = attn_fail(ATTN_OVERFLOW, "the gradients overflow float32: dOutput or the weights are too large");
             break;

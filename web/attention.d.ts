@@ -304,10 +304,16 @@ export interface Lab {
   softmaxPeak(options: { dk: number; keys?: number; count?: number; seed?: number }): {
     meanMaxWeightScaled: number; meanMaxWeightUnscaled: number;
   };
-  /** Size of the core's linear memory in bytes. */
+  /** Size of the core's linear memory in bytes. It only grows (see reset). */
   memoryBytes(): number;
   /** Bytes the last call needed: its tensors in the workspace plus the core's peak scratch. */
   lastCallBytes(): number;
+  /**
+   * Replace the core's instance by a fresh one (memory back to its start).
+   * Multi-head modules and caches made before are refused afterwards
+   * (MODULE_FREED, CACHE_MISMATCH).
+   */
+  reset(): Promise<void>;
 }
 
 /** Load the core; calls with the same `simd` share one module and instance. */

@@ -52,7 +52,13 @@ export class AttentionError extends Error {
   }
 }
 
-const fail = (code, message) => { throw new AttentionError(code, message); };
+/** The errors this module threw, told apart from anything a caller's getter throws. */
+const ownErrors = new WeakSet();
+const fail = (code, message) => {
+  const err = new AttentionError(code, message);
+  ownErrors.add(err);
+  throw err;
+};
 
 // ---------------------------------------------------------------------------
 // Break-it bugs: index = attn_bug in c_src/attention.h
@@ -69,7 +75,7 @@ function bugIndex(bug, { mha }) {
   if (bug === undefined || bug === null || bug === 'none') return 0;
   const index = BUGS.indexOf(bug);
   if (typeof bug !== 'string' || index < 1) {
-    fail('BAD_ARGUMENT', `unknown bug ${JSON.stringify(String(bug))}; known bugs: ${BUGS.slice(1).join(', ')}`);
+    fail('BAD_ARGUMENT', `unknown bug ${show(bug)}; known bugs: ${BUGS.slice(1).join(', ')}`);
   }
   if (mha && bug === 'no-rescale') {
     fail('BAD_ARGUMENT', 'bug "no-rescale" is about the tiled path: use it with lab.sdpaTiled, not mha.forward');
@@ -83,86 +89,197 @@ function bugIndex(bug, { mha }) {
 // ---------------------------------------------------------------------------
 // Tensors in
 // ---------------------------------------------------------------------------
+//
+// Every argument is read once, into memory this module owns, before anything
+// is laid out in wasm: a getter, a Proxy or a resized buffer cannot change a
+// size after it was checked. The one exception is a genuine Float32Array,
+// copied into wasm with one .set; Layout.put checks its length again, through
+// the engine's own slot, right before that copy.
 
-const describe = (shape) => `[${shape.join(', ')}]`;
+/** Largest request, in bytes, the core will try (ATTN_MAX_REQUEST_BYTES). */
+const MAX_REQUEST_BYTES = 1536 * 2 ** 20;
+/** Deepest nested array, and longest shape, a tensor may have. */
+const MAX_RANK = 8;
+
+// The engine's own readers of a typed array's kind and length: a Proxy, an
+// own `length` property or a swapped prototype cannot fool them. The tag is
+// undefined for anything that is not a genuine typed array.
+const TypedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype);
+const typedArrayTag = Object.getOwnPropertyDescriptor(TypedArrayPrototype, Symbol.toStringTag).get;
+const typedArrayLength = Object.getOwnPropertyDescriptor(TypedArrayPrototype, 'length').get;
+
+/** A short description of any value for a message; never throws. */
+function show(value) {
+  try {
+    switch (typeof value) {
+      case 'string': return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+      case 'symbol': return value.toString();
+      case 'function': return 'a function';
+      case 'object':
+        if (value === null) return 'null';
+        if (Array.isArray(value)) return 'an array';
+        return typedArrayTag.call(value) ?? 'an object';
+      default: return String(value); // number, boolean, undefined, bigint
+    }
+  } catch {
+    return 'a value that cannot be shown';
+  }
+}
+
+const describe = (shape) => `[${Array.prototype.map.call(shape, show).join(', ')}]`;
 const product = (shape) => shape.reduce((a, b) => a * b, 1);
 
-/** Shape of a nested array, checking that it is rectangular. */
-function nestedShape(x, name) {
-  const shape = [];
-  for (let level = x; Array.isArray(level); level = level[0]) {
-    shape.push(level.length);
-    if (level.length === 0) break;
+/**
+ * Whether x is a plain object: `{}`, `Object.create(null)`, or one from
+ * another realm. Never throws (a revoked Proxy is not a plain object).
+ */
+function isPlainObject(x) {
+  if (typeof x !== 'object' || x === null) return false;
+  try {
+    if (Array.isArray(x)) return false;
+    const proto = Object.getPrototypeOf(x);
+    return proto === null || Object.getPrototypeOf(proto) === null;
+  } catch {
+    return false;
   }
-  const walk = (node, depth, path) => {
-    if (depth === shape.length) return;
-    if (!Array.isArray(node) || node.length !== shape[depth]) {
-      fail('SHAPE_MISMATCH', `${name}${path} should be an array of ${shape[depth]} entries, like ${name}${'[0]'.repeat(depth)} (the nested arrays are not rectangular)`);
-    }
-    node.forEach((child, i) => walk(child, depth + 1, `${path}[${i}]`));
-  };
-  walk(x, 0, '');
-  return shape;
 }
 
 /**
- * Normalise an input tensor to `{ data: Float32Array | Uint8Array, shape }`.
- * kind 'float' for q/k/v and friends, 'mask' for allowed masks.
+ * Run `read`, which reads a caller's values; anything it throws that is not
+ * an AttentionError (a throwing getter, a revoked Proxy) becomes BAD_ARGUMENT.
  */
-function toTensor(x, name, kind = 'float', allowEmpty = false) {
-  if (x === undefined || x === null) fail('BAD_ARGUMENT', `${name} is required`);
-  let shape;
-  let values;
-  if (Array.isArray(x)) {
-    shape = nestedShape(x, name);
-    values = shape.length > 1 ? x.flat(shape.length - 1) : x;
-  } else if (typeof x === 'object' && 'data' in x && 'shape' in x) {
-    if (!Array.isArray(x.shape) && !ArrayBuffer.isView(x.shape)) fail('BAD_ARGUMENT', `${name}.shape must be an array of dims`);
-    shape = Array.from(x.shape);
-    values = x.data;
-    if (!values || typeof values.length !== 'number' || typeof values === 'string') {
-      fail('BAD_ARGUMENT', `${name}.data must be an array or typed array of ${kind === 'mask' ? 'booleans or 0/1' : 'numbers'}`);
-    }
-  } else {
-    fail('BAD_ARGUMENT', `${name} must be a tensor { data, shape } or a nested array (got ${x === null ? 'null' : typeof x})`);
+function reading(what, read) {
+  try {
+    return read();
+  } catch (err) {
+    return foreign(err, what);
   }
-  let count = 1;
-  for (let i = 0; i < shape.length; i++) {
-    const d = shape[i];
-    if (!Number.isInteger(d) || d < 0 || (d === 0 && !allowEmpty)) {
-      fail('BAD_ARGUMENT', `${name} dim ${i} must be a positive integer (shape ${describe(shape)})`);
-    }
-    count *= d;
-  }
-  if (shape.length === 0) fail('BAD_ARGUMENT', `${name} must have at least one dim`);
-  if (count * 4 > 2 ** 31) fail('TOO_LARGE', `${name} has ${count} values: more than wasm memory can hold`);
-  if (values.length !== count) {
-    fail('SHAPE_MISMATCH', `${name} has ${values.length} values but its shape ${describe(shape)} needs ${count}`);
-  }
-  if (kind === 'mask') return { data: maskBytes(values, name), shape };
-  if (values instanceof Float32Array) return { data: values, shape };
-  const data = new Float32Array(count);
-  for (let i = 0; i < count; i++) {
-    const value = values[i];
-    if (typeof value !== 'number') fail('BAD_ARGUMENT', `${name} value ${i} is not a number (got ${typeof value})`);
-    data[i] = value;
-  }
-  return { data, shape };
 }
 
-function maskBytes(values, name) {
-  if (values instanceof Uint8Array) {
-    const bad = values.findIndex((b) => b > 1);
-    if (bad >= 0) fail('BAD_ARGUMENT', `${name} value ${bad} is ${values[bad]}; mask values are 0/1 or booleans`);
-    return values;
+/** Rethrow our own AttentionError; anything else becomes BAD_ARGUMENT about `what`. */
+function foreign(err, what) {
+  if (ownErrors.has(err)) throw err;
+  let detail = err;
+  try { if (err instanceof Error) detail = err.message; } catch { /* a hostile error: shown as a value */ }
+  return fail('BAD_ARGUMENT', `${what} could not be read: ${show(detail)}`);
+}
+
+/**
+ * Normalise an input tensor to `{ data: Float32Array | Uint8Array, shape, n }`
+ * with n = the number of values. kind 'float' for q/k/v and friends, 'mask'
+ * for allowed masks; allowEmpty lets dims be 0.
+ */
+function toTensor(x, name, kind = 'float', allowEmpty = false) {
+  try {
+    if (x === undefined || x === null) fail('BAD_ARGUMENT', `${name} is required`);
+    if (Array.isArray(x)) return nestedTensor(x, name, kind, allowEmpty);
+    const data = typeof x === 'object' ? x.data : undefined;
+    if (data === undefined) fail('BAD_ARGUMENT', `${name} must be a tensor { data, shape } or a nested array (got ${show(x)})`);
+    const shape = readShape(x.shape, `${name}.shape`);
+    const n = countValues(shape, name, kind, allowEmpty);
+    return { data: readValues(data, n, shape, name, kind), shape, n };
+  } catch (err) {
+    return foreign(err, name);
   }
-  const bytes = new Uint8Array(values.length);
-  for (let i = 0; i < values.length; i++) {
-    const value = values[i];
-    if (value === true || value === 1) bytes[i] = 1;
-    else if (value !== false && value !== 0) fail('BAD_ARGUMENT', `${name} value ${i} is ${String(value)}; mask values are 0/1 or booleans`);
+}
+
+/** A shape (array or typed array of at most MAX_RANK dims) copied to a plain array. */
+function readShape(s, name) {
+  const tag = Array.isArray(s) ? undefined : typedArrayTag.call(s);
+  if (tag === undefined && !Array.isArray(s)) fail('BAD_ARGUMENT', `${name} must be an array of dims (got ${show(s)})`);
+  const rank = tag === undefined ? s.length : typedArrayLength.call(s);
+  if (!(rank <= MAX_RANK)) fail('BAD_ARGUMENT', `${name} has ${show(rank)} dims; at most ${MAX_RANK} are supported`);
+  const shape = new Array(rank);
+  for (let i = 0; i < rank; i++) shape[i] = s[i];
+  return shape;
+}
+
+/** The number of values of `shape`, refused before anything is read when it cannot fit. */
+function countValues(shape, name, kind, allowEmpty) {
+  if (shape.length === 0) fail('BAD_ARGUMENT', `${name} must have at least one dim`);
+  let n = 1;
+  for (let i = 0; i < shape.length; i++) {
+    const d = shape[i];
+    if (typeof d !== 'number' || !Number.isInteger(d) || d < 0 || (d === 0 && !allowEmpty)) {
+      fail('BAD_ARGUMENT', `${name} dim ${i} must be a positive integer (shape ${describe(shape)})`);
+    }
+    n *= d;
   }
-  return bytes;
+  if (n * (kind === 'mask' ? 1 : 4) > MAX_REQUEST_BYTES) {
+    fail('TOO_LARGE', `${name} has ${n} values: more than the ${MAX_REQUEST_BYTES} bytes the core can hold`);
+  }
+  return n;
+}
+
+/**
+ * data (n values) read once: a genuine Float32Array is kept as it is (one
+ * .set into wasm later), anything else is copied value by value.
+ */
+function readValues(data, n, shape, name, kind) {
+  const tag = typedArrayTag.call(data);
+  if (tag === undefined && (typeof data !== 'object' || data === null)) {
+    fail('BAD_ARGUMENT', `${name}.data must be an array or typed array of ${kind === 'mask' ? 'booleans or 0/1' : 'numbers'} (got ${show(data)})`);
+  }
+  const length = tag === undefined ? data.length : typedArrayLength.call(data);
+  if (length !== n) fail('SHAPE_MISMATCH', `${name} has ${show(length)} values but its shape ${describe(shape)} needs ${n}`);
+  if (kind === 'float' && tag === 'Float32Array') return data;
+  const out = kind === 'mask' ? new Uint8Array(n) : new Float32Array(n);
+  if (tag === 'Uint8Array' || (tag !== undefined && kind === 'float' && !tag.startsWith('Big'))) out.set(data);
+  else for (let i = 0; i < n; i++) storeValue(out, i, data[i], name, kind);
+  if (kind === 'mask' && tag === 'Uint8Array') {
+    for (let i = 0; i < n; i++) if (out[i] > 1) fail('BAD_ARGUMENT', `${name} value ${i} is ${out[i]}; mask values are 0/1 or booleans`);
+  }
+  return out;
+}
+
+/** out[i] <- value, checked: a number, or for masks 0/1/false/true. */
+function storeValue(out, i, value, name, kind) {
+  if (kind === 'mask') {
+    if (value === true || value === 1) out[i] = 1;
+    else if (value !== false && value !== 0) fail('BAD_ARGUMENT', `${name} value ${i} is ${show(value)}; mask values are 0/1 or booleans`);
+  } else {
+    if (typeof value !== 'number') fail('BAD_ARGUMENT', `${name} value ${i} is not a number (got ${show(value)})`);
+    out[i] = value;
+  }
+}
+
+/**
+ * A nested array: its shape from the first entry at each level (at most
+ * MAX_RANK deep, refusing an array that contains itself), its size checked,
+ * then every entry read once by an iterative walk that checks the arrays
+ * are rectangular.
+ */
+function nestedTensor(x, name, kind, allowEmpty) {
+  const shape = [];
+  const chain = [];
+  for (let level = x; Array.isArray(level); level = level[0]) {
+    if (chain.includes(level)) fail('BAD_ARGUMENT', `${name} contains itself: ${name}${'[0]'.repeat(chain.length)} is ${name}${'[0]'.repeat(chain.indexOf(level))}`);
+    if (chain.length === MAX_RANK) fail('BAD_ARGUMENT', `${name} is nested deeper than ${MAX_RANK} levels`);
+    chain.push(level);
+    shape.push(level.length);
+    if (level.length === 0) break;
+  }
+  const n = countValues(shape, name, kind, allowEmpty);
+  const out = kind === 'mask' ? new Uint8Array(n) : new Float32Array(n);
+  const rank = shape.length;
+  // Depth-first, children pushed last-first so that values come out row-major.
+  const stack = [{ node: x, depth: 0, path: '' }];
+  let at = 0;
+  while (stack.length > 0) {
+    const { node, depth, path } = stack.pop();
+    const width = shape[depth];
+    if (!Array.isArray(node) || node.length !== width) {
+      fail('SHAPE_MISMATCH', `${name}${path} should be an array of ${width} entries, like ${name}${'[0]'.repeat(depth)} (the nested arrays are not rectangular)`);
+    }
+    if (depth === rank - 1) {
+      for (let i = 0; i < width; i++, at++) storeValue(out, at, node[i], name, kind);
+    } else {
+      const children = new Array(width);
+      for (let i = 0; i < width; i++) children[i] = node[i];
+      for (let i = width - 1; i >= 0; i--) stack.push({ node: children[i], depth: depth + 1, path: `${path}[${i}]` });
+    }
+  }
+  return { data: out, shape, n };
 }
 
 /**
@@ -186,24 +303,33 @@ function broadcastStrides(maskShape, target, name) {
   return strides;
 }
 
+/**
+ * A caller's options object, copied once into a plain object of the known
+ * keys. Only plain objects are options (not arrays, typed arrays or class
+ * instances); undefined and null mean none.
+ */
 function checkOptions(options, allowed, where) {
   if (options === undefined || options === null) return {};
-  if (typeof options !== 'object' || Array.isArray(options)) fail('BAD_ARGUMENT', `${where} options must be an object`);
-  for (const key of Object.keys(options)) {
-    if (!allowed.includes(key)) fail('BAD_ARGUMENT', `${where}: unknown option "${key}" (known: ${allowed.join(', ')})`);
-  }
-  return options;
+  return reading(`${where} options`, () => {
+    if (!isPlainObject(options)) fail('BAD_ARGUMENT', `${where} options must be an object, a plain { ... } (got ${show(options)})`);
+    const copy = {};
+    for (const key of Object.keys(options)) {
+      if (!allowed.includes(key)) fail('BAD_ARGUMENT', `${where}: unknown option ${show(key)} (known: ${allowed.join(', ')})`);
+      copy[key] = options[key];
+    }
+    return copy;
+  });
 }
 
 function checkBoolean(value, name, fallback) {
   if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') fail('BAD_ARGUMENT', `${name} must be true or false (got ${typeof value})`);
+  if (typeof value !== 'boolean') fail('BAD_ARGUMENT', `${name} must be true or false (got ${show(value)})`);
   return value;
 }
 
 function checkInteger(value, name, fallback, { min = 0, max = 2 ** 31 - 1, code = 'BAD_ARGUMENT' } = {}) {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value)) fail('BAD_ARGUMENT', `${name} must be an integer (got ${String(value)})`);
+  if (typeof value !== 'number' || !Number.isInteger(value)) fail('BAD_ARGUMENT', `${name} must be an integer (got ${show(value)})`);
   if (value < min || value > max) fail(code, `${name} must be between ${min} and ${max} (got ${value})`);
   return value;
 }
@@ -214,6 +340,9 @@ function checkInteger(value, name, fallback, { min = 0, max = 2 ** 31 - 1, code 
 
 const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 const labs = new Map(); // 'simd' | 'scalar' -> Promise<Lab>
+// The core imports one function: a note that memory grew. Views are rebuilt
+// after every call that can grow memory, so there is nothing to do.
+const CORE_IMPORTS = { env: { emscripten_notify_memory_growth() {} } };
 
 // The smallest module that uses a SIMD instruction (i32x4.splat), to ask the
 // engine whether it supports wasm SIMD128.
@@ -266,12 +395,8 @@ export function loadAttention({ simd } = {}) {
   const variant = (simd ?? simdSupported()) ? 'simd' : 'scalar';
   if (!labs.has(variant)) {
     const pending = (async () => {
-      // The core imports one function: a note that memory grew. Views are
-      // rebuilt after every call that can grow memory, so there is nothing to do.
-      const imports = { env: { emscripten_notify_memory_growth() {} } };
-      const { instance } = await WebAssembly.instantiate(await wasmBytes(variant), imports);
-      instance.exports._initialize?.();
-      return new Lab(instance.exports, variant === 'simd');
+      const { module, instance } = await WebAssembly.instantiate(await wasmBytes(variant), CORE_IMPORTS);
+      return new Lab(module, instance, variant === 'simd');
     })();
     pending.catch(() => labs.delete(variant)); // a failed load may be retried
     labs.set(variant, pending);
@@ -284,6 +409,7 @@ export function loadAttention({ simd } = {}) {
 // ---------------------------------------------------------------------------
 
 const align = (bytes) => (bytes + 15) & ~15;
+const changed = (name) => fail('BAD_ARGUMENT', `${name} changed (its buffer was resized or detached) while the call was being prepared`);
 
 /**
  * Lays out one call's buffers in the core's reusable workspace.
@@ -295,8 +421,8 @@ const align = (bytes) => (bytes + 15) & ~15;
  * words (attn_visibility, attn_dims, ...).
  */
 class Layout {
-  constructor(lab) { this.lab = lab; this.offsets = {}; this.total = 0; this.base = 0; this.heap = null; }
-  add(name, bytes) { this.offsets[name] = this.total; this.total += align(bytes); return this; }
+  constructor(lab) { this.lab = lab; this.offsets = {}; this.sizes = {}; this.total = 0; this.base = 0; this.heap = null; }
+  add(name, bytes) { this.offsets[name] = this.total; this.sizes[name] = bytes; this.total += align(bytes); return this; }
   commit() {
     const base = this.lab.exports.attn_workspace(this.total);
     if (!base) this.lab.throwLastError();
@@ -306,9 +432,18 @@ class Layout {
     return this;
   }
   ptr(name) { const at = this.offsets[name]; return at === undefined ? 0 : this.base + at; }
+  /** Copy a Float32Array or Uint8Array of exactly the slot's size in, with one .set. */
   put(name, data) {
-    if (data instanceof Float32Array) this.heap.f32.set(data, this.ptr(name) >>> 2);
-    else this.heap.u8.set(data, this.ptr(name));
+    // The length through the engine's slot: a caller's array whose buffer
+    // was resized or detached after the checks is refused, never written.
+    const length = typedArrayLength.call(data);
+    if (data.BYTES_PER_ELEMENT === 4) { // a Float32Array: ours, or a caller's genuine one
+      if (4 * length !== this.sizes[name]) changed(name);
+      this.heap.f32.set(data, this.ptr(name) >>> 2);
+    } else {
+      if (length !== this.sizes[name]) changed(name);
+      this.heap.u8.set(data, this.ptr(name));
+    }
   }
   get(name, length) { const at = this.ptr(name) >>> 2; return this.lab.heap().f32.slice(at, at + length); }
   getU8(name, length) { const at = this.ptr(name); return this.lab.heap().u8.slice(at, at + length); }
@@ -350,8 +485,8 @@ const NO_STRIDES = Object.freeze([0, 0, 0, 0]);
 /** Reserve the slots of a resolved rule in `layout`. */
 function addVisibility(layout, rule) {
   layout.add('vis', 4 * VISIBILITY_WORDS);
-  if (rule.M) layout.add('mask', rule.M.data.length);
-  if (rule.P) layout.add('keyPaddingMask', rule.P.data.length);
+  if (rule.M) layout.add('mask', rule.M.n);
+  if (rule.P) layout.add('keyPaddingMask', rule.P.n);
 }
 
 /** Copy a resolved rule into its committed slots, as attn_visibility. */
@@ -386,8 +521,7 @@ function sameShape(a, b, nameA, nameB) {
 }
 
 function scoresShape(shape, name) {
-  if (!Array.isArray(shape) && !ArrayBuffer.isView(shape)) fail('BAD_ARGUMENT', `${name} must be an array of dims`);
-  const dims = Array.from(shape);
+  const dims = reading(name, () => readShape(shape, name));
   if (dims.length < 2 || dims.length > 4) fail('BAD_ARGUMENT', `${name} must have 2 to 4 dims (batch…, Tq, Tk); got ${describe(dims)}`);
   dims.forEach((d, i) => {
     if (!Number.isInteger(d) || d < 1) fail('BAD_ARGUMENT', `${name} dim ${i} must be a positive integer (shape ${describe(dims)})`);
@@ -454,12 +588,37 @@ function sdpaArguments(q, k, v, options, known, where) {
 
 class Lab {
   #heap = null;
+  #module;
 
-  constructor(exports, simd) {
-    this.exports = exports;
+  constructor(module, instance, simd) {
+    this.#module = module;
     /** Whether this lab runs the SIMD128 build. */
     this.simd = simd;
-    this.errorBytes = exports.attn_error_bytes();
+    /** Counts resets: a multi-head module belongs to one instance. */
+    this.generation = 0;
+    this.#use(instance);
+  }
+
+  #use(instance) {
+    instance.exports._initialize?.();
+    this.exports = instance.exports;
+    this.errorBytes = this.exports.attn_error_bytes();
+    this.#heap = null;
+  }
+
+  /**
+   * Replace the core's instance by a fresh one of the same compiled module.
+   * Wasm memory only grows: after a large call the instance keeps its peak
+   * size (up to the 2 GiB maximum) for its lifetime, and this is the way to
+   * give that memory back without reloading the page. Multi-head modules
+   * created before are refused (MODULE_FREED) afterwards, and so are their
+   * caches; results of calls are unchanged.
+   * @returns {Promise<void>}
+   */
+  async reset() {
+    const instance = await WebAssembly.instantiate(this.#module, CORE_IMPORTS);
+    this.generation++;
+    this.#use(instance);
   }
 
   /** Views of the core's memory, rebuilt only after memory grew. */
@@ -623,7 +782,7 @@ class Lab {
    */
   #sdpaLayout({ Q, K, V, B, H, Tq, Tk, dk, dv, rule }, nOut, extra) {
     const layout = new Layout(this)
-      .add('q', 4 * Q.data.length).add('k', 4 * K.data.length).add('v', 4 * V.data.length)
+      .add('q', 4 * Q.n).add('k', 4 * K.n).add('v', 4 * V.n)
       .add('out', 4 * nOut).add('dims', 4 * DIMS_WORDS);
     extra(layout);
     addVisibility(layout, rule);
@@ -657,9 +816,9 @@ class Lab {
     sameShape(G, { shape: outShape }, 'dOutput', 'the output');
     const nW = B * H * Tq * Tk;
     const layout = new Layout(this)
-      .add('q', 4 * Q.data.length).add('k', 4 * K.data.length).add('v', 4 * V.data.length)
-      .add('dout', 4 * G.data.length).add('dims', 4 * DIMS_WORDS)
-      .add('dq', 4 * Q.data.length).add('dk', 4 * K.data.length).add('dv', 4 * V.data.length);
+      .add('q', 4 * Q.n).add('k', 4 * K.n).add('v', 4 * V.n)
+      .add('dout', 4 * G.n).add('dims', 4 * DIMS_WORDS)
+      .add('dq', 4 * Q.n).add('dk', 4 * K.n).add('dv', 4 * V.n);
     if (keep) layout.add('dscores', 4 * nW).add('dprobs', 4 * nW);
     addVisibility(layout, rule);
     layout.commit();
@@ -673,7 +832,7 @@ class Lab {
     this.check(this.exports.attn_sdpa_backward(p('dq'), p('dk'), p('dv'), p('dscores'), p('dprobs'),
       p('dout'), p('q'), p('k'), p('v'), p('vis'), p('dims'), s, bugId));
     const out = (name, n, shape) => ({ data: layout.get(name, n), shape: shape.slice() });
-    const grads = { dq: out('dq', Q.data.length, Q.shape), dk: out('dk', K.data.length, K.shape), dv: out('dv', V.data.length, V.shape) };
+    const grads = { dq: out('dq', Q.n, Q.shape), dk: out('dk', K.n, K.shape), dv: out('dv', V.n, V.shape) };
     if (!keep) return grads;
     const wShape = [...batch, Tq, Tk];
     return Object.assign(grads, { dScores: out('dscores', nW, wShape), dProbs: out('dprobs', nW, wShape) });
@@ -908,6 +1067,19 @@ class Lab {
 const PROJECTIONS = ['qProj', 'kProj', 'vProj', 'outProj'];
 
 /**
+ * Where a KV cache came from: { module, version of its weights }, under a
+ * symbol key that a spread copy of the cache keeps. Only records made here
+ * count, so the key cannot be forged.
+ */
+const CACHE_ORIGIN = Symbol('attention-lab cache origin');
+const cacheOrigins = new WeakSet();
+function origin(module, version) {
+  const record = Object.freeze({ module, version });
+  cacheOrigins.add(record);
+  return record;
+}
+
+/**
  * Multi-head attention, as the first seed's ManualMultiHeadAttention:
  * project q, k, v (one full-width matmul each), split (B, T, C) into
  * (B, H, T, D) by reshape + transpose, attend per head, merge back and
@@ -919,6 +1091,9 @@ const PROJECTIONS = ['qProj', 'kProj', 'vProj', 'outProj'];
  * halves) by the angle position · 10000^(-2d/D).
  */
 class MultiHeadAttention {
+  /** Counts setWeights calls: a cache is valid only for the weights that made it. */
+  #version = 0;
+
   constructor(lab, options) {
     const { dModel, numHeads, bias, rope, seed } = checkOptions(options,
       ['dModel', 'numHeads', 'bias', 'rope', 'seed'], 'createMultiHeadAttention');
@@ -934,6 +1109,7 @@ class MultiHeadAttention {
     this.headDim = C / H;
     this.bias = checkBoolean(bias, 'bias', true);
     this.rope = useRope;
+    this.generation = lab.generation;
     this.ptr = lab.exports.attn_mha_create(C, H, this.bias ? 1 : 0, useRope ? 1 : 0,
       checkInteger(seed, 'seed', 0, { max: 2 ** 32 - 1 }));
     if (!this.ptr) lab.throwLastError();
@@ -941,11 +1117,14 @@ class MultiHeadAttention {
 
   alive() {
     if (!this.ptr) fail('MODULE_FREED', 'this multi-head attention module was freed; create a new one');
+    if (this.generation !== this.lab.generation) {
+      fail('MODULE_FREED', 'the lab was reset after this multi-head attention module was created; create a new one');
+    }
   }
 
-  /** Release the module's memory in the core. Safe to call twice. */
+  /** Release the module's memory in the core. Safe to call twice, and after lab.reset(). */
   free() {
-    if (this.ptr) this.lab.exports.attn_mha_free(this.ptr);
+    if (this.ptr && this.generation === this.lab.generation) this.lab.exports.attn_mha_free(this.ptr);
     this.ptr = 0;
   }
 
@@ -971,29 +1150,33 @@ class MultiHeadAttention {
    */
   setWeights(params) {
     this.alive();
-    checkOptions(params, PROJECTIONS, 'setWeights');
+    if (!isPlainObject(params)) fail('BAD_ARGUMENT', `setWeights needs an object { qProj, kProj, vProj, outProj } (got ${show(params)})`);
+    const projections = checkOptions(params, PROJECTIONS, 'setWeights');
     const C = this.dModel;
     const staged = [];
     PROJECTIONS.forEach((name, i) => {
-      const p = params[name];
+      const p = projections[name];
       if (p === undefined) return;
-      if (!p || typeof p !== 'object') fail('BAD_ARGUMENT', `${name} must be { weight, bias }`);
-      const W = toTensor(p.weight, `${name}.weight`);
+      if (!isPlainObject(p)) fail('BAD_ARGUMENT', `${name} must be { weight, bias }`);
+      const { weight, bias } = checkOptions(p, ['weight', 'bias'], name);
+      const W = toTensor(weight, `${name}.weight`);
       if (W.shape.length !== 2 || W.shape[0] !== C || W.shape[1] !== C) {
         fail('SHAPE_MISMATCH', `${name}.weight must have shape [${C}, ${C}] (out, in); got ${describe(W.shape)}`);
       }
       let b = null;
-      if (p.bias !== undefined && p.bias !== null) {
+      if (bias !== undefined && bias !== null) {
         if (!this.bias) fail('BAD_ARGUMENT', `${name}.bias given but this module was created with bias: false`);
-        b = toTensor(p.bias, `${name}.bias`);
+        b = toTensor(bias, `${name}.bias`);
         if (b.shape.length !== 1 || b.shape[0] !== C) fail('SHAPE_MISMATCH', `${name}.bias must have shape [${C}]; got ${describe(b.shape)}`);
       }
       for (const [t, label] of [[W, 'weight'], [b, 'bias']]) {
-        const bad = t ? t.data.findIndex((x) => !Number.isFinite(x)) : -1;
-        if (bad >= 0) fail('NON_FINITE_INPUT', `${name}.${label} value ${bad} is ${t.data[bad]}`);
+        for (let at = 0; t && at < t.n; at++) {
+          if (!Number.isFinite(t.data[at])) fail('NON_FINITE_INPUT', `${name}.${label} value ${at} is ${t.data[at]}`);
+        }
       }
       staged.push([i, W, b]);
     });
+    this.#version++;
     for (const [i, W, b] of staged) {
       const layout = new Layout(this.lab).add('w', 4 * C * C).add('b', 4 * C).commit();
       layout.put('w', W.data);
@@ -1026,7 +1209,7 @@ class MultiHeadAttention {
   /** Check forward's arguments; returns the call, every tensor normalised. */
   #checkForward(query, keyValue, options) {
     this.alive();
-    if (options === undefined && keyValue && typeof keyValue === 'object' && !Array.isArray(keyValue) && !('data' in keyValue)) {
+    if (options === undefined && reading('keyValue', () => isPlainObject(keyValue) && !('data' in keyValue))) {
       options = keyValue;
       keyValue = undefined;
     }
@@ -1066,10 +1249,14 @@ class MultiHeadAttention {
     let Tp = 0;
     let past = null;
     if (cache) {
-      if (typeof cache !== 'object') fail('CACHE_MISMATCH', 'cache must be the cache object a previous forward returned');
-      const key = toTensor(cache.key, 'cache.key');
-      const value = toTensor(cache.value, 'cache.value');
-      const keyPaddingMask = toTensor(cache.keyPaddingMask, 'cache.keyPaddingMask', 'mask');
+      const fields = reading('cache', () => {
+        if (typeof cache !== 'object') fail('CACHE_MISMATCH', 'cache must be the cache object a previous forward returned');
+        return { key: cache.key, value: cache.value, keyPaddingMask: cache.keyPaddingMask, length: cache.length, origin: cache[CACHE_ORIGIN] };
+      });
+      this.#checkOrigin(fields.origin);
+      const key = toTensor(fields.key, 'cache.key');
+      const value = toTensor(fields.value, 'cache.value');
+      const keyPaddingMask = toTensor(fields.keyPaddingMask, 'cache.keyPaddingMask', 'mask');
       Tp = key.shape[2];
       const want = `(B=${B}, H=${H}, Tp, D=${D})`;
       for (const [t, name] of [[key, 'cache.key'], [value, 'cache.value']]) {
@@ -1080,7 +1267,7 @@ class MultiHeadAttention {
       if (keyPaddingMask.shape.length !== 2 || keyPaddingMask.shape[0] !== B || keyPaddingMask.shape[1] !== Tp) {
         fail('CACHE_MISMATCH', `cache.keyPaddingMask must have shape (${B}, ${Tp}); got ${describe(keyPaddingMask.shape)}`);
       }
-      if (cache.length !== undefined && cache.length !== Tp) fail('CACHE_MISMATCH', `cache.length ${cache.length} does not match its keys (${Tp})`);
+      if (fields.length !== undefined && fields.length !== Tp) fail('CACHE_MISMATCH', `cache.length ${show(fields.length)} does not match its keys (${Tp})`);
       past = { key, value, keyPaddingMask };
     }
     if (useCache) {
@@ -1118,21 +1305,38 @@ class MultiHeadAttention {
     return { X, KV, B, Tq, Tkn, Tk, past, useCache, needWeights, keyPad, queryPad, M, strides, causal, qOffset, firstKey, bug, save };
   }
 
+  /**
+   * Refuse a cache that this module, with its current weights, did not
+   * make: its keys and values would mean nothing here.
+   */
+  #checkOrigin(origin) {
+    if (!cacheOrigins.has(origin)) {
+      fail('CACHE_MISMATCH', 'cache must be the cache object a previous forward of this module returned (or a spread copy of it)');
+    }
+    const { module, version } = origin;
+    if (module !== this) {
+      const gone = !module.ptr || module.generation !== module.lab.generation;
+      fail('CACHE_MISMATCH', gone ? 'this cache came from a multi-head module that was freed; a cache works only with the module that made it'
+        : 'this cache came from another multi-head module; a cache works only with the module that made it');
+    }
+    if (version !== this.#version) fail('CACHE_MISMATCH', 'this module\'s weights changed since the cache was made; start a new cache');
+  }
+
   /** Run a checked forward call in the core and copy its results out. */
   #run({ X, KV, B, Tq, Tkn, Tk, past, useCache, needWeights, keyPad, queryPad, M, strides, causal, qOffset, firstKey, bug, save }) {
     const { dModel: C, numHeads: H, headDim: D } = this;
     const nOut = B * Tq * C;
     const nW = B * H * Tq * Tk;
     const nCache = B * H * Tk * D;
-    const layout = new Layout(this.lab).add('query', 4 * X.data.length).add('out', 4 * nOut)
+    const layout = new Layout(this.lab).add('query', 4 * X.n).add('out', 4 * nOut)
       .add('cache', 4 * KV_CACHE_WORDS).add('vis', 4 * MHA_VISIBILITY_WORDS);
-    if (KV) layout.add('kv', 4 * KV.data.length);
+    if (KV) layout.add('kv', 4 * KV.n);
     if (needWeights) layout.add('probs', 4 * nW);
-    if (past) layout.add('pastK', 4 * past.key.data.length).add('pastV', 4 * past.value.data.length).add('pastKeyPaddingMask', past.keyPaddingMask.data.length);
+    if (past) layout.add('pastK', 4 * past.key.n).add('pastV', 4 * past.value.n).add('pastKeyPaddingMask', past.keyPaddingMask.n);
     if (useCache) layout.add('newK', 4 * nCache).add('newV', 4 * nCache).add('newKeyPaddingMask', B * Tk);
-    if (keyPad) layout.add('keyPaddingMask', keyPad.data.length);
-    if (queryPad) layout.add('queryPaddingMask', queryPad.data.length);
-    if (M) layout.add('mask', M.data.length);
+    if (keyPad) layout.add('keyPaddingMask', keyPad.n);
+    if (queryPad) layout.add('queryPaddingMask', queryPad.n);
+    if (M) layout.add('mask', M.n);
     layout.commit();
     layout.put('query', X.data);
     if (KV) layout.put('kv', KV.data);
@@ -1162,6 +1366,7 @@ class MultiHeadAttention {
         value: { data: layout.get('newV', nCache), shape: [B, H, Tk, D] },
         keyPaddingMask: { data: layout.getU8('newKeyPaddingMask', B * Tk), shape: [B, Tk] },
         length: Tk,
+        [CACHE_ORIGIN]: origin(this, this.#version),
       };
     }
     return result;
@@ -1412,8 +1617,9 @@ class Trainer {
 
 /** Allowed causal mask (Tq, Tk): query i may see keys j <= i. */
 export function causalMask(Tq, Tk = Tq) {
-  checkInteger(Tq, 'Tq', undefined, { min: 1 });
+  if (checkInteger(Tq, 'Tq', undefined, { min: 1 }) === undefined) fail('BAD_ARGUMENT', 'Tq is required');
   checkInteger(Tk, 'Tk', undefined, { min: 1 });
+  if (Tq * Tk > MAX_REQUEST_BYTES) fail('TOO_LARGE', `a causal mask of ${Tq} x ${Tk} needs ${Tq * Tk} bytes; the limit is ${MAX_REQUEST_BYTES}`);
   const data = new Uint8Array(Tq * Tk);
   for (let i = 0; i < Tq; i++) for (let j = 0; j <= Math.min(i, Tk - 1); j++) data[i * Tk + j] = 1;
   return { data, shape: [Tq, Tk] };
@@ -1456,6 +1662,10 @@ export function additiveFromAllowed(allowed) {
  */
 export function maskReader(mask, target, name = 'mask') {
   const m = toTensor(mask, name, 'mask');
-  const strides = broadcastStrides(m.shape, target, name);
+  const dims = reading('target', () => readShape(target, 'target'));
+  dims.forEach((d, i) => {
+    if (!Number.isInteger(d) || d < 1) fail('BAD_ARGUMENT', `target dim ${i} must be a positive integer (shape ${describe(dims)})`);
+  });
+  const strides = broadcastStrides(m.shape, dims, name);
   return (...index) => m.data[index.reduce((at, i, d) => at + i * strides[d], 0)] === 1;
 }

@@ -25,6 +25,7 @@ async function main(): Promise<number> {
   }
   const widget = document.querySelector('attention-lab') as AttentionLabElement | null;
   widget?.addEventListener('attention-change', () => {});
+  await lab.reset();
   return trained + full.weights.data[0] + fast.output.data[0] + g.dScores.data[0] + grads.qProj.weight.data[0] + (grads.dKeyValue ? 1 : 0) + full.stats.maxAbsScore + lab.memoryBytes();
 }
 

@@ -1,0 +1,57 @@
+/* fuzz_sdpa.c: attn_sdpa with fuzzed dims, data, masks (any strides,
+ * including 0), key padding, causal offsets, bug ids and scale.
+ * On success with the correct path: the output is finite and equals
+ * probs @ v, probability rows sum to 1, blocked pairs weigh exactly 0, a row
+ * with no allowed key was refused, the no-probs path gives the same output;
+ * on failure: a known status and a message. See fuzz.h. */
+#include "fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    bytes_in in = {data, size, 0};
+    sdpa_call c;
+    sdpa_call_take(&in, &c);
+    const attn_dims *d = &c.dims;
+    float *out = malloc(sizeof(float) * c.nout), *out2 = malloc(sizeof(float) * c.nout);
+    float *probs = malloc(sizeof(float) * c.nw), *scores = malloc(sizeof(float) * c.nw);
+    uint8_t *allowed = malloc(c.nw);
+
+    const int status = attn_sdpa(out, c.keep ? probs : NULL, c.keep_scores ? scores : NULL, c.q, c.k, c.v,
+                                 c.rule, d, c.scale, c.bug);
+    if (status != ATTN_OK) {
+        check_refusal(status, "attn_sdpa");
+        goto done;
+    }
+    INVARIANT(c.valid, "dims B=%d H=%d Tq=%d Tk=%d dk=%d dv=%d accepted", d->B, d->H, d->Tq, d->Tk, d->dk, d->dv);
+    INVARIANT(c.finite, "a non-finite input was accepted");
+    INVARIANT(isfinite(c.scale), "a non-finite scale was accepted");
+    INVARIANT(attn_last_error()[0] == '\0', "success left a message: %s", attn_last_error());
+    INVARIANT(c.bug >= 0 && c.bug < ATTN_BUG_COUNT, "bug %d accepted", c.bug);
+    if (c.bug != ATTN_BUG_SOFTMAX_OVER_QUERIES && c.bug != ATTN_BUG_NO_ALL_MASKED_GUARD) check_finite_all(out, c.nout, "out");
+    if (c.bug != ATTN_BUG_NONE) goto done;
+
+    sdpa_call_allowed(&c, allowed, "attn_sdpa");
+    if (c.keep) {
+        check_probabilities(probs, allowed, c.nw / d->Tk, d->Tk, "attn_sdpa");
+        /* out = probs @ v, in double */
+        for (long bh = 0; bh < (long)d->B * d->H; bh++)
+            for (int i = 0; i < d->Tq; i++)
+                for (int col = 0; col < d->dv; col++) {
+                    double want = 0, size_sum = 0;
+                    for (int j = 0; j < d->Tk; j++) {
+                        const double term = (double)probs[(bh * d->Tq + i) * d->Tk + j] * c.v[(bh * d->Tk + j) * d->dv + col];
+                        want += term;
+                        size_sum += fabs(term);
+                    }
+                    const float got = out[(bh * d->Tq + i) * d->dv + col];
+                    INVARIANT(fabs(got - want) <= 1e-5 * size_sum + 1e-30, "out[%ld, %d, %d] = %g, probs @ v = %g", bh, i, col, got, want);
+                }
+        /* the no-probs path computes the same passes */
+        const int again = attn_sdpa(out2, NULL, NULL, c.q, c.k, c.v, c.rule, d, c.scale, c.bug);
+        INVARIANT(again == ATTN_OK, "the no-probs path refused what the probs path ran: %s", attn_last_error());
+        INVARIANT(memcmp(out, out2, sizeof(float) * c.nout) == 0, "the no-probs path gives another output");
+    }
+done:
+    sdpa_call_free(&c);
+    free(out), free(out2), free(probs), free(scores), free(allowed);
+    return 0;
+}

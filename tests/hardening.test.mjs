@@ -1,0 +1,236 @@
+// Hostile values: Proxies, cycles, huge sparse arrays, Symbols, caches from
+// other modules, memory that never shrank. Every refusal is an
+// AttentionError with a documented code, and nothing a caller does can
+// write outside the slots of a call or change a module it did not touch.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadAttention, AttentionError, causalMask } from '../web/attention.js';
+import { rng, randomTensor } from './helpers/reference.mjs';
+
+/** Assert that fn throws an AttentionError with `code` (and a message matching `pattern`). */
+function refuses(fn, code, pattern) {
+  let thrown;
+  try { fn(); } catch (err) { thrown = err; }
+  assert.ok(thrown instanceof AttentionError, `expected AttentionError ${code}, got ${thrown === undefined ? 'no error' : `${thrown?.constructor?.name}: ${thrown?.message}`}`);
+  assert.equal(thrown.code, code, `code for: ${thrown.message}`);
+  if (pattern) assert.match(thrown.message, pattern);
+}
+
+/** A Proxy around a typed array that reports `first` as its length once, then `later`. */
+function lyingLength(array, first, later) {
+  let reads = 0;
+  return new Proxy(array, {
+    get(target, key) {
+      if (key === 'length') return reads++ === 0 ? first : later;
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+const labs = { true: await loadAttention({ simd: true }), false: await loadAttention({ simd: false }) };
+
+for (const simd of [true, false]) {
+  describe(`${simd ? 'SIMD' : 'scalar'} build against hostile values`, () => {
+    const lab = labs[simd];
+    const random = rng(21);
+    const q = randomTensor([2, 3, 4], random);
+    const k = randomTensor([2, 5, 4], random);
+    const v = randomTensor([2, 5, 6], random);
+    const reference = () => lab.sdpa(q, k, v, { causal: true });
+    const baseline = reference();
+    const sameAsBefore = () => {
+      const again = reference();
+      assert.deepEqual(again.output.data, baseline.output.data, 'results changed after a hostile call');
+      assert.deepEqual(again.weights.data, baseline.weights.data);
+    };
+
+    test('a Proxy whose length grows after the check cannot write past its slot', () => {
+      const mha = lab.createMultiHeadAttention({ dModel: 8, numHeads: 2, seed: 3 });
+      const x = randomTensor([1, 3, 8], random);
+      const weights = mha.getWeights();
+      const out = mha.forward(x).output.data;
+      const huge = 1 << 22;
+      const inputs = [
+        () => lab.sdpa({ data: lyingLength(new Float32Array(12).fill(0.5), 12, huge), shape: [3, 4] }, [[1, 0, 0, 0]], [[1]]),
+        () => lab.sdpa([[1, 0]], [[1, 0]], [[1]], { mask: { data: lyingLength(new Uint8Array(1).fill(1), 1, huge), shape: [1, 1] } }),
+        () => mha.forward({ data: lyingLength(new Float32Array(24).fill(0.25), 24, huge), shape: [1, 3, 8] }),
+        () => mha.setWeights({ qProj: { weight: { data: lyingLength(weights.qProj.weight.data, 64, huge), shape: [8, 8] } } }),
+      ];
+      for (const call of inputs) {
+        try { call(); } catch (err) { assert.ok(err instanceof AttentionError, `${err}`); }
+      }
+      assert.deepEqual(mha.getWeights(), weights, 'the module\'s weights changed');
+      assert.deepEqual(mha.forward(x).output.data, out, 'the module\'s results changed');
+      mha.free();
+      sameAsBefore();
+    });
+
+    test('a typed array with a shadowed length, or a buffer resized mid-call, is refused', () => {
+      const long = new Float32Array(1 << 20).fill(1);
+      Object.defineProperty(long, 'length', { value: 4 });
+      refuses(() => lab.sdpa({ data: long, shape: [1, 4] }, [[1, 0, 0, 0]], [[1]]), 'SHAPE_MISMATCH', /q has 1048576 values/);
+      const buffer = new ArrayBuffer(16, { maxByteLength: 1 << 22 });
+      const tracking = new Float32Array(buffer).fill(1); // follows the buffer's length
+      const grower = { get data() { buffer.resize(1 << 22); return [1, 0, 0, 0]; }, shape: [1, 4] };
+      refuses(() => lab.sdpa({ data: tracking, shape: [1, 4] }, grower, [[1]]), 'BAD_ARGUMENT', /q changed/);
+      const detacher = { get data() { structuredClone(long.buffer, { transfer: [long.buffer] }); return [1, 0, 0, 0]; }, shape: [1, 4] };
+      const victim = new Float32Array(4).fill(1);
+      const detachVictim = { get data() { structuredClone(victim.buffer, { transfer: [victim.buffer] }); return [1, 0, 0, 0]; }, shape: [1, 4] };
+      refuses(() => lab.sdpa({ data: victim, shape: [1, 4] }, detachVictim, [[1]]), 'BAD_ARGUMENT', /q changed/);
+      assert.ok(detacher);
+      sameAsBefore();
+    });
+
+    test('self-referencing and very deep nested arrays are refused, not fatal', () => {
+      const a = [1];
+      a[0] = a;
+      refuses(() => lab.sdpa(a, k, v), 'BAD_ARGUMENT', /q contains itself/);
+      const b = [[1, 2]];
+      b[0][0] = b;
+      refuses(() => lab.sdpa(b, k, v), 'BAD_ARGUMENT', /q contains itself/);
+      let deep = [1];
+      for (let i = 0; i < 20000; i++) deep = [deep];
+      refuses(() => lab.sdpa(deep, k, v), 'BAD_ARGUMENT', /q is nested deeper than/);
+      refuses(() => lab.sdpa(q, k, v, { mask: deep }), 'BAD_ARGUMENT', /mask is nested deeper than/);
+      sameAsBefore();
+    });
+
+    test('huge sparse arrays are refused from their lengths alone', () => {
+      let reads = 0;
+      const sparse = new Proxy(new Array(2 ** 32 - 1), { get(t, key) { reads++; return Reflect.get(t, key); } });
+      refuses(() => lab.sdpa([sparse], k, v), 'TOO_LARGE', /q/);
+      assert.ok(reads < 16, `the refusal read ${reads} properties`);
+      reads = 0;
+      refuses(() => lab.sdpa({ data: sparse, shape: [2 ** 16, 2 ** 16 - 1] }, k, v), 'TOO_LARGE', /q/);
+      assert.ok(reads < 16, `the refusal read ${reads} properties`);
+      const hugeShape = new Array(2 ** 32 - 1);
+      refuses(() => lab.sdpa({ data: [1], shape: hugeShape }, k, v), 'BAD_ARGUMENT', /q.shape/);
+      refuses(() => lab.allowedPairs(hugeShape), 'BAD_ARGUMENT', /shape/);
+      sameAsBefore();
+    });
+
+    test('Symbols, null-prototype objects and throwing getters give AttentionErrors', () => {
+      const sym = Symbol('s');
+      const bare = Object.create(null);
+      const mha = lab.createMultiHeadAttention({ dModel: 4, numHeads: 2 });
+      const x = randomTensor([1, 2, 4], random);
+      refuses(() => lab.sdpa({ data: [1], shape: [sym] }, k, v), 'BAD_ARGUMENT', /Symbol\(s\)/);
+      refuses(() => lab.sdpa({ data: [1], shape: [bare] }, k, v), 'BAD_ARGUMENT', /dim 0/);
+      refuses(() => lab.sdpa(q, k, v, { bug: sym }), 'BAD_ARGUMENT', /unknown bug/);
+      refuses(() => lab.sdpa(q, k, v, { bug: bare }), 'BAD_ARGUMENT', /unknown bug/);
+      refuses(() => lab.sdpa(q, k, v, { mask: [1, sym, 1, 1, 1] }), 'BAD_ARGUMENT', /mask value 1 is Symbol\(s\)/);
+      refuses(() => lab.sdpa(q, k, v, { mask: [1, bare, 1, 1, 1] }), 'BAD_ARGUMENT', /mask value 1/);
+      refuses(() => lab.sdpa([[sym]], [[1]], [[1]]), 'BAD_ARGUMENT', /q value 0 is not a number/);
+      refuses(() => lab.sdpa(q, k, v, { scale: sym }), 'BAD_ARGUMENT', /scale/);
+      refuses(() => lab.allowedPairs([2, 2], { causal: true, causalOffset: sym }), 'BAD_ARGUMENT', /causalOffset/);
+      refuses(() => lab.allowedPairs([2, 2], { causal: true, causalOffset: bare }), 'BAD_ARGUMENT', /causalOffset/);
+      refuses(() => lab.createMultiHeadAttention({ dModel: sym, numHeads: 1 }), 'BAD_ARGUMENT', /dModel/);
+      refuses(() => lab.createMultiHeadAttention({ dModel: 4, numHeads: 1, seed: bare }), 'BAD_ARGUMENT', /seed/);
+      refuses(() => mha.forward(x, { queryPositionOffset: sym }), 'BAD_ARGUMENT', /queryPositionOffset/);
+      refuses(() => mha.forward(x, { keyPositionOffset: bare }), 'BAD_ARGUMENT', /keyPositionOffset/);
+      refuses(() => lab.sampleDotProducts({ dk: 4, seed: sym }), 'BAD_ARGUMENT', /seed/);
+      const throwing = { get data() { throw new Error('no'); }, shape: [1, 1] };
+      refuses(() => lab.sdpa(throwing, k, v), 'BAD_ARGUMENT', /q/);
+      refuses(() => lab.sdpa(q, k, v, { get mask() { throw sym; } }), 'BAD_ARGUMENT', /sdpa/);
+      const { proxy, revoke } = Proxy.revocable([], {});
+      revoke();
+      refuses(() => lab.sdpa(proxy, k, v), 'BAD_ARGUMENT', /q/);
+      refuses(() => lab.sdpa(q, k, v, proxy), 'BAD_ARGUMENT', /options/);
+      refuses(() => mha.forward(x, { cache: { get key() { throw bare; } }, useCache: true }), 'BAD_ARGUMENT', /cache/);
+      mha.free();
+      sameAsBefore();
+    });
+
+    test('setWeights needs an object of projections', () => {
+      const mha = lab.createMultiHeadAttention({ dModel: 4, numHeads: 2 });
+      refuses(() => mha.setWeights(), 'BAD_ARGUMENT', /setWeights/);
+      refuses(() => mha.setWeights(null), 'BAD_ARGUMENT', /setWeights/);
+      refuses(() => mha.setWeights(7), 'BAD_ARGUMENT', /setWeights/);
+      refuses(() => mha.setWeights(new Float32Array(16)), 'BAD_ARGUMENT', /setWeights/);
+      mha.free();
+    });
+
+    test('causalMask beyond memory is TOO_LARGE', () => {
+      refuses(() => causalMask(70000), 'TOO_LARGE', /causal mask/);
+      refuses(() => causalMask(1e9), 'TOO_LARGE', /causal mask/);
+      refuses(() => causalMask(4, 1e9), 'TOO_LARGE', /causal mask/);
+    });
+
+    test('a cache works only with the module that made it, as it was', () => {
+      const make = (options) => lab.createMultiHeadAttention({ dModel: 8, numHeads: 2, ...options });
+      const a = make({ seed: 1 }), b = make({ seed: 2 }), roped = make({ seed: 1, rope: true });
+      const x = randomTensor([1, 2, 8], random), next = randomTensor([1, 1, 8], random);
+      const { cache } = a.forward(x, { useCache: true, causal: true });
+      assert.equal(a.forward(next, { useCache: true, cache }).cache.length, 3);
+      assert.equal(a.forward(next, { useCache: true, cache: { ...cache } }).cache.length, 3, 'a spread copy still works');
+      refuses(() => b.forward(next, { useCache: true, cache }), 'CACHE_MISMATCH', /another multi-head module/);
+      refuses(() => roped.forward(next, { useCache: true, cache }), 'CACHE_MISMATCH', /another multi-head module/);
+      const forged = { key: cache.key, value: cache.value, keyPaddingMask: cache.keyPaddingMask, length: 2 };
+      refuses(() => a.forward(next, { useCache: true, cache: forged }), 'CACHE_MISMATCH', /returned/);
+      a.setWeights({ qProj: a.getWeights().qProj });
+      refuses(() => a.forward(next, { useCache: true, cache }), 'CACHE_MISMATCH', /weights/);
+      const fresh = a.forward(x, { useCache: true }).cache;
+      a.free();
+      refuses(() => b.forward(next, { useCache: true, cache: fresh }), 'CACHE_MISMATCH', /freed/);
+      b.free();
+      roped.free();
+    });
+
+    test('only plain objects are options', () => {
+      const mha = lab.createMultiHeadAttention({ dModel: 4, numHeads: 2 });
+      const x = randomTensor([1, 2, 4], random);
+      refuses(() => mha.forward(x, new Float32Array(0)), 'BAD_ARGUMENT', /keyValue/);
+      refuses(() => mha.forward(x, new Map()), 'BAD_ARGUMENT', /keyValue/);
+      refuses(() => lab.sdpa(q, k, v, new Float32Array(0)), 'BAD_ARGUMENT', /options/);
+      refuses(() => lab.sdpa(q, k, v, new Date()), 'BAD_ARGUMENT', /options/);
+      const bare = Object.assign(Object.create(null), { causal: true });
+      assert.deepEqual(lab.sdpa(q, k, v, bare).output.data, baseline.output.data, 'a null-prototype object is a plain object');
+      mha.free();
+    });
+
+    test('lab.reset gives a fresh instance: memory back to its start, old modules refused', async () => {
+      const start = lab.memoryBytes();
+      const mha = lab.createMultiHeadAttention({ dModel: 4, numHeads: 2 });
+      const big = { data: new Float32Array(1 << 23), shape: [1 << 21, 4] };
+      lab.sdpa(big, [[0, 0, 0, 0]], [[1]], { needWeights: false });
+      assert.ok(lab.memoryBytes() > start + (1 << 24), `memory grew to ${lab.memoryBytes()}`);
+      await lab.reset();
+      assert.ok(lab.memoryBytes() <= 16 * 2 ** 20, `after reset: ${lab.memoryBytes()} bytes`);
+      refuses(() => mha.forward(randomTensor([1, 2, 4], random)), 'MODULE_FREED', /reset/);
+      mha.free(); // harmless after a reset
+      sameAsBefore();
+      const again = lab.createMultiHeadAttention({ dModel: 4, numHeads: 2 });
+      assert.equal(again.forward(randomTensor([1, 2, 4], random)).output.shape.length, 3);
+      again.free();
+    });
+  });
+}
+
+// The big calls run on the SIMD build only: the point is the size check and
+// the memory, not the arithmetic.
+describe('sizes counted from what a path allocates', () => {
+  const lab = labs.true;
+  test('sdpa at T = 20100, dk = 1 without weights runs', () => {
+    const T = 20100;
+    const x = { data: new Float32Array(T).fill(0.5), shape: [T, 1] };
+    const { output } = lab.sdpa(x, x, x, { needWeights: false, causal: true });
+    assert.equal(output.data.length, T);
+    let worst = 0;
+    for (const value of output.data) worst = Math.max(worst, Math.abs(value - 0.5));
+    assert.ok(worst < 1e-3, `constant v gives constant output: off by ${worst}`);
+  });
+
+  test('multi-head forward at T = 20100 grows memory by far less than a (B, H, Tq, Tk) mask', async () => {
+    await lab.reset();
+    const start = lab.memoryBytes();
+    const T = 20100;
+    const mha = lab.createMultiHeadAttention({ dModel: 2, numHeads: 1 });
+    const { output } = mha.forward({ data: new Float32Array(2 * T).fill(0.1), shape: [1, T, 2] }, { causal: true, needWeights: false });
+    assert.equal(output.data.length, 2 * T);
+    const grown = lab.memoryBytes() - start;
+    assert.ok(grown < 32 * 2 ** 20, `memory grew by ${grown} bytes; a (1, 1, T, T) byte mask alone is ${T * T}`);
+    mha.free();
+    await lab.reset();
+  });
+});
