@@ -1,8 +1,9 @@
 // web/c-source.mjs: run by build.sh. Writes web/generated/c-source.js, the
-// numbered passes of attn_sdpa (c_src/attention.c) as the page shows them
+// numbered passes of attn_sdpa (c_src/attention.c; attn_sdpa runs them in
+// attn_sdpa_dropout, its form with an optional dropout) as the page shows them
 // under "Read the C", so that the snippets are always the code that ran.
 //
-// A pass is the lines from its comment "/* N. ... */" inside attn_sdpa up to
+// A pass is the lines from its comment "/* N. ... */" inside attn_sdpa_dropout up to
 // its first blank line (or the end of its block). Some passes call
 // a helper whose body is the real work: the helper follows the pass.
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -30,7 +31,7 @@ const dedent = (lines) => {
 /** { n: { title, code } } for every numbered pass of attn_sdpa. */
 export function sdpaPasses() {
   const attention = read('attention.c'), kernels = read('kernels.c');
-  const body = cFunction(attention, 'attn_sdpa');
+  const body = cFunction(attention, 'attn_sdpa_dropout');
   const marks = [];
   body.forEach((l, i) => {
     const m = l.match(/^(\s*)\/\* (\d)\. (.*) \*\/$/);
@@ -48,7 +49,7 @@ export function sdpaPasses() {
     const code = [dedent(lines), ...(helpers[mark.n] || []).map((f) => f.join('\n'))].join('\n\n');
     passes[mark.n] = { title: mark.title, code };
   });
-  for (const n of [1, 2, 3, 4, 5]) if (!passes[n]) throw new Error(`c-source: pass ${n} of attn_sdpa not found`);
+  for (const n of [1, 2, 3, 4, 5]) if (!passes[n]) throw new Error(`c-source: pass ${n} of attn_sdpa_dropout not found`);
   return passes;
 }
 
