@@ -550,7 +550,13 @@ int attn_sdpa_dropout(float *out, float *probs, float *scores,
     if (status) return status;
     if (tiled) {
         const visibility rule = correct_visibility(vis, dims->Tk);
-        return sdpa_tiled(out, NULL, q, k, v, &rule, dims, scale, ATTN_TILE_KEYS, bug == ATTN_BUG_NO_RESCALE);
+        status = sdpa_tiled(out, NULL, q, k, v, &rule, dims, scale, ATTN_TILE_KEYS, bug == ATTN_BUG_NO_RESCALE);
+        /* The tiled accumulator holds sums of p v before the division by l,
+         * up to l times larger than the output: with v near FLT_MAX it can
+         * overflow where the normalised output fits. The passes below
+         * normalise first, so they decide. */
+        if (status != ATTN_OVERFLOW || bug != ATTN_BUG_NONE) return status;
+        attn_clear_error();
     }
     if (bug == ATTN_BUG_NO_RESCALE)
         return attn_fail(ATTN_BAD_ARGUMENT, "bug no-rescale is in the tiled path, which keeps no probabilities");

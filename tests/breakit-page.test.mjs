@@ -84,7 +84,9 @@ test('one card end to end: predict, break, see the red check and the mark, repai
   assert.match(await card.locator('summary .bk-badges').textContent(), /predicted · broken · repaired/);
   assert.match(await page.locator('.bk-progress').textContent(), new RegExp(`1 of ${EXERCISES.length} predicted, 1 broken, 1 repaired`));
 
-  // A reload brings the same state back.
+  // A reload brings the same state back (once the hash, written when edits
+  // pause, holds the repair).
+  await page.waitForFunction((before) => !location.hash.includes(`brk.s=${before}`), saved);
   await page.reload();
   await waitForLesson(page);
   const again = page.locator('#bk-no-causal-mask');

@@ -1,5 +1,5 @@
 // The API in a real browser: Debian's Chromium loads web/attention.js from
-// http://127.0.0.1 and runs the first seed's example on the SIMD build.
+// http://127.0.0.1 and runs the one-query, two-keys example on the SIMD build.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { browserSuite } from './helpers/browser.mjs';

@@ -220,7 +220,7 @@ for (const simd of [true, false]) {
       }
     });
 
-    test("the seed's example: B=2, T=5, dModel=32, H=4, causal", () => {
+    test("the lesson's example: B=2, T=5, dModel=32, H=4, causal", () => {
       const mha = lab.createMultiHeadAttention({ dModel: 32, numHeads: 4, seed: 0 });
       const x = randomTensor(makeRng(5), [2, 5, 32]);
       const { output, weights } = mha.forward(x, { causal: true });

@@ -242,7 +242,7 @@ async function expectSection9(page) {
 // Tests
 // ---------------------------------------------------------------------------
 
-test('defaults show the seeds\' numbers, computed by the core', async () => {
+test('defaults show the lesson\'s worked examples, computed by the core', async () => {
   const { context, page, problems } = await open();
   assert.equal(await out(page, 'one-dots'), '[1.000, 0.000]');
   assert.equal(await out(page, 'one-scaled'), '[0.707, 0.000]');

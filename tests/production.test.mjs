@@ -347,3 +347,16 @@ test('memory: the tiled path at T = 16384, H = 1, d = 64 stays within 64 MiB (a 
   assert.ok(tiled <= 64 * MiB, `memory after sdpaTiled: ${(tiled / MiB).toFixed(1)} MiB > 64 MiB`);
   assert.ok(after <= 64 * MiB, `memory after sdpa without weights: ${(after / MiB).toFixed(1)} MiB > 64 MiB`);
 });
+
+test('values near the float32 limit: the no-weights path gives what the weights path gives, not OVERFLOW', async () => {
+  // Two equal scores: the output is the mean of the values, 3e38, which fits
+  // in float32, while the tiled path's unnormalised sum (6e38) would not.
+  for (const simd of [true, false]) {
+    const lab = await loadAttention({ simd });
+    const q = [[0, 0]], k = [[1, 0], [0, 1]], v = [[3e38], [3e38]];
+    const withWeights = lab.sdpa(q, k, v).output.data;
+    const without = lab.sdpa(q, k, v, { needWeights: false }).output.data;
+    assert.ok(Number.isFinite(without[0]), `${simd ? 'SIMD' : 'scalar'}: ${without[0]}`);
+    assert.deepEqual(Array.from(without), Array.from(withWeights));
+  }
+});

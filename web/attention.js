@@ -1080,7 +1080,7 @@ function origin(module, version) {
 }
 
 /**
- * Multi-head attention, as the first seed's ManualMultiHeadAttention:
+ * Multi-head attention, written out step by step:
  * project q, k, v (one full-width matmul each), split (B, T, C) into
  * (B, H, T, D) by reshape + transpose, attend per head, merge back and
  * apply the output projection. Computed by the C core (c_src/mha.c).

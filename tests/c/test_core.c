@@ -1,5 +1,5 @@
 /* test_core.c: native tests of c_src under ASan and UBSan.
- * Reference values are the seeds' worked examples and a double-precision
+ * Reference values are the lesson's worked examples and a double-precision
  * attention written here. Run by tests/native.test.mjs from npm test. */
 #include <math.h>
 #include <stdio.h>
@@ -34,7 +34,7 @@ static int sdpa(float *out, float *probs, float *scores, const float *q, const f
     return attn_sdpa(out, probs, scores, q, k, v, &vis, &dims, scale, bug);
 }
 
-/* The first seed: one query, two keys. */
+/* One query, two keys. */
 static void test_two_keys(void) {
     const float q[2] = {1, 0}, k[4] = {1, 0, 0, 1}, v[4] = {10, 0, 0, 20};
     float out[2], w[2], s[2];
@@ -53,7 +53,7 @@ static void test_two_keys(void) {
           "first key only: w=[%g,%g] out=[%g,%g]", w[0], w[1], out[0], out[1]);
 }
 
-/* The second seed's 3x3 example, T = 3, dk = 4, dv = 2. */
+/* The 3x3 example, T = 3, dk = 4, dv = 2. */
 static void test_three_by_three(void) {
     const float q[12] = {1, 0, 1, 0, 0, 1, 0, 1, 1, 1, 0, 0};
     const float k[12] = {1, 0, 0, 0, 0, 1, 0, 0, 1, 1, 0, 0};
@@ -266,7 +266,7 @@ static void test_dropout(void) {
     CHECK(attn_sdpa_dropout(out, probs, NULL, q, q, q, NULL, &dims, 0.5f, &drop, 0) == ATTN_BAD_ARGUMENT, "p = 1 refused");
 }
 
-/* Multi-head attention: the seed's B=2, T=5, dModel=32, H=4, causal. */
+/* Multi-head attention: the lesson's B=2, T=5, dModel=32, H=4, causal. */
 static void test_mha(void) {
     attn_mha *m = attn_mha_create(32, 4, 1, 0, 3);
     CHECK(m != NULL, "create: %s", attn_last_error());

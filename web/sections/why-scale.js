@@ -8,7 +8,7 @@ import { codec } from '../lesson-state.js';
 import { slot } from './markup.js';
 
 const PEAK_DKS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
-const SAMPLE_COUNT = 4096; // as in the second seed
+const SAMPLE_COUNT = 4096; // enough samples for a smooth histogram
 const PEAK_COUNT = 256; // random queries averaged per point of the peakedness view
 const SAMPLE_CACHE = 32; // d_k values whose samples are kept
 const cancelIdle = (id) => (globalThis.cancelIdleCallback ?? clearTimeout)(id);
