@@ -16,6 +16,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { browserSuite, openPage, startServer, assertClean, typeInto, runAxe, addAxe } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
 import { dist } from '../web/dist.mjs';
+import { SECTIONS } from '../web/sections/registry.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
@@ -495,7 +496,6 @@ test('dist/attention-lab.html works from file:// with the network blocked', asyn
   await expectExWeights(page, 'single file');
   assert.match(await page.evaluate(() => location.hash), /ex\.q=1,0,-2,0/);
   // The full lesson, with the break-it lab.
-  const { SECTIONS } = await import('../web/sections/registry.js');
   assert.equal(await page.locator('main > section').count(), SECTIONS.length);
   const card = page.locator('#bk-no-causal-mask');
   await card.locator('summary').click();

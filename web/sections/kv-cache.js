@@ -130,7 +130,8 @@ export const kvCache = {
       h('strong', { 'data-out': 'kv-diff', text: fmtSci(diff) }),
       ok ? '.' : st.stale ? ': each query was rotated as if it stood at position 0.' : '.'));
 
-    // Work per step: multiply-adds counted, and time measured here and now.
+    // Work per step: multiply-adds counted, and time measured here and now
+    // (data-measured, not data-values: a time is never the same twice).
     const t = st.step;
     const cached = 4 * C * C + 2 * t * C;          // project one token (q, k, v, out); one row of scores and mix
     const recompute = 4 * t * C * C + 2 * t * t * C; // project all t tokens; t rows of scores and mix
@@ -149,7 +150,7 @@ export const kvCache = {
       };
     }, hosts);
     if (!timing) return;
-    ctx.slot(this.id, 'work').replaceChildren(h('div', { class: 'grid-wrap' }, h('table', { class: 'values', 'data-values': 'kv-work' },
+    ctx.slot(this.id, 'work').replaceChildren(h('div', { class: 'grid-wrap' }, h('table', { class: 'values', 'data-measured': 'kv-work' },
       h('caption', { text: `Work for token ${t}: multiply-adds counted, time measured in this browser (mean of ${REPEATS} calls)` }),
       h('thead', {}, h('tr', {}, h('td', { class: 'corner' }), h('th', { scope: 'col', text: 'multiply-adds' }), h('th', { scope: 'col', text: 'µs per call' }))),
       h('tbody', {},
