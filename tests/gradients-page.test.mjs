@@ -80,7 +80,7 @@ test('one step lowers the loss, moves q and the weights, and lands in the URL ha
   near('q after the step', q, Q.map((x, i) => Math.round((x - 0.5 * dq[i]) * 1000) / 1000), 1e-9);
   near('the loss after is the core\'s for the new q', [after], [coreGradients(q).loss], 5e-5);
   assert.notDeepEqual((await cells(page, 'grad-weights')).map((c) => c.text), weightsBefore);
-  assert.match(await page.evaluate(() => location.hash), /grad\.q=/);
+  await page.waitForFunction(() => /grad\.q=/.test(location.hash), null, { timeout: 5000 }); // written once edits pause
   assertClean(problems, 'after a step');
   await context.close();
 });

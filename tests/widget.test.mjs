@@ -494,7 +494,8 @@ test('dist/attention-lab.html works from file:// with the network blocked', asyn
   assert.match(await page.locator('#boot-status').textContent(), /Computed live by the attention core/);
   await typeInto(page, page.locator('[data-grid="ex-q"] input[data-row="0"][data-col="2"]'), '-2');
   await expectExWeights(page, 'single file');
-  assert.match(await page.evaluate(() => location.hash), /ex\.q=1,0,-2,0/);
+  // The hash is written once edits pause.
+  await page.waitForFunction(() => /ex\.q=1,0,-2,0/.test(location.hash), null, { timeout: 5000 });
   // The full lesson, with the break-it lab.
   assert.equal(await page.locator('main > section').count(), SECTIONS.length);
   const card = page.locator('#bk-no-causal-mask');
