@@ -7,19 +7,7 @@
 #include <string.h>
 
 #include "attention.h"
-
-static int failures, checks;
-
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        checks++;                                                \
-        if (!(cond)) {                                           \
-            failures++;                                          \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);          \
-            printf(__VA_ARGS__);                                 \
-            printf("\n");                                        \
-        }                                                        \
-    } while (0)
+#include "check.h"
 
 /* Every task at small sizes, and induction at the largest: all entry points
  * run inside their buffers (the buffers do not depend on the task). */
