@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const harnesses = readdirSync(`${root}tests/fuzz`).filter((f) => /^fuzz_\w+\.c$/.test(f)).map((f) => f.slice(5, -2)).sort();
-const SECONDS_EACH = 4;
+const SECONDS_EACH = 3;
 
 test('every harness has a committed seed corpus', () => {
   for (const name of harnesses) {
