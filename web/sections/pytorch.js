@@ -13,7 +13,14 @@ import { pytorchScript, numpyScript, transposeShapes } from '../pytorch-script.j
 const T = 3, DK = 4, DV = 2; // the 3×3 example's sizes
 const SIZE_MAX = 16; // B, H, T, d of the shapes table: small enough for the core to run on zeros
 const copy = (m) => m.map((row) => row.slice());
-const bool = (m) => m.map((row) => `[${row.map((b) => (b ? 'True' : 'False')).join(', ')}]`).join(', ');
+const pyBool = (b) => (b ? 'True' : 'False');
+
+/** `name = torch.tensor([[...],` with one row per line, the rows lined up. */
+function tensorLines(name, rows) {
+  const head = `${name} = torch.tensor([`;
+  const pad = ' '.repeat(head.length);
+  return rows.map((row, i) => `${i ? pad : head}[${row.join(', ')}]${i === rows.length - 1 ? '])' : ','}`);
+}
 
 export const pytorch = {
   id: 'pytorch',
@@ -21,7 +28,7 @@ export const pytorch = {
   title: 'The PyTorch APIs',
   body: `
 <p>In PyTorch, the attention of this lesson is one call: <code>F.scaled_dot_product_attention(q, k, v, attn_mask=…)</code>. The multi-head layer <code>nn.MultiheadAttention</code> wraps the same computation in projections. Both take masks, and they read them differently: for <code>scaled_dot_product_attention</code> a boolean True means “may attend” (as on this page), and a float mask is added to the scores (0 keeps a score, −∞ removes it); for <code>nn.MultiheadAttention</code>, in both <code>attn_mask</code> and <code>key_padding_mask</code>, True means “may <em>not</em> attend”.</p>
-<p>Below are the 3×3 example’s numbers with a mask you can edit (pressed = may attend). The two calls beside them, with the masks spelled out in each convention, give the output the core computes here.</p>
+<p>Below are the 3×3 example’s numbers with a mask you can edit (pressed = may attend). The two calls below, with the masks spelled out in each convention, both give the output the core computes here.</p>
 <div class="inputs" data-slot="inputs"></div>
 <div data-slot="status"></div>
 <div class="result two-col" data-slot="calls"></div>
@@ -88,11 +95,15 @@ export const pytorch = {
       await navigator.clipboard.writeText(text);
       this.copyNote.textContent = `The ${label} script is on the clipboard (${text.split('\n').length} lines).`;
     } catch {
+      // No clipboard API here (or no permission): select the script, try the
+      // old copy command, and otherwise leave the selection to the learner.
       pre.closest('details').open = true;
-      const selection = pre.ownerDocument.getSelection();
-      selection.selectAllChildren(pre);
       pre.focus();
-      this.copyNote.textContent = `This browser did not let the page write to the clipboard, so the ${label} script is selected below: press Ctrl+C (⌘C on a Mac) to copy it.`;
+      pre.ownerDocument.getSelection().selectAllChildren(pre);
+      let copied = false;
+      try { copied = pre.ownerDocument.execCommand('copy'); } catch { copied = false; }
+      this.copyNote.textContent = copied ? `The ${label} script is selected below and copied.`
+        : `This browser did not let the page copy, so the ${label} script is selected below: press Ctrl+C (⌘C on a Mac) to copy it.`;
     }
   },
 
@@ -115,7 +126,7 @@ export const pytorch = {
     const { blockedFromAllowed, additiveFromAllowed } = ctx.api;
     const blocked = blockedFromAllowed(allowed);
     const additive = additiveFromAllowed(allowed);
-    const rows = (m, cell) => Array.from({ length: T }, (_, i) => `[${Array.from(m.data.subarray(i * T, (i + 1) * T), cell).join(', ')}]`).join(', ');
+    const rows = (m, cell) => Array.from({ length: T }, (_, i) => Array.from(m.data.subarray(i * T, (i + 1) * T), cell));
     // Keys that no query may see: what nn.MultiheadAttention's key_padding_mask says.
     const pairs = ctx.lab.allowedPairs([T, T], { mask: allowed });
     const padding = Array.from({ length: T }, (_, j) => !Array.from({ length: T }, (_, i) => pairs.data[i * T + j]).includes(1));
@@ -125,16 +136,16 @@ export const pytorch = {
       h('pre', { class: 'c-src', tabindex: 0, role: 'region', 'aria-label': title }, lines.join('\n')));
     ctx.slot(this.id, 'calls').replaceChildren(
       card('F.scaled_dot_product_attention', 'Boolean mask: True = may attend. Float mask: added to the scores.', [
-        `allowed = torch.tensor([${bool(st.allowed)}])`,
+        ...tensorLines('allowed', st.allowed.map((row) => row.map((b) => pyBool(b).padStart(5)))),
         'out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)',
         '# the same with a float mask, 0 or -inf:',
         'inf = float("inf")',
-        `additive = torch.tensor([${rows(additive, (x) => (x === 0 ? '0.' : '-inf'))}])`,
+        ...tensorLines('additive', rows(additive, (x) => (x === 0 ? '  0.' : '-inf'))),
         'out = F.scaled_dot_product_attention(q, k, v, attn_mask=additive)',
       ]),
       card('nn.MultiheadAttention', 'Both masks: True = NOT allowed.', [
-        `blocked = torch.tensor([${rows(blocked, (x) => (x ? 'True' : 'False'))}])`,
-        `key_padding_mask = torch.tensor([[${padding.map((p) => (p ? 'True' : 'False')).join(', ')}]])`,
+        ...tensorLines('blocked', rows(blocked, (x) => pyBool(x).padStart(5))),
+        ...tensorLines('key_padding_mask', [padding.map(pyBool)]),
         'mha = nn.MultiheadAttention(embed_dim=4, num_heads=1, bias=False,',
         '                            vdim=2, batch_first=True)',
         'out, weights = mha(q[None], k[None], v[None],',
