@@ -36,9 +36,12 @@ async function expectSection(page) {
   const q = await readGrid(page, 'pt-q'), k = await readGrid(page, 'pt-k'), v = await readGrid(page, 'pt-v');
   const allowed = await readMask(page);
   const res = lab.sdpa(q, k, v, { mask: { data: Uint8Array.from(allowed.flat(), Number), shape: [3, 3] } });
-  const shown = await page.$$eval('[data-values="pt-output"] td[data-row]', (ns) => ns.map((n) => Number(n.textContent)));
-  const bad = shown.map((x, i) => [i, x, res.output.data[i]]).filter(([, x, y]) => !(Math.abs(x - y) <= 0.5e-4 + 1e-6));
-  assert.deepEqual(bad, [], 'output [index, page, core]');
+  for (const name of ['output', 'weights']) {
+    const shown = await page.$$eval(`[data-values="pt-${name}"] td[data-row]`, (ns) => ns.map((n) => Number(n.textContent)));
+    assert.equal(shown.length, res[name].data.length, `${name}: every entry shown`);
+    const bad = shown.map((x, i) => [i, x, res[name].data[i]]).filter(([, x, y]) => !(Math.abs(x - y) <= 0.5e-4 + 1e-6));
+    assert.deepEqual(bad, [], `${name} [index, page, core]`);
+  }
   const input = { q, k, v, allowed, output: res.output.data, weights: res.weights.data };
   assert.equal(await scriptText(page, 'pytorch'), pytorchScript(input), 'the PyTorch script holds the page\'s inputs and the core\'s numbers');
   assert.equal(await scriptText(page, 'numpy'), numpyScript(input), 'the NumPy script holds the page\'s inputs and the core\'s numbers');

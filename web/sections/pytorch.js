@@ -28,11 +28,11 @@ export const pytorch = {
   title: 'The PyTorch APIs',
   body: `
 <p>In PyTorch, the attention of this lesson is one call: <code>F.scaled_dot_product_attention(q, k, v, attn_mask=…)</code>. The multi-head layer <code>nn.MultiheadAttention</code> wraps the same computation in projections. Both take masks, and they read them differently: for <code>scaled_dot_product_attention</code> a boolean True means “may attend” (as on this page), and a float mask is added to the scores (0 keeps a score, −∞ removes it); for <code>nn.MultiheadAttention</code>, in both <code>attn_mask</code> and <code>key_padding_mask</code>, True means “may <em>not</em> attend”.</p>
-<p>Below are the 3×3 example’s numbers with a mask you can edit (pressed = may attend). The two calls below, with the masks spelled out in each convention, both give the output the core computes here.</p>
+<p>Here are the 3×3 example’s numbers with a mask you can edit (pressed = may attend). The two calls under them, with the masks spelled out in each convention, both return the output the core computes here; <code>nn.MultiheadAttention</code> returns the weights too.</p>
 <div class="inputs" data-slot="inputs"></div>
 <div data-slot="status"></div>
 <div class="result two-col" data-slot="calls"></div>
-<div class="result" data-slot="output"></div>
+<div class="result two-col"><div data-slot="output"></div><div data-slot="weights"></div></div>
 <h3>Copy as a script</h3>
 <p>Each button copies a short script that holds these Q, K, V and mask (each number written with enough digits to give back the same float32) and the numbers shown above. Run it with Python: it computes the same attention with PyTorch’s (or NumPy’s) own functions and prints how far its numbers are from the page’s.</p>
 <div class="controls" data-slot="copy"></div>
@@ -119,7 +119,7 @@ export const pytorch = {
     });
 
     this.drawShapes(ctx, st);
-    const hosts = ['calls', 'output', 'scripts'].map((name) => ctx.slot(this.id, name));
+    const hosts = ['calls', 'output', 'weights', 'scripts'].map((name) => ctx.slot(this.id, name));
     const res = ctx.core(this.status, () => ctx.lab.sdpa(st.q, st.k, st.v, { mask: allowed }), hosts);
     if (!res) return;
     ctx.publish(`${this.prefix}.main`, res);
@@ -156,6 +156,10 @@ export const pytorch = {
     valueTable(ctx.slot(this.id, 'output'), {
       name: 'pt-output', values: res.output.data, rows: T, cols: DV, digits: 4,
       rowLabel: (i) => `output ${i + 1}`, colLabel: dimLabel, caption: 'Output (3 × d_v), computed by the core',
+    });
+    valueTable(ctx.slot(this.id, 'weights'), {
+      name: 'pt-weights', values: res.weights.data, rows: T, cols: T, digits: 4,
+      rowLabel: queryLabel, colLabel: keyLabel, caption: 'Weights (3 × 3), computed by the core',
     });
 
     const input = { q: st.q, k: st.k, v: st.v, allowed: st.allowed, output: res.output.data, weights: res.weights.data };
