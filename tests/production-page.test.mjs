@@ -232,17 +232,22 @@ async function expectKv(page, { step, stale }) {
     const outputs = [];
     let cache = null;
     for (let t = 0; t < step; t++) {
-      const r = stale
-        ? mha.forward([[x[t]]], [x.slice(0, t + 1)], { queryPositionOffset: 0, keyPositionOffset: 0 })
-        : mha.forward([[x[t]]], { cache, useCache: true, causal: true });
-      if (!stale) cache = r.cache;
+      // Through the cache either way; the stale mistake passes offset 0 at every step.
+      const r = mha.forward([[x[t]]], { cache, useCache: true, causal: true, queryPositionOffset: stale ? 0 : t });
+      cache = r.cache;
+      if (stale) {
+        // Placed at position 0, each query sees key 1 only.
+        for (let head = 0; head < 2; head++) {
+          assert.deepEqual(Array.from(r.weights.data.slice(head * (t + 1), (head + 1) * (t + 1))), [1, ...new Array(t).fill(0)], `stale step ${t + 1}, head ${head + 1}`);
+        }
+      }
       for (let head = 0; head < 2; head++) weights[head].push(...r.weights.data.slice(head * (t + 1), (head + 1) * (t + 1)));
       outputs.push(...r.output.data);
     }
     for (let head = 0; head < 2; head++) checkShown(`head ${head + 1} weights`, await texts(page, `kv-w${head}`), weights[head], 3);
     const diff = Math.max(...outputs.map((o, i) => Math.abs(o - full.output.data[i])));
     checkShown('max difference', await texts(page, 'kv-diff'), [diff], diff < 1e-3 ? 6 : 4);
-    if (!stale) assert.equal((await texts(page, 'kv-cache-shape'))[0], `(1, 2, ${step}, 2)`);
+    assert.equal((await texts(page, 'kv-cache-shape'))[0], `(1, 2, ${step}, 2)`);
     assert.equal((await texts(page, 'kv-madds-cached'))[0], String(4 * 16 + 2 * step * 4));
     assert.equal((await texts(page, 'kv-madds-full'))[0], String(4 * step * 16 + 2 * step * step * 4));
     return diff;
@@ -269,6 +274,7 @@ test('KV cache: one row of scores per step, equal to one full causal pass; a sta
   diff = await expectKv(page, { step: 5, stale: true });
   assert.ok(diff > 1e-3, `the stale offset changes the outputs (${diff})`);
   assert.equal(await section.locator('[data-check="kv-equal"]').getAttribute('data-passed'), 'false');
+  assert.ok(Number((await texts(page, 'kv-diff'))[0].replace('−', '-')) > 1e-3, 'the page shows a non-zero max difference');
   await page.keyboard.press('Space');
   // Edit a token and the seed by keyboard.
   await typeInto(page, section.locator('[data-grid="kv-x"] input[data-row="1"][data-col="2"]'), '-2');

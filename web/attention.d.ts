@@ -177,7 +177,9 @@ export interface ForwardOptions {
   causal?: boolean;
   cache?: KVCache | null;
   useCache?: boolean;
+  /** Position of the first query; with a cache it defaults to the cache length (any other value is taken as given). */
   queryPositionOffset?: number;
+  /** Position of the first key; must be 0 with a cache (CACHE_POSITION). */
   keyPositionOffset?: number;
   needWeights?: boolean;
   bug?: BugName | null;

@@ -1196,7 +1196,8 @@ class MultiHeadAttention {
    *   queries (padded ones get zero output); causal: compares positions;
    *   cache + useCache: incremental decoding (self-attention only);
    *   queryPositionOffset, keyPositionOffset: positions of the first query
-   *   and key; needWeights (default true); bug: a head bug from BUGS;
+   *   and key (with a cache: keys from 0, queries by default at the cache
+   *   length); needWeights (default true); bug: a head bug from BUGS;
    *   saveForBackward: keep what backward() needs (see backward).
    * @returns {{ output, weights?, cache? }} output (B, Tq, dModel), weights
    *   (B, H, Tq, Tk), cache { key, value, keyPaddingMask, length } with
@@ -1270,10 +1271,13 @@ class MultiHeadAttention {
       if (fields.length !== undefined && fields.length !== Tp) fail('CACHE_MISMATCH', `cache.length ${show(fields.length)} does not match its keys (${Tp})`);
       past = { key, value, keyPaddingMask };
     }
-    if (useCache) {
-      if (kOffset !== 0 || (qOffsetGiven !== undefined && qOffsetGiven !== Tp)) {
-        fail('CACHE_POSITION', `with a cache, keys start at position 0 and queries continue from the cache length ${Tp} (got queryPositionOffset ${qOffsetGiven}, keyPositionOffset ${kOffset})`);
-      }
+    // With a cache the keys' positions are fixed: the cached ones at 0..Tp-1,
+    // the new ones after them. The new queries belong at Tp, the default; an
+    // explicit queryPositionOffset is taken as given, so that a decoder whose
+    // position counter went stale gets what it asked for (see the lesson's
+    // KV-cache section).
+    if (useCache && kOffset !== 0) {
+      fail('CACHE_POSITION', `with a cache, keys start at position 0 (the new ones continue from the cache length ${Tp}); got keyPositionOffset ${kOffset}`);
     }
     // Positions: query i at qOffset + i; key j (of all keys) at firstKey + j.
     const qOffset = qOffsetGiven ?? (cache ? Tp : selfAttention ? kOffset : 0);

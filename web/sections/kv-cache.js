@@ -20,7 +20,7 @@ export const kvCache = {
   title: 'The KV cache: decoding one token at a time',
   body: `
 <p>A language model writes one token at a time, and each new token attends to all the tokens before it. Recomputing every key and value at every step would repeat almost all of the work. The KV cache keeps the keys and values of the tokens already seen: a step projects only the new token, appends its key and value to the cache, and attends from its one query to every cached key. Step t adds one row of scores.</p>
-<p>Done right, the outputs are exactly those of one full causal pass over the whole sequence. The classic mistake is a stale position: with rotary positions the new token must be placed at the cache’s length, not at 0 as if it began a new sequence.</p>
+<p>Done right, the outputs are exactly those of one full causal pass over the whole sequence. The classic mistake is a stale position offset: the new query must stand at the cache’s length, not at 0 as if it began a new sequence. Placed at 0, it is rotated by the wrong angle, and the causal rule, which compares positions, lets it see the first token only.</p>
 <div class="inputs" data-slot="inputs"></div>
 <div class="controls" data-slot="controls"></div>
 <div data-slot="status"></div>
@@ -50,7 +50,7 @@ export const kvCache = {
       numberField({ label: 'Weight seed (2 heads of width 2, RoPE on)', name: 'kv-seed', value: st.seed, integer: true, min: 0, max: 99999, size: 'sm',
         onValue: (value) => { st.seed = value; commit(); } }),
       h('div', { class: 'field stepper' }, this.prev, this.stepText, this.next),
-      checkbox({ label: 'Mistake: a stale position offset (each new token placed at position 0)', name: 'kv-stale', checked: st.stale,
+      checkbox({ label: 'Mistake: a stale position offset (each new query placed at position 0)', name: 'kv-stale', checked: st.stale,
         onToggle: (on) => { st.stale = on; commit(); } }),
     );
     this.status = statusLine();
@@ -74,19 +74,16 @@ export const kvCache = {
     const res = ctx.core(this.status, () => {
       const mha = this.moduleFor(ctx, st.seed);
       const full = mha.forward([st.x], { causal: true });
-      // Decode tokens 1..step with the cache. The stale mistake runs the same
-      // step with the new query at position 0 over the cached prefix.
+      // Decode tokens 1..step with the cache. The stale mistake passes the
+      // same calls a position offset stuck at 0 instead of the cache length.
       const steps = [];
       let cache = null;
       for (let t = 0; t < st.step; t++) {
-        const token = [[st.x[t]]];
-        const r = st.stale
-          ? mha.forward(token, [st.x.slice(0, t + 1)], { queryPositionOffset: 0, keyPositionOffset: 0 })
-          : mha.forward(token, { cache, useCache: true, causal: true });
-        if (!st.stale) cache = r.cache;
+        const r = mha.forward([[st.x[t]]], { cache, useCache: true, causal: true, queryPositionOffset: st.stale ? 0 : t });
+        cache = r.cache;
         steps.push(r);
       }
-      return { full, steps, cacheLength: cache ? cache.length : null, cacheShape: cache ? cache.key.shape : null };
+      return { full, steps, cacheShape: cache.key.shape };
     }, hosts);
     if (!res) return;
     const { full, steps } = res;
@@ -109,10 +106,10 @@ export const kvCache = {
         h('caption', { text: `Head ${head + 1}: the new query’s weights at each step` }), h('thead', {}, head_), h('tbody', {}, ...rows))));
     }
     ctx.slot(this.id, 'cache').replaceChildren(
-      h('p', { class: 'readout' }, st.stale
-        ? 'With the stale offset there is no growing cache to show: each step places its query at position 0.'
-        : ['After token ', String(st.step), ' the cache holds keys and values of shape ',
-          h('strong', { 'data-out': 'kv-cache-shape', text: `(${res.cacheShape.join(', ')})` }), ': (batch, heads, tokens so far, head width).']),
+      h('p', { class: 'readout' }, 'After token ', String(st.step), ' the cache holds keys and values of shape ',
+        h('strong', { 'data-out': 'kv-cache-shape', text: `(${res.cacheShape.join(', ')})` }), ': (batch, heads, tokens so far, head width). ',
+        st.stale ? 'The query offset passed at each step stays 0, so every new query stands at position 0.'
+          : 'The query offset passed at each step is the cache’s length before the step.'),
       ...tables);
 
     // The check: the decoded outputs against the full causal pass, rows 1..step.
@@ -128,7 +125,7 @@ export const kvCache = {
       ok ? `✓ Tokens 1 to ${st.step} decoded one at a time equal one full causal pass: the largest difference is `
         : `✗ Tokens 1 to ${st.step} decoded one at a time differ from the full causal pass by up to `,
       h('strong', { 'data-out': 'kv-diff', text: fmtSci(diff) }),
-      ok ? '.' : st.stale ? ': each query was rotated as if it stood at position 0.' : '.'));
+      ok ? '.' : st.stale ? ': each query was rotated as if it stood at position 0, and the causal rule let it see token 1 only.' : '.'));
 
     // Work per step: multiply-adds counted, and time measured here and now
     // (data-measured, not data-values: a time is never the same twice).

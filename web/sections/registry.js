@@ -38,6 +38,7 @@ import kvCache from './kv-cache.js';
 import onlineSoftmax from './online-softmax.js';
 import tSquared from './t-squared.js';
 import dropout from './dropout.js';
+import pytorch from './pytorch.js';
 import quiz from './quiz.js';
 import breakIt from './break-it.js';
 
@@ -58,6 +59,7 @@ export const SECTIONS = Object.freeze([
   onlineSoftmax,
   tSquared,
   dropout,
+  pytorch,
   quiz,
   breakIt,
 ]);

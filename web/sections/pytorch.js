@@ -1,0 +1,192 @@
+// The PyTorch APIs: the learner's Q, K, V and mask beside the equivalent
+// F.scaled_dot_product_attention and nn.MultiheadAttention calls, each with
+// its own mask convention; scripts to copy that print the same numbers; and
+// what `.T` does to a batched tensor. Every number shown comes from the core
+// (lab.sdpa); the scripts' text is built by pytorch-script.js.
+
+import { h, numberGrid, numberField, maskGrid, valueTable, statusLine, fmtShape, setText } from '../lesson-ui.js';
+import { codec } from '../lesson-state.js';
+import { keyLabel, queryLabel, dimLabel, emptyRows, causalBits } from './common.js';
+import { EX_DEFAULTS } from './three-by-three.js';
+import { pytorchScript, numpyScript, transposeShapes } from '../pytorch-script.js';
+
+const T = 3, DK = 4, DV = 2; // the 3×3 example's sizes
+const SIZE_MAX = 16; // B, H, T, d of the shapes table: small enough for the core to run on zeros
+const copy = (m) => m.map((row) => row.slice());
+const pyBool = (b) => (b ? 'True' : 'False');
+
+/** `name = torch.tensor([[...],` with one row per line, the rows lined up. */
+function tensorLines(name, rows) {
+  const head = `${name} = torch.tensor([`;
+  const pad = ' '.repeat(head.length);
+  return rows.map((row, i) => `${i ? pad : head}[${row.join(', ')}]${i === rows.length - 1 ? '])' : ','}`);
+}
+
+export const pytorch = {
+  id: 'pytorch',
+  prefix: 'pt',
+  title: 'The PyTorch APIs',
+  body: `
+<p>In PyTorch, the attention of this lesson is one call: <code>F.scaled_dot_product_attention(q, k, v, attn_mask=…)</code>. The multi-head layer <code>nn.MultiheadAttention</code> wraps the same computation in projections. Both take masks, and they read them differently: for <code>scaled_dot_product_attention</code> a boolean True means “may attend” (as on this page), and a float mask is added to the scores (0 keeps a score, −∞ removes it); for <code>nn.MultiheadAttention</code>, in both <code>attn_mask</code> and <code>key_padding_mask</code>, True means “may <em>not</em> attend”.</p>
+<p>Here are the 3×3 example’s numbers with a mask you can edit (pressed = may attend). The two calls under them, with the masks spelled out in each convention, both return the output the core computes here; <code>nn.MultiheadAttention</code> returns the weights too.</p>
+<div class="inputs" data-slot="inputs"></div>
+<div data-slot="status"></div>
+<div class="result two-col" data-slot="calls"></div>
+<div class="result two-col"><div data-slot="output"></div><div data-slot="weights"></div></div>
+<h3>Copy as a script</h3>
+<p>Each button copies a short script that holds these Q, K, V and mask (each number written with enough digits to give back the same float32) and the numbers shown above. Run it with Python: it computes the same attention with PyTorch’s (or NumPy’s) own functions and prints how far its numbers are from the page’s.</p>
+<div class="controls" data-slot="copy"></div>
+<div data-slot="scripts"></div>
+<h3><code>.T</code> against <code>transpose(-2, -1)</code></h3>
+<p>For a matrix, <code>k.T</code> is its transpose. But the tensors of a batched, multi-head model have shape (B, H, T, d), and on those <code>.T</code> reverses <em>every</em> dimension: the batch ends up last. The scores need only the last two swapped, which is <code>k.transpose(-2, -1)</code> (or <code>k.mT</code>). Newer PyTorch versions warn about <code>.T</code> on more than two dimensions; older ones do it silently.</p>
+<div class="controls" data-slot="sizes"></div>
+<div class="result" data-slot="shapes"></div>
+`,
+  fields: [
+    ['q', codec.matrix(() => T, () => DK), () => copy(EX_DEFAULTS.q)],
+    ['k', codec.matrix(() => T, () => DK), () => copy(EX_DEFAULTS.k)],
+    ['v', codec.matrix(() => T, () => DV), () => copy(EX_DEFAULTS.v)],
+    ['allowed', codec.bits(() => T, () => T), () => causalBits(T)],
+    ['b', codec.int(1, SIZE_MAX), () => 2],
+    ['h', codec.int(1, SIZE_MAX), () => 4],
+    ['t', codec.int(1, SIZE_MAX), () => 5],
+    ['d', codec.int(1, SIZE_MAX), () => 8],
+  ],
+
+  mount(ctx, st) {
+    const commit = () => ctx.commit(this.prefix);
+    this.maskHost = h('div');
+    ctx.slot(this.id, 'inputs').replaceChildren(
+      numberGrid({ label: 'Q (3 queries × d_k = 4)', name: 'pt-q', matrix: st.q, rowLabel: queryLabel, colLabel: dimLabel, onChange: commit }),
+      numberGrid({ label: 'K (3 keys × d_k = 4)', name: 'pt-k', matrix: st.k, rowLabel: keyLabel, colLabel: dimLabel, onChange: commit }),
+      numberGrid({ label: 'V (3 values × d_v = 2)', name: 'pt-v', matrix: st.v, rowLabel: (i) => `value ${i + 1}`, colLabel: dimLabel, onChange: commit }),
+      h('figure', { class: 'pt-mask' }, h('figcaption', { text: 'Mask (pressed = may attend)' }), this.maskHost),
+    );
+    this.status = statusLine();
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+
+    // The scripts: shown on the page, and copied by the buttons.
+    this.scripts = {};
+    const buttons = [];
+    this.copyNote = h('p', { class: 'readout', 'data-out': 'pt-copy-note', 'aria-live': 'polite' });
+    for (const [key, label] of [['pytorch', 'PyTorch'], ['numpy', 'NumPy']]) {
+      const pre = h('pre', { class: 'c-src pt-script', tabindex: 0, role: 'region', 'aria-label': `The ${label} script`, 'data-script': key });
+      this.scripts[key] = pre;
+      const button = h('button', { type: 'button', class: 'action', 'data-action': `pt-copy-${key}`, text: `Copy as ${label}` });
+      button.addEventListener('click', () => this.copyScript(key, label));
+      buttons.push(button);
+    }
+    ctx.slot(this.id, 'copy').replaceChildren(h('div', { class: 'controls-row' }, ...buttons), this.copyNote);
+    ctx.slot(this.id, 'scripts').replaceChildren(
+      h('details', { open: true }, h('summary', { text: 'The PyTorch script' }), this.scripts.pytorch),
+      h('details', {}, h('summary', { text: 'The NumPy script' }), this.scripts.numpy));
+
+    const size = (label, key) => numberField({ label, name: `pt-${key}`, value: st[key], integer: true, min: 1, max: SIZE_MAX, size: 'sm',
+      onValue: (value) => { st[key] = value; commit(); } });
+    ctx.slot(this.id, 'sizes').replaceChildren(h('div', { class: 'controls-row' },
+      size('B (batch)', 'b'), size('H (heads)', 'h'), size('T (tokens)', 't'), size('d (head width)', 'd')));
+  },
+
+  /** Copy a script with the clipboard API; where that is refused, select its text for Ctrl+C. */
+  async copyScript(key, label) {
+    const pre = this.scripts[key];
+    const text = pre.textContent;
+    try {
+      await navigator.clipboard.writeText(text);
+      this.copyNote.textContent = `The ${label} script is on the clipboard (${text.split('\n').length} lines).`;
+    } catch {
+      // No clipboard API here (or no permission): select the script, try the
+      // old copy command, and otherwise leave the selection to the learner.
+      pre.closest('details').open = true;
+      pre.focus();
+      pre.ownerDocument.getSelection().selectAllChildren(pre);
+      let copied = false;
+      try { copied = pre.ownerDocument.execCommand('copy'); } catch { copied = false; }
+      this.copyNote.textContent = copied ? `The ${label} script is selected below and copied.`
+        : `This browser did not let the page copy, so the ${label} script is selected below: press Ctrl+C (⌘C on a Mac) to copy it.`;
+    }
+  },
+
+  update(ctx, st) {
+    const allowed = { data: Uint8Array.from(st.allowed.flat(), Number), shape: [T, T] };
+    maskGrid(this.maskHost, {
+      name: 'pt-mask', rows: T, cols: T, get: (i, j) => st.allowed[i][j], label: 'Mask: pressed means may attend',
+      rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '1' : '0'), badRows: emptyRows(ctx.lab, st.allowed),
+      onToggle: (i, j) => {
+        st.allowed[i][j] = !st.allowed[i][j];
+        ctx.commit(this.prefix);
+      },
+    });
+
+    this.drawShapes(ctx, st);
+    const hosts = ['calls', 'output', 'weights', 'scripts'].map((name) => ctx.slot(this.id, name));
+    const res = ctx.core(this.status, () => ctx.lab.sdpa(st.q, st.k, st.v, { mask: allowed }), hosts);
+    if (!res) return;
+    ctx.publish(`${this.prefix}.main`, res);
+    const { blockedFromAllowed, additiveFromAllowed } = ctx.api;
+    const blocked = blockedFromAllowed(allowed);
+    const additive = additiveFromAllowed(allowed);
+    const rows = (m, cell) => Array.from({ length: T }, (_, i) => Array.from(m.data.subarray(i * T, (i + 1) * T), cell));
+    // Keys that no query may see: what nn.MultiheadAttention's key_padding_mask says.
+    const pairs = ctx.lab.allowedPairs([T, T], { mask: allowed });
+    const padding = Array.from({ length: T }, (_, j) => !Array.from({ length: T }, (_, i) => pairs.data[i * T + j]).includes(1));
+
+    const card = (title, convention, lines) => h('figure', { class: 'pt-call' },
+      h('figcaption', {}, h('strong', { text: title }), h('br'), convention),
+      h('pre', { class: 'c-src', tabindex: 0, role: 'region', 'aria-label': title }, lines.join('\n')));
+    ctx.slot(this.id, 'calls').replaceChildren(
+      card('F.scaled_dot_product_attention', 'Boolean mask: True = may attend. Float mask: added to the scores.', [
+        ...tensorLines('allowed', st.allowed.map((row) => row.map((b) => pyBool(b).padStart(5)))),
+        'out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)',
+        '# the same with a float mask, 0 or -inf:',
+        'inf = float("inf")',
+        ...tensorLines('additive', rows(additive, (x) => (x === 0 ? '  0.' : '-inf'))),
+        'out = F.scaled_dot_product_attention(q, k, v, attn_mask=additive)',
+      ]),
+      card('nn.MultiheadAttention', 'Both masks: True = NOT allowed.', [
+        ...tensorLines('blocked', rows(blocked, (x) => pyBool(x).padStart(5))),
+        ...tensorLines('key_padding_mask', [padding.map(pyBool)]),
+        'mha = nn.MultiheadAttention(embed_dim=4, num_heads=1, bias=False,',
+        '                            vdim=2, batch_first=True)',
+        'out, weights = mha(q[None], k[None], v[None],',
+        '                   attn_mask=blocked, key_padding_mask=key_padding_mask)',
+        '# with identity projections, out[0, :, :2] is the output below',
+      ]),
+    );
+    valueTable(ctx.slot(this.id, 'output'), {
+      name: 'pt-output', values: res.output.data, rows: T, cols: DV, digits: 4,
+      rowLabel: (i) => `output ${i + 1}`, colLabel: dimLabel, caption: 'Output (3 × d_v), computed by the core',
+    });
+    valueTable(ctx.slot(this.id, 'weights'), {
+      name: 'pt-weights', values: res.weights.data, rows: T, cols: T, digits: 4,
+      rowLabel: queryLabel, colLabel: keyLabel, caption: 'Weights (3 × 3), computed by the core',
+    });
+
+    const input = { q: st.q, k: st.k, v: st.v, allowed: st.allowed, output: res.output.data, weights: res.weights.data };
+    setText(this.scripts.pytorch, pytorchScript(input));
+    setText(this.scripts.numpy, numpyScript(input));
+  },
+
+  /** The shapes of k, k.T, k.transpose(-2, -1), and of the scores from the core. */
+  drawShapes(ctx, st) {
+    const sizes = [st.b, st.h, st.t, st.d];
+    const s = transposeShapes(sizes);
+    const n = sizes.reduce((a, b) => a * b, 1);
+    const zeros = { data: new Float32Array(n), shape: sizes };
+    // The scores of q and k of these shapes, as the core computes them.
+    const scores = ctx.core(this.status, () => ctx.lab.sdpa(zeros, zeros, zeros).scores.shape, [], { keepNote: false });
+    const item = (code, shape, note, out) => h('li', {},
+      h('code', { text: code }), ' → ', h('strong', { 'data-out': out, text: shape }), `: ${note}`);
+    const wrong = s.withDotT.error ?? 'it runs, but on the wrong axes: these are not scores';
+    ctx.slot(this.id, 'shapes').replaceChildren(
+      h('p', { class: 'readout', text: `q and k of shape (B, H, T, d) = ${fmtShape(sizes)}:` }),
+      h('ul', { class: 'pt-shapes', 'data-values': 'pt-shapes' },
+        item('k', fmtShape(s.k), '(batch, heads, tokens, head width)', 'pt-shape-k'),
+        item('k.T', fmtShape(s.dotT), 'every dimension reversed, (d, T, H, B)', 'pt-shape-dot-t'),
+        item('k.transpose(-2, -1)', fmtShape(s.swapped), 'the last two swapped, (B, H, d, T)', 'pt-shape-swapped'),
+        item('q @ k.T', s.withDotT.error ? 'error' : fmtShape(s.withDotT.shape), wrong, 'pt-shape-wrong'),
+        item('q @ k.transpose(-2, -1)', scores ? fmtShape(scores) : '—', 'the scores, one T × T matrix per batch and head (this shape from the core)', 'pt-shape-scores')));
+  },
+};
+
+export default pytorch;
