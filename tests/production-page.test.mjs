@@ -289,6 +289,9 @@ test('what T² costs: the core\'s memory figure per T on both paths, slopes 2 an
   const { page, problems } = await suite.open('#t-squared');
   const section = page.locator('#t-squared');
   const check = async (maxT, d) => {
+    // Measuring runs after the edit, one call per task; the check appears when it is done.
+    await section.locator('[data-check="cost-slopes"]').waitFor({ timeout: 60000 });
+    assert.equal(await section.locator('.measuring').count(), 0);
     const lengths = [];
     for (let T = 64; T <= maxT; T *= 2) lengths.push(T);
     const want = { weights: [], tiled: [] };
