@@ -123,6 +123,7 @@ export const tSquared = {
       ok ? '✓ ' : '✗ ', `From T = ${a.T} to ${b.T} the memory slope is `,
       h('strong', { 'data-out': 'cost-slope-weights', text: fmt(memWeights, 2) }), ' with the weights (T²: 2) and ',
       h('strong', { 'data-out': 'cost-slope-tiled', text: fmt(memTiled, 2) }), ' on the tiled path (T: 1).'));
+    ctx.drewLater(ctx.slot(this.id, 'charts'));
   },
 };
 
