@@ -95,7 +95,8 @@ const quantile = (xs, q) => {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))];
 };
 
-const server = await startServer();
+// ROOT=/path/to/web measures another copy of the page (e.g. an older commit's, to compare in one sitting).
+const server = await startServer(process.env.ROOT ? { root: process.env.ROOT } : {});
 const browser = await launchBrowser();
 try {
   const rows = [];
