@@ -104,7 +104,7 @@ try {
     if (ONLY && !ONLY.includes(section)) continue;
     const { context, page } = await openPage(browser, server.url, { viewport: { width: 1280, height: 900 } });
     await page.goto(`${server.url}#view=${section}${hash ? `&${hash}` : ''}`);
-    await page.waitForSelector('html[data-ready="true"]', { timeout: 20000 });
+    await page.waitForSelector('html[data-ready="true"]', { timeout: 120000, state: 'attached' });
     await page.evaluate(editLoop, { kind, selector, values, count: Math.min(WARMUP, edits) });
     const times = await page.evaluate(editLoop, { kind, selector, values, count: edits });
     const what = kind === 'click' ? 'click' : selector.match(/data-(?:grid|field)="([^"]+)"/)[1];
