@@ -70,6 +70,45 @@ test('masks: a custom mask cell and a causal weight light only their own figure 
   await context.close();
 });
 
+test('cross-attention: a weight lights its target row, its source row and padding switch, and its output row; in self mode its query and key rows', async () => {
+  const { context, page, problems } = await open('#view=self-cross');
+  const cell = page.locator('[data-heatmap="cross-weights-h0"] .hm-cell[data-row="1"][data-col="2"]');
+  await cell.hover();
+  const lightsFrom = (row, col) => [
+    `*cross-weights-h0:${row},${col}`,
+    `cross-weights-h0:${row},-`, `cross-weights-h0:-,${col}`, // its query's row heading and its key's column heading
+    `cross-weights-h1:${row},${col}`, `cross-weights-h1:${row},-`, `cross-weights-h1:-,${col}`, // the same pair in head 2
+    `cross-tgt:${row},-`, `cross-src:-,${col}`, `cross-pad:-,${col}`,
+    `cross-output:${row},-`, `cross-output:${row},-`, `cross-output:${row},-`, `cross-output:${row},-`, `cross-output:${row},-`,
+  ].sort();
+  assert.deepEqual(await lit(page, 'self-cross'), lightsFrom(1, 2), 'hover');
+  await page.mouse.move(0, 0);
+  assert.deepEqual(await lit(page, 'self-cross'), [], 'nothing lit once the pointer leaves');
+
+  // Keyboard: one tab stop per map, arrows move, the focused weight lights the same way.
+  await page.locator('[data-heatmap="cross-weights-h0"] .hm-cell[tabindex="0"]').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  assert.deepEqual(await lit(page, 'self-cross'), lightsFrom(1, 2), 'focus');
+  assert.match(await cell.getAttribute('aria-label'), /^t2 chat, s3 cat: weight \d/, 'the focused weight is named for a screen reader');
+  // Focusing a source state lights its key column in every map, not the target rows.
+  await page.locator('[data-grid="cross-src"] input[data-row="3"][data-col="0"]').focus();
+  const fromSource = await lit(page, 'self-cross');
+  assert.ok(fromSource.includes('cross-weights-h0:0,3') && fromSource.includes('cross-pad:-,3') && !fromSource.some((x) => x.startsWith('cross-tgt') || x.startsWith('cross-output')), fromSource.join(' '));
+
+  // Self-attention: the one sequence is both; weight (query 2, key 3) lights target rows 2 and 3, output row 2.
+  await page.locator('[data-field="cross-mode"] input[value="self"]').check();
+  await page.locator('[data-heatmap="cross-weights-h0"] .hm-cell[data-row="1"][data-col="2"]').hover();
+  const self = await lit(page, 'self-cross');
+  const rows = await page.$$eval('#self-cross [data-grid="cross-tgt"] tr.linked', (ns) => ns.map((n) => n.dataset.linkPos).sort());
+  assert.deepEqual(rows, ['1', '2'], `target rows lit in self mode: ${self.join(' ')}`);
+  assert.ok(self.includes('cross-output:1,-') && !self.includes('cross-output:2,-'), self.join(' '));
+  await runAxe(page, 'cross-attention with a lit weight', { include: '#self-cross' });
+  assertClean(problems, 'cross-attention links');
+  await context.close();
+});
+
 test('flow view: the pointed-at row through the passes, numbers from the core, and the C of each pass from c_src', async () => {
   const { readFile } = await import('node:fs/promises');
   const { SDPA_PASSES } = await import('../web/generated/c-source.js');

@@ -526,7 +526,7 @@ test('the URL hash holds the whole state and reproduces the view', async () => {
   await page.locator('nav.toc a[href="#multi-head"]').click();
   await page.waitForFunction(() => location.hash.includes('view=multi-head') && location.hash.includes('ui.open='));
 
-  const snapshot = async (p) => p.evaluate(() => ({
+  const snapshot = async (p) => (await p.locator('#t-squared [data-check="cost-slopes"]').waitFor({ timeout: 60000 }), p).evaluate(() => ({
     inputs: [...document.querySelectorAll('main input, main select')].map((n) => (n.type === 'checkbox' || n.type === 'radio' ? n.checked : n.value)),
     pressed: [...document.querySelectorAll('main button[aria-pressed]')].map((n) => n.getAttribute('aria-pressed')),
     shown: [...document.querySelectorAll('[data-heatmap] .hm-cell, [data-values] td, [data-out]')].map((n) => n.textContent),

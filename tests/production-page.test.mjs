@@ -110,6 +110,7 @@ test('production sections at 1280 px and 390 px: screenshots, no sideways scroll
   for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
     const { page, problems } = await suite.open('#online-softmax', { viewport });
     await page.locator('#online-softmax button[data-field="flash-all"]').click();
+    await page.locator('#t-squared [data-check="cost-slopes"]').waitFor({ timeout: 60000 }); // measured after the page's first frame
     for (const id of PRODUCTION_SECTIONS) {
       await page.locator(`#${id}`).screenshot({ path: `${SHOTS}${id}-${viewport.width}.png` });
       await runAxe(page, `${id} at ${viewport.width} px`, { include: `#${id}` });
@@ -295,6 +296,9 @@ test('what T² costs: the core\'s memory figure per T on both paths, slopes 2 an
   const { page, problems } = await suite.open('#t-squared');
   const section = page.locator('#t-squared');
   const check = async (maxT, d) => {
+    // Measuring runs after the edit, one call per task; the check appears when it is done.
+    await section.locator('[data-check="cost-slopes"]').waitFor({ timeout: 60000 });
+    assert.equal(await section.locator('.measuring').count(), 0);
     const lengths = [];
     for (let T = 64; T <= maxT; T *= 2) lengths.push(T);
     const want = { weights: [], tiled: [] };

@@ -185,6 +185,7 @@ class Card {
     this.selected = null; // the check whose entry is marked; not saved
     this.results = null; // runChecks for the bug on (resultsOn true) or off
     this.resultsOn = null;
+    this.checked = new Map(); // bug on -> its runChecks: the core's answer for a state is kept, so a toggle back costs no run
     const id = `bk-${exercise.bug}`;
 
     this.badges = el('span', { cls: 'bk-badges' });
@@ -253,7 +254,8 @@ class Card {
 
     // The checks depend only on whether the bug is on: a new prediction or mark reuses them.
     if (this.resultsOn !== state.on) {
-      this.results = runChecks(this.owner.lab, { ...exercise, bug: state.on ? exercise.bug : null });
+      if (!this.checked.has(state.on)) this.checked.set(state.on, runChecks(this.owner.lab, { ...exercise, bug: state.on ? exercise.bug : null }));
+      this.results = this.checked.get(state.on);
       this.resultsOn = state.on;
     }
     const { results } = this;
@@ -283,7 +285,8 @@ class Card {
   /** The names of the checks that fail with this card's bug on (the core runs it once). */
   caughtBy() {
     if (!this.caught) {
-      this.caught = this.resultsOn === true ? this.results : runChecks(this.owner.lab, this.exercise);
+      if (!this.checked.has(true)) this.checked.set(true, runChecks(this.owner.lab, this.exercise));
+      this.caught = this.checked.get(true);
       this.caught = this.caught.filter((r) => !r.passed).map((r) => r.name);
     }
     return this.caught;

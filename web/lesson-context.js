@@ -114,6 +114,14 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
       for (const section of sections) update(section);
     },
 
+    /**
+     * A section drew part of itself after its update returned (a measurement
+     * that runs after the edit's frame): its new scroll boxes are watched too.
+     */
+    drewLater(node) {
+      markScrollBoxes([node]);
+    },
+
     /** A section's state changed: redraw it and the sections that read it. */
     commit(prefix, detail) {
       const redrawn = [];

@@ -8,55 +8,84 @@
 // frame). The wait for the display's next vsync is not counted: it is idle.
 // Each section is measured at its default size and at its largest.
 // Not part of npm test: timings depend on the machine.
+import { loadavg } from 'node:os';
 import { launchBrowser, openPage, startServer } from '../helpers/browser.mjs';
 
 const EDITS = Number(process.env.EDITS || 60);
 const WARMUP = 8;
+/** SECTIONS=masks,shapes measures those sections only. */
+const ONLY = process.env.SECTIONS ? process.env.SECTIONS.split(',') : null;
 
 /**
- * Each case: a section, the hash that sets its size, and the edit (run in
- * the page, given the edit's index so that it changes something each time).
+ * Each case: the section, the hash that sets its size, the edit, and the
+ * size it stands for. An edit is { kind, selector, values }: kind 'input'
+ * types values[n % values.length] (1…7 by default) into the input, 'range'
+ * steps a slider up and down by one, 'click' clicks. Sections whose inputs
+ * have a fixed size have one row (their default is their largest); `edits`
+ * lowers the count of a case whose every edit is slow by design.
  */
+const CELLS = [1, 2, 3, 4, 5, 6, 7];
+const cell = (grid, row = 0, col = 0) => `[data-grid="${grid}"] input[data-row="${row}"][data-col="${col}"]`;
+const field = (name) => `input[data-field="${name}"]`;
 const CASES = [
-  ['one-query', '', 'input', '[data-grid="one-q"] input[data-row="0"][data-col="0"]'],
-  ['three-by-three', '', 'input', '[data-grid="ex-q"] input[data-row="0"][data-col="0"]'],
-  ['why-scale', '', 'range', 'input[data-field="scale-dk"]'],
-  ['why-scale', 'scale.dk=255', 'range', 'input[data-field="scale-dk"]', 'largest'],
-  ['shapes', '', 'input', 'input[data-field="shape-d"]'],
-  ['shapes', 'shape.b=8&shape.h=8&shape.t=32&shape.d=32', 'input', 'input[data-field="shape-d"]', 'largest'],
-  ['masks', '', 'click', '[data-mask="mask-custom"] button[data-row="0"][data-col="1"]'],
-  ['masks', '', 'input', '[data-grid="mask-tokens"] input[data-row="1"][data-col="4"]'],
-  ['masks', 'mask.ct=8', 'input', '[data-grid="mask-tokens"] input[data-row="1"][data-col="4"]', 'largest'],
-  ['self-cross', '', 'input', '[data-grid="cross-tgt"] input[data-row="0"][data-col="0"]'],
-  ['self-cross', 'cross.tq=8&cross.tk=10', 'input', '[data-grid="cross-tgt"] input[data-row="0"][data-col="0"]', 'largest'],
-  ['multi-head', '', 'input', '[data-grid="mha-tokens"] input[data-row="0"][data-col="0"]'],
-  ['multi-head', 'mha.dmodel=64&mha.heads=16&mha.t=8', 'input', '[data-grid="mha-tokens"] input[data-row="0"][data-col="0"]', 'largest'],
-  ['observability', '', 'input', 'input[data-field="obs-mult"]'],
-  ['conventions', '', 'click', '[data-mask="conv-allowed"] button[data-row="0"][data-col="1"]'],
-  ['conventions', 'conv.t=8', 'click', '[data-mask="conv-allowed"] button[data-row="0"][data-col="1"]', 'largest'],
+  { section: 'one-query', kind: 'input', selector: cell('one-q') },
+  { section: 'three-by-three', kind: 'input', selector: cell('ex-q') },
+  { section: 'why-scale', kind: 'range', selector: field('scale-dk') },
+  { section: 'why-scale', hash: 'scale.dk=255', kind: 'range', selector: field('scale-dk'), size: 'largest' },
+  { section: 'shapes', kind: 'input', selector: field('shape-d') },
+  { section: 'shapes', hash: 'shape.b=8&shape.h=8&shape.t=32&shape.d=32', kind: 'input', selector: field('shape-d'), size: 'largest' },
+  { section: 'masks', kind: 'click', selector: '[data-mask="mask-custom"] button[data-row="0"][data-col="1"]' },
+  { section: 'masks', kind: 'input', selector: cell('mask-tokens', 1, 4) },
+  { section: 'masks', hash: 'mask.ct=8', kind: 'input', selector: cell('mask-tokens', 1, 4), size: 'largest' },
+  { section: 'gradients', kind: 'input', selector: cell('grad-q') },
+  { section: 'self-cross', kind: 'input', selector: cell('cross-tgt') },
+  { section: 'self-cross', hash: 'cross.tq=8&cross.tk=10', kind: 'input', selector: cell('cross-tgt'), size: 'largest' },
+  { section: 'multi-head', kind: 'input', selector: cell('mha-tokens') },
+  { section: 'multi-head', hash: 'mha.dmodel=64&mha.heads=16&mha.t=8', kind: 'input', selector: cell('mha-tokens'), size: 'largest' },
+  { section: 'watch-learn', kind: 'input', selector: field('learn-lr'), values: [0.02, 0.01] },
+  { section: 'observability', kind: 'input', selector: field('obs-mult') },
+  { section: 'conventions', kind: 'click', selector: '[data-mask="conv-allowed"] button[data-row="0"][data-col="1"]' },
+  { section: 'conventions', hash: 'conv.t=8', kind: 'click', selector: '[data-mask="conv-allowed"] button[data-row="0"][data-col="1"]', size: 'largest' },
+  { section: 'rotary', kind: 'input', selector: cell('rope-q') },
+  { section: 'kv-cache', kind: 'input', selector: cell('kv-x') },
+  { section: 'online-softmax', kind: 'input', selector: cell('flash-k') },
+  { section: 't-squared', kind: 'input', selector: field('cost-d'), values: [32, 64] },
+  { section: 't-squared', hash: 'cost.maxT=4096', kind: 'input', selector: field('cost-d'), values: [32, 64], size: 'largest', edits: 10 },
+  { section: 'dropout', kind: 'input', selector: cell('drop-q') },
+  { section: 'break-it', kind: 'click', selector: '.bk-card .bk-switch' },
 ];
 
-/** Runs in the page: `count` edits of one control, each timed to the end of the next frame. */
-async function editLoop({ kind, selector, count }) {
-  const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => {
-    const start = performance.now();
+/**
+ * Runs in the page: `count` edits of one control, each timed from the edit to
+ * the end of the next frame. A frame callback registered before the edit
+ * runs first in that frame, so the frame's own work is counted from its start:
+ * every frame callback the edit asked for, then style, layout and paint, up to
+ * a message posted by the last callback (delivered after the frame's task).
+ * Returns [handlers, frame] per edit.
+ */
+async function editLoop({ kind, selector, values, count }) {
+  const afterFrame = () => new Promise((resolve) => requestAnimationFrame(() => {
     const channel = new MessageChannel();
-    channel.port1.onmessage = () => resolve(performance.now() - start);
+    channel.port1.onmessage = () => resolve(performance.now());
     channel.port2.postMessage(0);
   }));
   const times = [];
   for (let n = 0; n < count; n++) {
-    await nextFrame(); // start from a settled page
+    await afterFrame(); // start from a settled page
+    let frameStart = 0;
+    const started = new Promise((resolve) => requestAnimationFrame(() => { frameStart = performance.now(); resolve(); }));
     const node = document.querySelector(selector);
     const t0 = performance.now();
     if (kind === 'click') node.click();
     else {
       if (kind === 'range') node.value = String(Number(node.value) + (n % 2 ? -1 : 1));
-      else node.value = String((n % 7) + 1);
+      else node.value = String(values[n % values.length]);
       node.dispatchEvent(new Event('input', { bubbles: true }));
     }
     const handlers = performance.now() - t0;
-    times.push(handlers + await nextFrame());
+    const end = await afterFrame();
+    await started;
+    times.push([handlers, end - frameStart]);
   }
   return times;
 }
@@ -66,25 +95,30 @@ const quantile = (xs, q) => {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))];
 };
 
-const server = await startServer();
+// ROOT=/path/to/web measures another copy of the page (e.g. an older commit's, to compare in one sitting).
+const server = await startServer(process.env.ROOT ? { root: process.env.ROOT } : {});
 const browser = await launchBrowser();
 try {
   const rows = [];
-  for (const [section, hash, kind, selector, size = 'default'] of CASES) {
+  for (const { section, hash = '', kind, selector, values = CELLS, size = 'default', edits = EDITS } of CASES) {
+    if (ONLY && !ONLY.includes(section)) continue;
     const { context, page } = await openPage(browser, server.url, { viewport: { width: 1280, height: 900 } });
     await page.goto(`${server.url}#view=${section}${hash ? `&${hash}` : ''}`);
-    await page.waitForSelector('html[data-ready="true"]', { timeout: 20000 });
-    await page.evaluate(editLoop, { kind, selector, count: WARMUP });
-    const times = await page.evaluate(editLoop, { kind, selector, count: EDITS });
-    rows.push({ section, size, edit: kind === 'click' ? 'click' : selector.match(/data-(?:grid|field)="([^"]+)"/)[1], median: quantile(times, 0.5), p95: quantile(times, 0.95) });
+    await page.waitForSelector('html[data-ready="true"]', { timeout: 120000, state: 'attached' });
+    await page.evaluate(editLoop, { kind, selector, values, count: Math.min(WARMUP, edits) });
+    const times = await page.evaluate(editLoop, { kind, selector, values, count: edits });
+    const what = kind === 'click' ? 'click' : selector.match(/data-(?:grid|field)="([^"]+)"/)[1];
+    const total = times.map(([a, b]) => a + b);
+    rows.push({ section, size, edit: what, count: edits, median: quantile(total, 0.5), p95: quantile(total, 0.95),
+      handlers: quantile(times.map(([a]) => a), 0.5), frame: quantile(times.map(([, b]) => b), 0.5) });
     await context.close();
   }
-  console.log(`Edit → next frame in headless Chromium, ${EDITS} edits per row (ms)\n`);
-  console.log('| section | size | edit | median | p95 | target p95 |');
-  console.log('|---|---|---|---:|---:|---:|');
+  console.log(`Edit → next frame in headless Chromium (ms); load average ${loadavg().map((x) => x.toFixed(2)).join(', ')}\n`);
+  console.log('| section | size | edit | edits | median | p95 | target p95 | median of handlers | median of frame |');
+  console.log('|---|---|---|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     const target = r.size === 'default' ? 4 : 8;
-    console.log(`| ${r.section} | ${r.size} | ${r.edit} | ${r.median.toFixed(2)} | ${r.p95.toFixed(2)} | ${target}${r.p95 <= target ? '' : ' ✗'} |`);
+    console.log(`| ${r.section} | ${r.size} | ${r.edit} | ${r.count} | ${r.median.toFixed(2)} | ${r.p95.toFixed(2)} | ${target}${r.p95 <= target ? '' : ' ✗'} | ${r.handlers.toFixed(2)} | ${r.frame.toFixed(2)} |`);
   }
 } finally {
   await browser.close();

@@ -28,25 +28,31 @@ export function resized(m, rows, cols, fill) {
 }
 
 /**
- * Keep one multi-head module per configuration; free the previous one.
- * cache.free() releases the last one (a widget leaving the page).
+ * Keep the multi-head modules of the last `keep` configurations (1 by
+ * default), freeing the oldest: going back to a size seen a moment ago
+ * reuses its module instead of drawing its weights again.
+ * cache.free() releases them all (a widget leaving the page).
  */
-export function mhaCache() {
-  let key = null, mha = null;
+export function mhaCache(keep = 1) {
+  const modules = new Map(); // JSON of the config -> module, oldest first
   const cache = (lab, config) => {
     const k = JSON.stringify(config);
-    if (k !== key) {
-      const next = lab.createMultiHeadAttention(config); // may throw: keep the old one then
-      if (mha) mha.free();
-      mha = next;
-      key = k;
+    let mha = modules.get(k);
+    if (mha) modules.delete(k); // moved to the newest place below
+    else {
+      mha = lab.createMultiHeadAttention(config); // may throw: the others stay
+      if (modules.size >= keep) {
+        const [oldest, old] = modules.entries().next().value;
+        old.free();
+        modules.delete(oldest);
+      }
     }
+    modules.set(k, mha);
     return mha;
   };
   cache.free = () => {
-    if (mha) mha.free();
-    mha = null;
-    key = null;
+    for (const mha of modules.values()) mha.free();
+    modules.clear();
   };
   return cache;
 }
@@ -63,8 +69,11 @@ export function explainHeads(err, dModel, heads) {
     + `and ${dModel} / ${heads} is not a whole number. With d_model = ${dModel}, try H = ${fits.join(', ')}`;
 }
 
-/** One heatmap per head of weights (1, H, Tq, Tk) for batch 0. */
-export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabel, keyLabel: colLabel }) {
+/**
+ * One heatmap per head of weights (1, H, Tq, Tk) for batch 0. link: the
+ * weights take part in linked highlighting (see lesson-links.js).
+ */
+export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabel, keyLabel: colLabel, link = false }) {
   const [, H, Tq, Tk] = weights.shape;
   const hosts = figures(host, Array.from({ length: H }, (_, head) => ({
     key: `h${head}-of-${H}`, cls: 'head-map',
@@ -78,7 +87,7 @@ export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabe
   hosts.forEach((mapHost, head) => heatmap(mapHost, {
     name: `${name}-h${head}`, values: weights.data.subarray(head * Tq * Tk, (head + 1) * Tq * Tk),
     rows: Tq, cols: Tk, blocked, digits: 2, legend: false,
-    rowLabel, colLabel, caption: `Head ${head + 1} attention weights (rows: queries, columns: keys)`,
+    rowLabel, colLabel, caption: `Head ${head + 1} attention weights (rows: queries, columns: keys)`, link,
   }));
   if (!host.querySelector(':scope > .ramp-legend')) host.append(legend());
 }

@@ -37,6 +37,7 @@ export const selfCross = {
 <div class="inputs" data-slot="inputs"></div>
 <div data-slot="status"></div>
 <div data-slot="shapes"></div>
+<p>Point at a weight (or move through a map with the arrow keys) to light up its target row, its source row and padding switch, and the output row it feeds. In self-attention the one sequence gives both: the weight lights its query’s row and its key’s row of the target states.</p>
 <div class="result heads" data-slot="weights"></div>
 <div data-slot="output"></div>
 `,
@@ -89,17 +90,18 @@ export const selfCross = {
     // Self-attention has one sequence, so one length: T_k is T_q.
     this.tkField.hidden = !cross;
     this.tqField.querySelector('label').textContent = cross ? 'T_q (target positions)' : 'T (positions; T_q = T_k)';
+    // Linked highlighting: a target row is a query; in self-attention it is also a key.
     const parts = [numberGrid({ label: `Target states t (${st.tq} × d_model = ${CROSS_D})`, name: 'cross-tgt', matrix: st.tgt,
-      rowLabel: (i) => `t${i + 1}`, colLabel: dimLabel, onChange: commit })];
+      rowLabel: (i) => `t${i + 1}`, colLabel: dimLabel, onChange: commit, link: cross ? 'q' : 'pos' })];
     if (cross) {
       parts.push(numberGrid({ label: `Source states s (${st.tk} × d_model = ${CROSS_D})`, name: 'cross-src', matrix: st.src,
-        rowLabel: (i) => `s${i + 1}`, colLabel: dimLabel, onChange: commit }));
+        rowLabel: (i) => `s${i + 1}`, colLabel: dimLabel, onChange: commit, link: 'k' }));
       const padHost = h('div', { class: 'pad-toggles' });
       const drawPad = () => {
         const group = h('div', { class: 'pad-row', role: 'group', 'aria-label': 'Source positions: pressed means a real token, not pressed means padding', 'data-mask': 'cross-pad' });
         st.pad[0].forEach((real, j) => {
           const btn = h('button', { type: 'button', class: `mask-cell ${real ? 'allowed' : 'blocked'}`, 'aria-pressed': real ? 'true' : 'false',
-            'data-col': j, text: real ? `s${j + 1}` : `s${j + 1} pad` });
+            'data-col': j, 'data-link-k': j, text: real ? `s${j + 1}` : `s${j + 1} pad` });
           btn.addEventListener('click', () => {
             st.pad[0][j] = !st.pad[0][j];
             drawPad();
@@ -133,6 +135,7 @@ export const selfCross = {
       blocked: cross ? blockedFrom(ctx.lab.allowedPairs([1, 1, st.tq, st.tk], { keyPaddingMask: { data: st.pad[0].map(Number), shape: [1, st.tk] } })) : null,
       queryLabel: (i) => `t${i + 1} ${TARGET_WORDS[i]}`,
       keyLabel: (j) => (cross ? `s${j + 1} ${SOURCE_WORDS[j]}` : `t${j + 1} ${TARGET_WORDS[j]}`),
+      link: true,
     });
     ctx.slot(this.id, 'shapes').replaceChildren(h('p', { class: 'readout' },
       'Queries ', h('code', { text: fmtShape([1, st.tq, CROSS_D]) }),
@@ -143,7 +146,7 @@ export const selfCross = {
       '. The output always has one row per query.'));
     valueTable(ctx.slot(this.id, 'output'), {
       name: 'cross-output', values: res.output.data, rows: st.tq, cols: CROSS_D, digits: 3,
-      rowLabel: (i) => `t${i + 1}`, colLabel: dimLabel, caption: 'Output (one row per target position)',
+      rowLabel: (i) => `t${i + 1}`, colLabel: dimLabel, caption: 'Output (one row per target position)', link: 'q',
     });
   },
 };

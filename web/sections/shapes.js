@@ -7,6 +7,8 @@ import { codec } from '../lesson-state.js';
 import { mhaCache } from './common.js';
 import { slot } from './markup.js';
 
+// Modules kept for the sizes tried last (up to 1 MiB of weights each).
+const SHAPE_MODULES = 8;
 const PIC_MAX = 4; // the split/merge picture shows at most 4 positions, heads and channels per head
 
 export const shapes = {
@@ -65,7 +67,7 @@ export const shapes = {
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
     this.mha?.free(); // mounted again (a new state): give back the old module
-    this.mha = mhaCache();
+    this.mha = mhaCache(SHAPE_MODULES);
   },
 
   update(ctx, st) {

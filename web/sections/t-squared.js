@@ -41,32 +41,62 @@ export const tSquared = {
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
   },
 
+  /**
+   * Measuring takes far longer than an edit may (a call at T = 4096 alone
+   * takes tens of milliseconds), so an edit only starts it: the edit's frame
+   * shows "measuring", then one call of one path runs per task, after that
+   * frame is painted, and the page stays responsive between them. A newer
+   * edit abandons a measurement still running. The charts appear when every
+   * length has been measured.
+   */
   update(ctx, st) {
     const lengths = [];
     for (let T = 64; T <= Number(st.maxT); T *= 2) lengths.push(T);
-    const hosts = [ctx.slot(this.id, 'charts'), ctx.slot(this.id, 'check')];
-    const res = ctx.core(this.status, () => lengths.map((T) => {
-      // Inputs from a fixed pattern: the cost does not depend on the values.
-      const x = { data: Float32Array.from({ length: T * st.d }, (_, i) => Math.sin(0.37 * i)), shape: [T, st.d] };
-      const measure = (run) => {
-        run(); // warm-up, and the memory figure of one call
-        const bytes = ctx.lab.lastCallBytes();
-        const times = [];
-        for (let r = 0; r < 3; r++) {
-          const t0 = performance.now();
-          run();
-          times.push(performance.now() - t0);
-        }
-        times.sort((a, b) => a - b);
-        return { ms: Math.max(times[1], 0.001), bytes };
-      };
-      return {
-        T,
-        weights: measure(() => ctx.lab.sdpa(x, x, x)),
-        tiled: measure(() => ctx.lab.sdpaTiled(x, x, x)),
-      };
-    }), hosts);
-    if (!res) return;
+    const chartsHost = ctx.slot(this.id, 'charts'), checkHost = ctx.slot(this.id, 'check');
+    const run = {};
+    this.run = run;
+    chartsHost.classList.add('measuring');
+    checkHost.replaceChildren(h('p', { class: 'readout', 'data-out': 'cost-progress', role: 'status',
+      text: `Measuring T = ${lengths.join(', ')} at d = ${st.d}…` }));
+    // Inputs from a fixed pattern: the cost does not depend on the values.
+    const input = (T) => ({ data: Float32Array.from({ length: T * st.d }, (_, i) => Math.sin(0.37 * i)), shape: [T, st.d] });
+    const measure = (call) => {
+      call(); // warm-up, and the memory figure of one call
+      const bytes = ctx.lab.lastCallBytes();
+      const times = [];
+      for (let r = 0; r < 3; r++) {
+        const t0 = performance.now();
+        call();
+        times.push(performance.now() - t0);
+      }
+      times.sort((a, b) => a - b);
+      return { ms: Math.max(times[1], 0.001), bytes };
+    };
+    const todo = lengths.flatMap((T) => [[T, 'weights'], [T, 'tiled']]);
+    const res = [];
+    const step = () => {
+      if (this.run !== run) return; // a newer edit took over
+      const [T, path] = todo.shift();
+      if (path === 'weights') res.push({ T, x: input(T) });
+      const point = res[res.length - 1];
+      const done = ctx.core(this.status, () => measure(() => (path === 'weights' ? ctx.lab.sdpa : ctx.lab.sdpaTiled).call(ctx.lab, point.x, point.x, point.x)),
+        [chartsHost, checkHost]);
+      if (!done) {
+        chartsHost.classList.remove('measuring');
+        checkHost.replaceChildren();
+        return;
+      }
+      point[path] = done;
+      if (todo.length) setTimeout(step, 0);
+      else this.drawMeasured(ctx, st, res.map(({ T, weights, tiled }) => ({ T, weights, tiled })));
+    };
+    // The first call waits for the edit's frame (a hidden page paints no frame).
+    if (document.hidden) setTimeout(step, 0);
+    else requestAnimationFrame(() => setTimeout(step, 0));
+  },
+
+  drawMeasured(ctx, st, res) {
+    ctx.slot(this.id, 'charts').classList.remove('measuring');
     this.points = res;
     const n = res.length;
     ctx.slot(this.id, 'charts').replaceChildren(
@@ -93,6 +123,7 @@ export const tSquared = {
       ok ? '✓ ' : '✗ ', `From T = ${a.T} to ${b.T} the memory slope is `,
       h('strong', { 'data-out': 'cost-slope-weights', text: fmt(memWeights, 2) }), ' with the weights (T²: 2) and ',
       h('strong', { 'data-out': 'cost-slope-tiled', text: fmt(memTiled, 2) }), ' on the tiled path (T: 1).'));
+    ctx.drewLater(ctx.slot(this.id, 'charts'));
   },
 };
 

@@ -218,7 +218,13 @@ export const watchLearn = {
     this.ablated = new Set();
     this.loss = NaN;
     this.evaluate(1);
-    this.buildMaps(ctx);
+    // The maps' figures depend on the model's layers and heads only: a new
+    // learning rate or seed redraws into the same canvases.
+    const { layers, heads } = trainer.config;
+    const mapsKey = `${layers}x${heads}`;
+    if (this.mapsKey !== mapsKey || !ctx.slot(this.id, 'maps').contains(this.mapCanvases?.[0] ?? null)) this.buildMaps(ctx);
+    else for (const b of this.ablateButtons) { b.setAttribute('aria-pressed', 'false'); b.disabled = true; }
+    this.mapsKey = mapsKey;
     this.draw(ctx);
   },
 

@@ -192,9 +192,15 @@ export const whyScale = {
             `x: d_k (doubling), y: average largest weight among ${st.keys} keys (1/${st.keys} = perfectly even, 1 = all on one key).`)),
         srOnly(table));
     });
-    readout.replaceChildren(`At d_k = ${st.dk}: the largest of ${st.keys} weights averages `,
-      h('strong', { 'data-out': 'peak-unscaled', text: fmt(now.meanMaxWeightUnscaled, 3) }), ' without scaling and ',
-      h('strong', { 'data-out': 'peak-scaled', text: fmt(now.meanMaxWeightScaled, 3) }), ' with it.');
+    // The sentence is built once; an edit sets its three texts.
+    if (!readout.parts) {
+      readout.parts = [document.createTextNode(''), h('strong', { 'data-out': 'peak-unscaled' }), h('strong', { 'data-out': 'peak-scaled' })];
+      readout.replaceChildren(readout.parts[0], readout.parts[1], ' without scaling and ', readout.parts[2], ' with it.');
+    }
+    const [lead, unscaled, scaled] = readout.parts;
+    setText(lead, `At d_k = ${st.dk}: the largest of ${st.keys} weights averages `);
+    setText(unscaled, fmt(now.meanMaxWeightUnscaled, 3));
+    setText(scaled, fmt(now.meanMaxWeightScaled, 3));
   },
 };
 
