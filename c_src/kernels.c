@@ -50,17 +50,22 @@ SCALAR_PATH void gemm_scalar(float *c, int ldc, const float *a, int lda, const f
 #define TILE static inline __attribute__((always_inline)) void
 
 /* c (rows, 8) = alpha * a (rows, K) @ b (K, 8). Each b load serves every
- * row; each broadcast a value serves two vectors. */
+ * row; each broadcast a value serves two vectors. The loop walks pointers
+ * (b_k down the rows of b, a_r along each row of a) instead of computing
+ * b + kk * ldb and a + r * lda + kk at every step: Emscripten builds with
+ * loop strength reduction off, and those multiplies and shifts would
+ * otherwise outnumber the arithmetic. */
 TILE gemm_tile_x8(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
                   const int rows, int K, v128_t alpha) {
     v128_t acc[4][2];
-    for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = wasm_f32x4_splat(0.0f);
-    for (int kk = 0; kk < K; kk++) {
-        const float *b_k = b + (long)kk * ldb;
+    const float *a_r[4];
+    for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = wasm_f32x4_splat(0.0f), a_r[r] = a + (long)r * lda;
+    const float *b_k = b;
+    for (int kk = 0; kk < K; kk++, b_k += ldb) {
         const v128_t b0 = wasm_v128_load(b_k);
         const v128_t b1 = wasm_v128_load(b_k + 4);
         for (int r = 0; r < rows; r++) {
-            const v128_t a_rk = wasm_v128_load32_splat(a + (long)r * lda + kk);
+            const v128_t a_rk = wasm_v128_load32_splat(a_r[r]++);
             acc[r][0] = wasm_f32x4_add(acc[r][0], wasm_f32x4_mul(a_rk, b0));
             acc[r][1] = wasm_f32x4_add(acc[r][1], wasm_f32x4_mul(a_rk, b1));
         }
@@ -71,15 +76,18 @@ TILE gemm_tile_x8(float *c, int ldc, const float *a, int lda, const float *b, in
     }
 }
 
-/* The N tail by 4: c (rows, 4) = alpha * a (rows, K) @ b (K, 4). */
+/* The N tail by 4: c (rows, 4) = alpha * a (rows, K) @ b (K, 4), walking
+ * pointers as gemm_tile_x8 does. */
 TILE gemm_tile_x4(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
                   const int rows, int K, v128_t alpha) {
     v128_t acc[4];
-    for (int r = 0; r < rows; r++) acc[r] = wasm_f32x4_splat(0.0f);
-    for (int kk = 0; kk < K; kk++) {
-        const v128_t b0 = wasm_v128_load(b + (long)kk * ldb);
+    const float *a_r[4];
+    for (int r = 0; r < rows; r++) acc[r] = wasm_f32x4_splat(0.0f), a_r[r] = a + (long)r * lda;
+    const float *b_k = b;
+    for (int kk = 0; kk < K; kk++, b_k += ldb) {
+        const v128_t b0 = wasm_v128_load(b_k);
         for (int r = 0; r < rows; r++) {
-            const v128_t a_rk = wasm_v128_load32_splat(a + (long)r * lda + kk);
+            const v128_t a_rk = wasm_v128_load32_splat(a_r[r]++);
             acc[r] = wasm_f32x4_add(acc[r], wasm_f32x4_mul(a_rk, b0));
         }
     }
