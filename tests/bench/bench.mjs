@@ -67,6 +67,8 @@ async function timeColumns(fns, { minSamples = MIN_SAMPLES, clock = 'wall' } = {
 // `bare`, from batches of the two run alternately, so that both see the same
 // machine. The fastest batch is the one least disturbed by other work; a
 // median of two separate columns is too noisy for a difference of a few µs.
+// Batches are timed in this process's CPU time: on a shared machine a wall
+// clock batch of a millisecond is seldom free of a preemption.
 // `copies` (timed the same way) is the part of that overhead no API can
 // skip: q, k and v copied into wasm memory and the output copied out into a
 // new Float32Array.
@@ -74,15 +76,15 @@ function overhead(full, bare, copies) {
   const fns = { full, bare, copies };
   const best = { full: Infinity, bare: Infinity, copies: Infinity };
   const w0 = performance.now();
-  full();
-  const batch = Math.max(1, Math.round(1 / (performance.now() - w0))); // about 1 ms per batch
+  for (let i = 0; i < 20; i++) full();
+  const batch = Math.max(1, Math.round(2 / ((performance.now() - w0) / 20))); // about 2 ms per batch
   const t0 = performance.now();
-  for (let round = 0; round < 400 && performance.now() - t0 < 1500; round++) {
+  for (let round = 0; round < 400 && performance.now() - t0 < 3000; round++) {
     for (const name of ['bare', 'full', 'copies']) {
       const fn = fns[name];
-      const s0 = performance.now();
+      const s0 = cpuMs();
       for (let i = 0; i < batch; i++) fn();
-      best[name] = Math.min(best[name], (performance.now() - s0) / 1e3 / batch);
+      best[name] = Math.min(best[name], (cpuMs() - s0) / 1e3 / batch);
     }
   }
   return { overhead: best.full - best.bare, copies: best.copies };
