@@ -46,10 +46,17 @@ int attn_fail(int status, const char *fmt, ...) {
     return status;
 }
 
-/* x (n): index of the first NaN or +-Infinity, or -1. */
+/* x (n): index of the first NaN or +-Infinity, or -1. Every tensor of a
+ * call passes here, so the common answer (all finite) comes from the
+ * vector kernel, chunk by chunk; only a chunk that fails is searched. */
 long attn_find_non_finite(const float *x, long n) {
-    for (long i = 0; i < n; i++)
-        if (!isfinite(x[i])) return i;
+    enum { CHUNK = 1 << 16 };
+    for (long i0 = 0; i0 < n; i0 += CHUNK) {
+        const int w = n - i0 < CHUNK ? (int)(n - i0) : CHUNK;
+        if (attn_all_finite(x + i0, w)) continue;
+        for (long i = i0; i < i0 + w; i++)
+            if (!isfinite(x[i])) return i;
+    }
     return -1;
 }
 
@@ -472,7 +479,7 @@ static int sdpa_tiled(float *out, float *trace, const float *q, const float *k, 
             for (int i0 = 0; i0 < Tq; i0 += ATTN_TILE_QUERIES) {
                 const int n = Tq - i0 < ATTN_TILE_QUERIES ? Tq - i0 : ATTN_TILE_QUERIES;
                 for (int r = 0; r < n; r++) m[r] = -INFINITY, l[r] = 0.0f;
-                memset(acc, 0, sizeof(float) * n * dv);
+                int acc_empty = 1; /* acc not written yet: it stands for zeros */
 
                 for (int t = 0; t < tiles; t++) {
                     const int j0 = t * bk, w = Tk - j0 < bk ? Tk - j0 : bk;
@@ -496,13 +503,22 @@ static int sdpa_tiled(float *out, float *trace, const float *q, const float *k, 
                     /* 3. mask; 4. online softmax; 5. mix */
                     if (mask_tile(s, ld, vis, b, h, i0, n, j0, w)) {
                         for (int r = 0; r < n; r++) factor[r] = 1.0f;
+                        if (acc_empty) { /* the trace reads acc */
+                            memset(acc, 0, sizeof(float) * n * dv);
+                            acc_empty = 0;
+                        }
                     } else {
                         attn_softmax_tile_online(s, m, factor, sum, ld, n, w);
                         if (no_rescale) /* bug: old and new terms mixed at different maxima */
                             for (int r = 0; r < n; r++) factor[r] = 1.0f;
                         for (int r = 0; r < n; r++) l[r] = l[r] * factor[r] + sum[r];
-                        attn_gemm(pv, dv, s, ld, v_bh + (long)j0 * dv, dv, n, dv, w, 1.0f);
-                        attn_rescale_add(acc, pv, factor, n, dv);
+                        if (acc_empty) { /* acc = 0 * factor + p v */
+                            attn_gemm(acc, dv, s, ld, v_bh + (long)j0 * dv, dv, n, dv, w, 1.0f);
+                            acc_empty = 0;
+                        } else {
+                            attn_gemm(pv, dv, s, ld, v_bh + (long)j0 * dv, dv, n, dv, w, 1.0f);
+                            attn_rescale_add(acc, pv, factor, n, dv);
+                        }
                     }
                     if (trace)
                         for (int r = 0; r < n; r++) {

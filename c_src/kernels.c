@@ -50,17 +50,22 @@ SCALAR_PATH void gemm_scalar(float *c, int ldc, const float *a, int lda, const f
 #define TILE static inline __attribute__((always_inline)) void
 
 /* c (rows, 8) = alpha * a (rows, K) @ b (K, 8). Each b load serves every
- * row; each broadcast a value serves two vectors. */
+ * row; each broadcast a value serves two vectors. The loop walks pointers
+ * (b_k down the rows of b, a_r along each row of a) instead of computing
+ * b + kk * ldb and a + r * lda + kk at every step: Emscripten builds with
+ * loop strength reduction off, and those multiplies and shifts would
+ * otherwise outnumber the arithmetic. */
 TILE gemm_tile_x8(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
                   const int rows, int K, v128_t alpha) {
     v128_t acc[4][2];
-    for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = wasm_f32x4_splat(0.0f);
-    for (int kk = 0; kk < K; kk++) {
-        const float *b_k = b + (long)kk * ldb;
+    const float *a_r[4];
+    for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = wasm_f32x4_splat(0.0f), a_r[r] = a + (long)r * lda;
+    const float *b_k = b;
+    for (int kk = 0; kk < K; kk++, b_k += ldb) {
         const v128_t b0 = wasm_v128_load(b_k);
         const v128_t b1 = wasm_v128_load(b_k + 4);
         for (int r = 0; r < rows; r++) {
-            const v128_t a_rk = wasm_v128_load32_splat(a + (long)r * lda + kk);
+            const v128_t a_rk = wasm_v128_load32_splat(a_r[r]++);
             acc[r][0] = wasm_f32x4_add(acc[r][0], wasm_f32x4_mul(a_rk, b0));
             acc[r][1] = wasm_f32x4_add(acc[r][1], wasm_f32x4_mul(a_rk, b1));
         }
@@ -71,15 +76,18 @@ TILE gemm_tile_x8(float *c, int ldc, const float *a, int lda, const float *b, in
     }
 }
 
-/* The N tail by 4: c (rows, 4) = alpha * a (rows, K) @ b (K, 4). */
+/* The N tail by 4: c (rows, 4) = alpha * a (rows, K) @ b (K, 4), walking
+ * pointers as gemm_tile_x8 does. */
 TILE gemm_tile_x4(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
                   const int rows, int K, v128_t alpha) {
     v128_t acc[4];
-    for (int r = 0; r < rows; r++) acc[r] = wasm_f32x4_splat(0.0f);
-    for (int kk = 0; kk < K; kk++) {
-        const v128_t b0 = wasm_v128_load(b + (long)kk * ldb);
+    const float *a_r[4];
+    for (int r = 0; r < rows; r++) acc[r] = wasm_f32x4_splat(0.0f), a_r[r] = a + (long)r * lda;
+    const float *b_k = b;
+    for (int kk = 0; kk < K; kk++, b_k += ldb) {
+        const v128_t b0 = wasm_v128_load(b_k);
         for (int r = 0; r < rows; r++) {
-            const v128_t a_rk = wasm_v128_load32_splat(a + (long)r * lda + kk);
+            const v128_t a_rk = wasm_v128_load32_splat(a_r[r]++);
             acc[r] = wasm_f32x4_add(acc[r], wasm_f32x4_mul(a_rk, b0));
         }
     }
@@ -227,11 +235,56 @@ void attn_transpose(float *dst, const float *src, int rows, int cols) {
  * (ATTN_STRIP, or less for the last). A matmul reading a strip walks
  * contiguous memory, where a plain transpose would jump a whole row of
  * src per step. */
-void attn_pack_strips(float *dst, const float *src, int rows, int cols) {
+SCALAR_PATH void pack_strips_scalar(float *dst, const float *src, int rows, int cols) {
     for (int r0 = 0; r0 < rows; r0 += ATTN_STRIP) {
         const int w = rows - r0 < ATTN_STRIP ? rows - r0 : ATTN_STRIP;
         attn_transpose(dst + (long)r0 * cols, src + (long)r0 * cols, w, cols);
     }
+}
+
+#if ATTN_SIMD
+/* dst (4, ATTN_STRIP) rows at dst, dst + ATTN_STRIP, ... <- the 4x4 block
+ * a, b, c, d (four source rows, four columns each) transposed. */
+TILE store_transposed_4x4(float *dst, v128_t a, v128_t b, v128_t c, v128_t d) {
+    const v128_t ab_lo = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5); /* a0 b0 a1 b1 */
+    const v128_t cd_lo = wasm_i32x4_shuffle(c, d, 0, 4, 1, 5);
+    const v128_t ab_hi = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7); /* a2 b2 a3 b3 */
+    const v128_t cd_hi = wasm_i32x4_shuffle(c, d, 2, 6, 3, 7);
+    wasm_v128_store(dst, wasm_i32x4_shuffle(ab_lo, cd_lo, 0, 1, 4, 5));                 /* column 0 */
+    wasm_v128_store(dst + ATTN_STRIP, wasm_i32x4_shuffle(ab_lo, cd_lo, 2, 3, 6, 7));    /* column 1 */
+    wasm_v128_store(dst + 2 * ATTN_STRIP, wasm_i32x4_shuffle(ab_hi, cd_hi, 0, 1, 4, 5));
+    wasm_v128_store(dst + 3 * ATTN_STRIP, wasm_i32x4_shuffle(ab_hi, cd_hi, 2, 3, 6, 7));
+}
+
+/* The same strips: a whole strip of ATTN_STRIP (8) rows four columns at a
+ * time, as two 4x4 blocks; the column tail and a last, narrower strip by
+ * the scalar transpose. Only data moves, so both paths give the same bits. */
+static void pack_strips_simd(float *dst, const float *src, int rows, int cols) {
+    int r0 = 0;
+    for (; r0 + ATTN_STRIP <= rows; r0 += ATTN_STRIP) {
+        const float *s = src + (long)r0 * cols;
+        float *d = dst + (long)r0 * cols; /* (cols, 8) */
+        int c = 0;
+        for (; c + 4 <= cols; c += 4) {
+            store_transposed_4x4(d + (long)c * ATTN_STRIP, wasm_v128_load(s + c), wasm_v128_load(s + cols + c),
+                                 wasm_v128_load(s + 2L * cols + c), wasm_v128_load(s + 3L * cols + c));
+            store_transposed_4x4(d + (long)c * ATTN_STRIP + 4, wasm_v128_load(s + 4L * cols + c),
+                                 wasm_v128_load(s + 5L * cols + c), wasm_v128_load(s + 6L * cols + c),
+                                 wasm_v128_load(s + 7L * cols + c));
+        }
+        for (; c < cols; c++)
+            for (int r = 0; r < ATTN_STRIP; r++) d[(long)c * ATTN_STRIP + r] = s[(long)r * cols + c];
+    }
+    if (r0 < rows) attn_transpose(dst + (long)r0 * cols, src + (long)r0 * cols, rows - r0, cols);
+}
+#endif
+
+void attn_pack_strips(float *dst, const float *src, int rows, int cols) {
+#if ATTN_SIMD
+    pack_strips_simd(dst, src, rows, cols);
+#else
+    pack_strips_scalar(dst, src, rows, cols);
+#endif
 }
 
 /* c (M, N) = alpha * a (M, K) @ bt^T; strip s of `packed` is (K, w). */
@@ -488,16 +541,28 @@ SCALAR_PATH int all_finite_scalar(const float *x, int n) {
 }
 
 #if ATTN_SIMD
-/* The same sum, four lanes at a time. */
+/* The same question, sixteen entries per step, by the bits: an entry is
+ * finite when its exponent field is not all ones, that is when its bits
+ * without the sign are below those of +Infinity (0x7f800000). The largest
+ * of those bits over the row answers for all of it; an integer max is
+ * cheaper than the mul and add of the scalar path, and four running maxima
+ * keep the loop free of a dependency chain. */
 static int all_finite_simd(const float *x, int n) {
-    v128_t zero4 = wasm_f32x4_splat(0.0f);
-    const v128_t z = wasm_f32x4_splat(0.0f);
+    const v128_t magnitude = wasm_i32x4_splat(0x7fffffff);
+    v128_t m0 = wasm_i32x4_splat(0), m1 = m0, m2 = m0, m3 = m0;
     int j = 0;
-    for (; j + 4 <= n; j += 4) zero4 = wasm_f32x4_add(zero4, wasm_f32x4_mul(wasm_v128_load(x + j), z));
-    float zero = (wasm_f32x4_extract_lane(zero4, 0) + wasm_f32x4_extract_lane(zero4, 1)) +
-                 (wasm_f32x4_extract_lane(zero4, 2) + wasm_f32x4_extract_lane(zero4, 3));
-    for (; j < n; j++) zero += x[j] * 0.0f;
-    return zero == 0.0f;
+    for (; j + 16 <= n; j += 16) {
+        m0 = wasm_u32x4_max(m0, wasm_v128_and(wasm_v128_load(x + j), magnitude));
+        m1 = wasm_u32x4_max(m1, wasm_v128_and(wasm_v128_load(x + j + 4), magnitude));
+        m2 = wasm_u32x4_max(m2, wasm_v128_and(wasm_v128_load(x + j + 8), magnitude));
+        m3 = wasm_u32x4_max(m3, wasm_v128_and(wasm_v128_load(x + j + 12), magnitude));
+    }
+    for (; j + 4 <= n; j += 4) m0 = wasm_u32x4_max(m0, wasm_v128_and(wasm_v128_load(x + j), magnitude));
+    const v128_t m = wasm_u32x4_max(wasm_u32x4_max(m0, m1), wasm_u32x4_max(m2, m3));
+    if (!wasm_i32x4_all_true(wasm_u32x4_lt(m, wasm_i32x4_splat(0x7f800000)))) return 0;
+    for (; j < n; j++)
+        if (!isfinite(x[j])) return 0;
+    return 1;
 }
 #endif
 

@@ -44,8 +44,9 @@ void attn_softmax_tile_online(float *s, float *m, float *factor, float *sum, int
  * contiguous (stride n). */
 void attn_rescale_add(float *acc, const float *x, const float *factor, int rows, int n);
 
-/* Whether every entry of x (n) is finite: x * 0 is 0 for a finite x and NaN
- * for NaN or +-Infinity, so one sum of x * 0 answers for the whole row. */
+/* Whether every entry of x (n) is finite. Scalar: x * 0 is 0 for a finite x
+ * and NaN for NaN or +-Infinity, so one sum of x * 0 answers for the whole
+ * row. SIMD: the largest magnitude bits, compared with those of Infinity. */
 int attn_all_finite(const float *x, int n);
 
 #endif

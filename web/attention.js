@@ -421,8 +421,15 @@ const changed = (name) => fail('BAD_ARGUMENT', `${name} changed (its buffer was 
  * words (attn_visibility, attn_dims, ...).
  */
 class Layout {
-  constructor(lab) { this.lab = lab; this.offsets = {}; this.sizes = {}; this.total = 0; this.base = 0; this.heap = null; }
-  add(name, bytes) { this.offsets[name] = this.total; this.sizes[name] = bytes; this.total += align(bytes); return this; }
+  // slots: name, offset, bytes for each slot, flat. A call has a handful of
+  // slots, so a scan is cheaper than building a keyed table per call.
+  constructor(lab) { this.lab = lab; this.slots = []; this.total = 0; this.base = 0; this.heap = null; }
+  add(name, bytes) { this.slots.push(name, this.total, bytes); this.total += align(bytes); return this; }
+  #find(name) {
+    const { slots } = this;
+    for (let i = slots.length - 3; i >= 0; i -= 3) if (slots[i] === name) return i; // the latest add wins
+    return -1;
+  }
   commit() {
     const base = this.lab.exports.attn_workspace(this.total);
     if (!base) this.lab.throwLastError();
@@ -431,17 +438,18 @@ class Layout {
     this.heap = this.lab.heap(); // valid until the next call into the core
     return this;
   }
-  ptr(name) { const at = this.offsets[name]; return at === undefined ? 0 : this.base + at; }
+  ptr(name) { const i = this.#find(name); return i < 0 ? 0 : this.base + this.slots[i + 1]; }
+  #bytes(name) { const i = this.#find(name); return i < 0 ? undefined : this.slots[i + 2]; }
   /** Copy a Float32Array or Uint8Array of exactly the slot's size in, with one .set. */
   put(name, data) {
     // The length through the engine's slot: a caller's array whose buffer
     // was resized or detached after the checks is refused, never written.
     const length = typedArrayLength.call(data);
     if (data.BYTES_PER_ELEMENT === 4) { // a Float32Array: ours, or a caller's genuine one
-      if (4 * length !== this.sizes[name]) changed(name);
+      if (4 * length !== this.#bytes(name)) changed(name);
       this.heap.f32.set(data, this.ptr(name) >>> 2);
     } else {
-      if (length !== this.sizes[name]) changed(name);
+      if (length !== this.#bytes(name)) changed(name);
       this.heap.u8.set(data, this.ptr(name));
     }
   }
@@ -548,10 +556,12 @@ const OBSERVE_OPTIONS = ['scores', ...RULE_OPTIONS];
 
 /**
  * The checked arguments of sdpa and sdpaBackward: tensors, dims, batch dims
- * as (B, H), needWeights, the scale, the bug and the visibility rule.
+ * as (B, H), needWeights, the scale, the bug, the visibility rule, and opts:
+ * the options copied once (the caller's object is not read again).
  */
 function sdpaArguments(q, k, v, options, known, where) {
-  const { mask, causal, scale, needWeights, bug } = checkOptions(options, known, where);
+  const opts = checkOptions(options, known, where);
+  const { mask, causal, scale, needWeights, bug } = opts;
   const Q = toTensor(q, 'q');
   const K = toTensor(k, 'k');
   const V = toTensor(v, 'v');
@@ -583,7 +593,7 @@ function sdpaArguments(q, k, v, options, known, where) {
   // Batch dims become (B, H) inside the core: none -> (1, 1), one -> (B, 1).
   const B = nb >= 1 ? batch[0] : 1;
   const H = nb === 2 ? batch[1] : 1;
-  return { Q, K, V, batch, B, H, Tq, Tk, dk, dv, keep, s, bugId, rule };
+  return { Q, K, V, batch, B, H, Tq, Tk, dk, dv, keep, s, bugId, rule, opts };
 }
 
 class Lab {
@@ -621,10 +631,14 @@ class Lab {
     this.#use(instance);
   }
 
-  /** Views of the core's memory, rebuilt only after memory grew. */
+  /**
+   * Views of the core's memory, rebuilt only after memory grew. Growing
+   * detaches the old buffer, which leaves its views with length 0: that is
+   * checked instead of asking the memory for its buffer on every call.
+   */
   heap() {
-    const buffer = this.exports.memory.buffer;
-    if (this.#heap === null || this.#heap.u8.buffer !== buffer) {
+    if (this.#heap === null || this.#heap.u8.length === 0) {
+      const buffer = this.exports.memory.buffer;
       this.#heap = { u8: new Uint8Array(buffer), i32: new Int32Array(buffer), f32: new Float32Array(buffer) };
     }
     return this.#heap;
@@ -680,7 +694,7 @@ class Lab {
   sdpa(q, k, v, options) {
     const call = sdpaArguments(q, k, v, options, SDPA_FORWARD_OPTIONS, 'sdpa');
     const { batch, B, H, Tq, Tk, dv, keep, s, bugId, rule } = call;
-    const { bug, dropout, seed } = options ?? {};
+    const { bug, dropout, seed } = call.opts;
     if (keep && bug === 'no-rescale') {
       fail('BAD_ARGUMENT', 'bug "no-rescale" is in the tiled path, which keeps no weights: use lab.sdpaTiled or needWeights: false');
     }
@@ -740,7 +754,7 @@ class Lab {
   sdpaTiled(q, k, v, options) {
     const call = sdpaArguments(q, k, v, options, SDPA_TILED_OPTIONS, 'sdpaTiled');
     const { batch, B, H, Tq, Tk, dv, s, bugId } = call;
-    const { blockKeys, trace, bug } = options ?? {};
+    const { blockKeys, trace, bug } = call.opts;
     const bk = checkInteger(blockKeys, 'blockKeys', 128, { min: 1 });
     const wantTrace = checkBoolean(trace, 'trace', false);
     if (bugId !== 0 && bug !== 'no-rescale') fail('BAD_ARGUMENT', `the tiled path knows only the bug "no-rescale" (got "${bug}")`);
