@@ -743,16 +743,17 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
     /* softmax-over-queries mixes every row of a column: one block of all rows */
     const int block = plan.softmax == softmax_columns ? Tq : ATTN_BACKWARD_BLOCK;
 
-    /* Scratch for one head: K^T and V^T in strips, then for one block P and
-     * dP (dP becomes dS in place), and for two bugs the unmasked P or the
-     * masked dOut. */
+    /* Scratch for one head: K^T, V^T and K in strips, then for one block P
+     * and dP (dP becomes dS in place), and for two bugs the unmasked P or
+     * the masked dOut. */
     const double BT = (double)block * Tk;
-    const double scratch_floats = (double)Tk * Dk + (double)Tk * Dv + 2 * BT +
+    const double scratch_floats = 2.0 * Tk * Dk + (double)Tk * Dv + 2 * BT +
                                   (keep_full ? BT : 0) + (plan.after_mix ? (double)block * Dv : 0);
     float *kt = attn_alloc(4.0 * scratch_floats);
     if (!kt) return ATTN_TOO_LARGE;
     float *vt = kt + (long)Tk * Dk;       /* V^T strips */
-    float *p = vt + (long)Tk * Dv;        /* (block, Tk) */
+    float *kc = vt + (long)Tk * Dv;       /* K strips (columns of K) */
+    float *p = kc + (long)Tk * Dk;        /* (block, Tk) */
     float *dp = p + (long)block * Tk;     /* (block, Tk) */
     float *p_full = dp + (long)block * Tk; /* (block, Tk), mask-after-softmax */
     float *dout_masked = p_full + (keep_full ? (long)block * Tk : 0); /* (block, Dv), mask-output */
@@ -767,6 +768,7 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
             float *dq_bh = dq + bh * Tq * Dk, *dk_bh = dk + bh * Tk * Dk, *dv_bh = dv + bh * Tk * Dv;
             attn_pack_strips(kt, k_bh, Tk, Dk);
             attn_pack_strips(vt, v_bh, Tk, Dv);
+            attn_pack_columns(kc, k_bh, Tk, Dk);
             memset(dk_bh, 0, sizeof(float) * Tk * Dk);
             memset(dv_bh, 0, sizeof(float) * Tk * Dv);
 
@@ -807,7 +809,7 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
                 if (dscores_blk) memcpy(dscores_blk, dp, sizeof(float) * n * Tk);
 
                 /* 4. scores = scale * q k^T: dq = scale * ds k, dk += scale * ds^T q */
-                attn_gemm(dq_bh + (long)i0 * Dk, Dk, dp, Tk, k_bh, Dk, n, Dk, Tk, plan.scale);
+                attn_gemm_packed(dq_bh + (long)i0 * Dk, Dk, dp, Tk, kc, n, Dk, Tk, plan.scale);
                 attn_gemm_tn_add(dk_bh, Dk, dp, Tk, q_blk, Dk, Tk, Dk, n, plan.scale);
             }
         }
@@ -846,7 +848,7 @@ double attn_sdpa_scratch_bytes(const attn_dims *d) {
     const double rows = fmax(Tq, ATTN_QUERY_BLOCK), block = fmax(Tq, ATTN_BACKWARD_BLOCK);
     const double forward = dk * Tk + rows * Tk;
     const double tiled = dk * Tk + ATTN_TILE_QUERIES * (Tk + 2.0 * ATTN_STRIP + 2.0 * dv + 4.0);
-    const double backward = Tk * dk + Tk * dv + 3.0 * block * Tk + block * dv;
+    const double backward = 2.0 * Tk * dk + Tk * dv + 3.0 * block * Tk + block * dv;
     return 4.0 * fmax(forward, fmax(tiled, backward)) + 2 * ALLOC_HEADER;
 }
 

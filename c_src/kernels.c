@@ -269,6 +269,18 @@ void attn_pack_strips(float *dst, const float *src, int rows, int cols) {
     }
 }
 
+/* b (K, N) -> its columns in strips of ATTN_STRIP: strip s, (K, w), at
+ * dst + s * ATTN_STRIP * K, the layout attn_pack_strips makes of b^T. A
+ * matmul by b then reads each strip from contiguous memory instead of a
+ * short piece of every row of b. */
+void attn_pack_columns(float *dst, const float *b, int K, int N) {
+    for (int j0 = 0; j0 < N; j0 += ATTN_STRIP) {
+        const int w = N - j0 < ATTN_STRIP ? N - j0 : ATTN_STRIP;
+        float *strip = dst + (long)j0 * K;
+        for (int kk = 0; kk < K; kk++) memcpy(strip + (long)kk * w, b + (long)kk * N + j0, sizeof(float) * w);
+    }
+}
+
 /* c (M, N) = alpha * a (M, K) @ bt^T; strip s of `packed` is (K, w). */
 void attn_gemm_packed(float *c, int ldc, const float *a, int lda, const float *packed,
                       int M, int N, int K, float alpha) {

@@ -26,6 +26,10 @@ void attn_transpose(float *dst, const float *src, int rows, int cols);
 #define ATTN_STRIP 16
 void attn_pack_strips(float *dst, const float *src, int rows, int cols);
 
+/* b (K, N) packed as strips of ATTN_STRIP columns, (K, w) each: the
+ * layout attn_pack_strips gives b^T, for attn_gemm_packed. dst holds K * N. */
+void attn_pack_columns(float *dst, const float *b, int K, int N);
+
 /* c (M, N) = alpha * a (M, K) @ bt^T, with bt (N, K) packed by
  * attn_pack_strips: one matmul per strip of ATTN_STRIP columns of c. */
 void attn_gemm_packed(float *c, int ldc, const float *a, int lda, const float *packed,
