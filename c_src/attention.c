@@ -1,7 +1,7 @@
 /* attention.c: scaled dot-product attention, errors, memory shared with JS.
  *
  * The forward pass, for each (batch, head), in numbered passes:
- *   1. pack K^T once per head, in strips of 8 keys
+ *   1. pack K^T once per head, in strips of 16 keys (ATTN_STRIP)
  *   2. scores  = scale * Q K^T           (block of query rows at a time)
  *   3. mask    : blocked logits -> -INFINITY; refuse rows with no allowed key
  *   4. softmax over keys, stable (4b. dropout, when asked for)
@@ -470,7 +470,7 @@ static int mask_tile(float *s, int ld, const visibility *vis, int b, int h, int 
  * q (B, H, Tq, dk), k (B, H, Tk, dk), v (B, H, Tk, dv); arguments checked;
  * vis the correct rule (no bug bends it here).
  * For each (batch, head):
- *   1. pack K^T in strips of 8 keys (as the standard path)
+ *   1. pack K^T in strips of 16 keys (as the standard path)
  *   then for each block of ATTN_TILE_QUERIES query rows, m = -inf, l = 0, acc = 0,
  *   and for each tile of block_keys keys:
  *   2. scores  s = scale * q k^T over the tile
@@ -621,7 +621,7 @@ int attn_sdpa_dropout(float *out, float *probs, float *scores,
             const float *v_bh = v + bh * Tk * dv;  /* (Tk, dv) */
             float *out_bh = out + bh * Tq * dv;    /* (Tq, dv) */
 
-            /* 1. pack K^T: kt holds strips of (dk, 8) */
+            /* 1. pack K^T: kt holds strips of (dk, 16) */
             attn_pack_strips(kt, k_bh, Tk, dk);
 
             for (int i0 = 0; i0 < Tq; i0 += plan.block) {
