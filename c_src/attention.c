@@ -1,7 +1,7 @@
 /* attention.c: scaled dot-product attention, errors, memory shared with JS.
  *
  * The forward pass, for each (batch, head), in numbered passes:
- *   1. pack K^T once per head, in strips of 8 keys
+ *   1. pack K^T once per head, in strips of 16 keys (ATTN_STRIP)
  *   2. scores  = scale * Q K^T           (block of query rows at a time)
  *   3. mask    : blocked logits -> -INFINITY; refuse rows with no allowed key
  *   4. softmax over keys, stable (4b. dropout, when asked for)
@@ -90,16 +90,45 @@ static int check_request(double bytes) {
     return ATTN_OK;
 }
 
+/* Every heap allocation of the core goes through here, so that a test can
+ * count them (attn_heap_allocations). */
+static double heap_allocations;
+
+static void *heap_alloc(size_t size) {
+    heap_allocations++;
+    return malloc(size);
+}
+
+double attn_heap_allocations(void) { return heap_allocations; }
+
 /* Scratch accounting: every attn_alloc block carries its size in a 16-byte
  * header (which keeps the block 16-byte aligned), so the core can say how
  * much scratch a call needed at its peak, beyond its workspace. */
 enum { ALLOC_HEADER = 16 };
 static double scratch_live, scratch_peak, scratch_base;
 
+/* The caller's scratch arena, when one is set (attn_scratch_arena): blocks
+ * are stacked in it, and freeing the top block pops it. */
+static unsigned char *arena;
+static size_t arena_bytes, arena_used;
+
+void attn_scratch_arena(void *base, double bytes) {
+    arena = base;
+    arena_bytes = base && bytes > 0 ? (size_t)bytes : 0;
+    arena_used = 0;
+}
+
 void *attn_alloc(double bytes) {
     if (check_request(bytes)) return NULL;
     const size_t size = bytes > 0 ? (size_t)bytes : 1;
-    unsigned char *block = malloc(size + ALLOC_HEADER);
+    const size_t padded = (size + ALLOC_HEADER - 1) / ALLOC_HEADER * ALLOC_HEADER;
+    unsigned char *block;
+    if (arena && arena_bytes - arena_used >= padded + ALLOC_HEADER) {
+        block = arena + arena_used;
+        arena_used += padded + ALLOC_HEADER;
+    } else {
+        block = heap_alloc(size + ALLOC_HEADER);
+    }
     if (!block) {
         attn_fail(ATTN_TOO_LARGE, "out of memory allocating %.0f MiB", bytes / 1048576.0);
         return NULL;
@@ -116,6 +145,12 @@ void attn_free(void *p) {
     size_t size;
     memcpy(&size, block, sizeof size);
     scratch_live -= (double)size;
+    if (arena && block >= arena && block < arena + arena_bytes) {
+        /* the top block pops; one below it is reclaimed when the arena is reset */
+        const size_t padded = (size + ALLOC_HEADER - 1) / ALLOC_HEADER * ALLOC_HEADER;
+        if (block + ALLOC_HEADER + padded == arena + arena_used) arena_used = (size_t)(block - arena);
+        return;
+    }
     free(block);
 }
 
@@ -131,7 +166,7 @@ void *attn_workspace(double bytes) {
     /* Round up to 64 KiB so that slowly growing requests reuse the buffer.
      * Plain malloc: the workspace is not scratch. */
     const double rounded = ceil((bytes > 0 ? bytes : 1) / 65536.0) * 65536.0;
-    workspace = check_request(rounded) ? NULL : malloc((size_t)rounded);
+    workspace = check_request(rounded) ? NULL : heap_alloc((size_t)rounded);
     if (!workspace) {
         attn_fail(ATTN_TOO_LARGE, "out of memory allocating %.0f MiB", rounded / 1048576.0);
         return NULL;
@@ -436,7 +471,7 @@ static int mask_tile(float *s, int ld, const visibility *vis, int b, int h, int 
  * q (B, H, Tq, dk), k (B, H, Tk, dk), v (B, H, Tk, dv); arguments checked;
  * vis the correct rule (no bug bends it here).
  * For each (batch, head):
- *   1. pack K^T in strips of 8 keys (as the standard path)
+ *   1. pack K^T in strips of 16 keys (as the standard path)
  *   then for each block of ATTN_TILE_QUERIES query rows, m = -inf, l = 0, acc = 0,
  *   and for each tile of block_keys keys:
  *   2. scores  s = scale * q k^T over the tile
@@ -596,7 +631,7 @@ int attn_sdpa_dropout(float *out, float *probs, float *scores,
             const float *v_bh = v + bh * Tk * dv;  /* (Tk, dv) */
             float *out_bh = out + bh * Tq * dv;    /* (Tq, dv) */
 
-            /* 1. pack K^T: kt holds strips of (dk, 8) */
+            /* 1. pack K^T: kt holds strips of (dk, 16) */
             attn_pack_strips(kt, k_bh, Tk, dk);
 
             for (int i0 = 0; i0 < Tq; i0 += plan.block) {
@@ -647,23 +682,30 @@ int attn_sdpa_tiled(float *out, float *trace, const float *q, const float *k, co
 /* Scaled dot-product attention, backward                                    */
 /* ======================================================================== */
 
-/* The backward runs the forward's passes in reverse, for each (batch, head):
- *   0. recompute scores and probabilities P, as the forward did
- *   1. mix     : dP = dOut V^T,  dV = P^T dOut; blocked dP -> 0
+/* The backward runs the forward's passes in reverse, for each (batch, head)
+ * and each block of query rows:
+ *   0. recompute scores and probabilities P of the block, as the forward did
+ *   1. mix     : dP = dOut V^T,  dV += P^T dOut; blocked dP -> 0
  *   2. softmax : dS = P * (dP - rowsum(dP * P))
  *   3. mask    : blocked logits were constants, so their dS -> 0
- *   4. scores  : dQ = scale * dS K,  dK = scale * dS^T Q
+ *   4. scores  : dQ = scale * dS K,  dK += scale * dS^T Q
+ * A block's rows of P and dS are all its dQ rows need; dK and dV gather
+ * every block's share, so they are zeroed once per head.
  *
  * Probabilities are recomputed rather than saved. Saving them would keep a
  * (Tq, Tk) matrix per head alive between the two calls; recomputing costs
  * one more Q K^T (a fifth of the backward's work) and needs only q, k and v,
- * which the caller holds anyway. Memory stays one head's (Tq, Tk) scratch.
+ * which the caller holds anyway. Memory stays two (block, Tk) matrices,
+ * small enough to stay in cache from one pass to the next.
  * The forward's plan (make_plan) recomputes exactly the forward a bug made.
  */
 
-/* x (Tq, Tk) of head (b, h): entries of blocked pairs <- 0. */
-static void zero_blocked_pairs(const sdpa_plan *p, float *x, int b, int h, int Tq, int Tk) {
-    if (blocks_anything(&p->vis)) zero_blocked(p, x, Tk, b, h, 0, Tq, Tk);
+/* Query rows per block of the backward. */
+#define ATTN_BACKWARD_BLOCK 32
+
+/* x (n, Tk): rows i0..i0+n-1 of head (b, h); entries of blocked pairs <- 0. */
+static void zero_blocked_pairs(const sdpa_plan *p, float *x, int b, int h, int i0, int n, int Tk) {
+    if (blocks_anything(&p->vis)) zero_blocked(p, x, Tk, b, h, i0, n, Tk);
 }
 
 /* -------------------------------------------------------------------------
@@ -685,12 +727,12 @@ static void softmax_backward_no_rowsum(float *ds, const float *p, const float *d
     for (long i = 0; i < n; i++) ds[i] = p[i] * dp[i];
 }
 
-/* bug grad-through-blocked: p (Tq, Tk) <- blocked probabilities taken as
- * uniform, 1/Tk, for the backward only. */
-static void uniform_blocked(const sdpa_plan *p, float *probs, int b, int h, int Tq, int Tk) {
-    for (int i = 0; i < Tq; i++)
+/* bug grad-through-blocked: p (n, Tk), rows i0.. <- blocked probabilities
+ * taken as uniform, 1/Tk, for the backward only. */
+static void uniform_blocked(const sdpa_plan *p, float *probs, int b, int h, int i0, int n, int Tk) {
+    for (int r = 0; r < n; r++)
         for (int j = 0; j < Tk; j++)
-            if (!is_allowed(&p->vis, b, h, i, j)) probs[(long)i * Tk + j] = 1.0f / (float)Tk;
+            if (!is_allowed(&p->vis, b, h, i0 + r, j)) probs[(long)r * Tk + j] = 1.0f / (float)Tk;
 }
 
 int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *dprobs,
@@ -708,19 +750,23 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
     if ((status = make_plan(&plan, bug, scale, vis, dims))) return status;
     const int keep_full = bug == ATTN_BUG_MASK_AFTER_SOFTMAX; /* softmax saw every key */
     const int through_blocked = bug == ATTN_BUG_GRAD_THROUGH_BLOCKED;
+    /* softmax-over-queries mixes every row of a column: one block of all rows */
+    const int block = plan.softmax == softmax_columns ? Tq : ATTN_BACKWARD_BLOCK;
 
-    /* Scratch for one head: K^T and V^T in strips, P and dP (dP becomes dS
-     * in place), and for two bugs the unmasked P or the masked dOut. */
-    const double TT = (double)Tq * Tk;
-    const double scratch_floats = (double)Tk * Dk + (double)Tk * Dv + 2 * TT +
-                                  (keep_full ? TT : 0) + (plan.after_mix ? (double)Tq * Dv : 0);
+    /* Scratch for one head: K^T, V^T and K in strips, then for one block P
+     * and dP (dP becomes dS in place), and for two bugs the unmasked P or
+     * the masked dOut. */
+    const double BT = (double)block * Tk;
+    const double scratch_floats = 2.0 * Tk * Dk + (double)Tk * Dv + 2 * BT +
+                                  (keep_full ? BT : 0) + (plan.after_mix ? (double)block * Dv : 0);
     float *kt = attn_alloc(4.0 * scratch_floats);
     if (!kt) return ATTN_TOO_LARGE;
     float *vt = kt + (long)Tk * Dk;       /* V^T strips */
-    float *p = vt + (long)Tk * Dv;        /* (Tq, Tk) */
-    float *dp = p + (long)Tq * Tk;        /* (Tq, Tk) */
-    float *p_full = dp + (long)Tq * Tk;   /* (Tq, Tk), mask-after-softmax */
-    float *dout_masked = p_full + (keep_full ? (long)Tq * Tk : 0); /* (Tq, Dv), mask-output */
+    float *kc = vt + (long)Tk * Dv;       /* K strips (columns of K) */
+    float *p = kc + (long)Tk * Dk;        /* (block, Tk) */
+    float *dp = p + (long)block * Tk;     /* (block, Tk) */
+    float *p_full = dp + (long)block * Tk; /* (block, Tk), mask-after-softmax */
+    float *dout_masked = p_full + (keep_full ? (long)block * Tk : 0); /* (block, Dv), mask-output */
 
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < H; h++) {
@@ -730,42 +776,52 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
             const float *v_bh = v + bh * Tk * Dv;        /* (Tk, Dv) */
             const float *dout_bh = dout + bh * Tq * Dv;  /* (Tq, Dv) */
             float *dq_bh = dq + bh * Tq * Dk, *dk_bh = dk + bh * Tk * Dk, *dv_bh = dv + bh * Tk * Dv;
-
-            /* 0. recompute: p = softmax(mask(scale * q k^T)), as the forward */
             attn_pack_strips(kt, k_bh, Tk, Dk);
-            attn_gemm_packed(p, Tk, q_bh, Dk, kt, Tq, Tk, Dk, plan.scale);
-            if ((status = mask_rows(p, &plan, b, h, 0, Tq, Tk))) goto done;
-            plan.softmax(p, Tq, Tk);
-            if (keep_full) memcpy(p_full, p, sizeof(float) * Tq * Tk);
-            if (plan.after_softmax) plan.after_softmax(&plan, p, Tk, b, h, 0, Tq, Tk);
-            if (through_blocked) uniform_blocked(&plan, p, b, h, Tq, Tk);
-
-            /* 1. mix: out = p v, so dp = dout v^T and dv = p^T dout */
-            const float *g = dout_bh;
-            if (plan.after_mix) { /* bug mask-output: the output was masked, so is its gradient */
-                memcpy(dout_masked, dout_bh, sizeof(float) * Tq * Dv);
-                plan.after_mix(&plan, dout_masked, Dv, b, h, 0, Tq, Dv);
-                g = dout_masked;
-            }
             attn_pack_strips(vt, v_bh, Tk, Dv);
-            attn_gemm_packed(dp, Tk, g, Dv, vt, Tq, Tk, Dv, 1.0f);
-            attn_gemm_tn(dv_bh, Dv, p, Tk, g, Dv, Tk, Dv, Tq, 1.0f);
-            /* a blocked probability is a constant 0: it takes no gradient */
-            if (!plan.after_mix && !through_blocked) zero_blocked_pairs(&plan, dp, b, h, Tq, Tk);
-            if (dprobs) memcpy(dprobs + bh * Tq * Tk, dp, sizeof(float) * Tq * Tk);
+            attn_pack_columns(kc, k_bh, Tk, Dk);
+            memset(dk_bh, 0, sizeof(float) * Tk * Dk);
+            memset(dv_bh, 0, sizeof(float) * Tk * Dv);
 
-            /* 2. softmax: ds = p * (dp - rowsum(dp * p)), in place in dp */
-            if (bug == ATTN_BUG_SOFTMAX_BACKWARD_NO_ROWSUM) softmax_backward_no_rowsum(dp, p, dp, (long)Tq * Tk);
-            else if (plan.softmax == softmax_columns) softmax_columns_backward(dp, p, dp, Tq, Tk);
-            else attn_softmax_backward_rows(dp, keep_full ? p_full : p, dp, Tk, Tq, Tk);
+            for (int i0 = 0; i0 < Tq; i0 += block) {
+                const int n = Tq - i0 < block ? Tq - i0 : block;
+                const float *q_blk = q_bh + (long)i0 * Dk;     /* (n, Dk) */
+                float *dscores_blk = dscores ? dscores + (bh * Tq + i0) * Tk : NULL;
+                float *dprobs_blk = dprobs ? dprobs + (bh * Tq + i0) * Tk : NULL;
 
-            /* 3. mask: a blocked logit was replaced by -INFINITY, a constant */
-            if (plan.mask_logits && !through_blocked) zero_blocked_pairs(&plan, dp, b, h, Tq, Tk);
-            if (dscores) memcpy(dscores + bh * Tq * Tk, dp, sizeof(float) * Tq * Tk);
+                /* 0. recompute: p = softmax(mask(scale * q k^T)), as the forward */
+                attn_gemm_packed(p, Tk, q_blk, Dk, kt, n, Tk, Dk, plan.scale);
+                if ((status = mask_rows(p, &plan, b, h, i0, n, Tk))) goto done;
+                plan.softmax(p, n, Tk);
+                if (keep_full) memcpy(p_full, p, sizeof(float) * n * Tk);
+                if (plan.after_softmax) plan.after_softmax(&plan, p, Tk, b, h, i0, n, Tk);
+                if (through_blocked) uniform_blocked(&plan, p, b, h, i0, n, Tk);
 
-            /* 4. scores = scale * q k^T: dq = scale * ds k, dk = scale * ds^T q */
-            attn_gemm(dq_bh, Dk, dp, Tk, k_bh, Dk, Tq, Dk, Tk, plan.scale);
-            attn_gemm_tn(dk_bh, Dk, dp, Tk, q_bh, Dk, Tk, Dk, Tq, plan.scale);
+                /* 1. mix: out = p v, so dp = dout v^T and dv += p^T dout */
+                const float *g = dout_bh + (long)i0 * Dv;  /* (n, Dv) */
+                if (plan.after_mix) { /* bug mask-output: the output was masked, so is its gradient */
+                    memcpy(dout_masked, g, sizeof(float) * n * Dv);
+                    plan.after_mix(&plan, dout_masked, Dv, b, h, i0, n, Dv);
+                    g = dout_masked;
+                }
+                attn_gemm_packed(dp, Tk, g, Dv, vt, n, Tk, Dv, 1.0f);
+                attn_gemm_tn_add(dv_bh, Dv, p, Tk, g, Dv, Tk, Dv, n, 1.0f);
+                /* a blocked probability is a constant 0: it takes no gradient */
+                if (!plan.after_mix && !through_blocked) zero_blocked_pairs(&plan, dp, b, h, i0, n, Tk);
+                if (dprobs_blk) memcpy(dprobs_blk, dp, sizeof(float) * n * Tk);
+
+                /* 2. softmax: ds = p * (dp - rowsum(dp * p)), in place in dp */
+                if (bug == ATTN_BUG_SOFTMAX_BACKWARD_NO_ROWSUM) softmax_backward_no_rowsum(dp, p, dp, (long)n * Tk);
+                else if (plan.softmax == softmax_columns) softmax_columns_backward(dp, p, dp, n, Tk);
+                else attn_softmax_backward_rows(dp, keep_full ? p_full : p, dp, Tk, n, Tk);
+
+                /* 3. mask: a blocked logit was replaced by -INFINITY, a constant */
+                if (plan.mask_logits && !through_blocked) zero_blocked_pairs(&plan, dp, b, h, i0, n, Tk);
+                if (dscores_blk) memcpy(dscores_blk, dp, sizeof(float) * n * Tk);
+
+                /* 4. scores = scale * q k^T: dq = scale * ds k, dk += scale * ds^T q */
+                attn_gemm_packed(dq_bh + (long)i0 * Dk, Dk, dp, Tk, kc, n, Dk, Tk, plan.scale);
+                attn_gemm_tn_add(dk_bh, Dk, dp, Tk, q_blk, Dk, Tk, Dk, n, plan.scale);
+            }
         }
     }
 
@@ -789,6 +845,21 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
 done:
     attn_free(kt);
     return status;
+}
+
+/* ======================================================================== */
+/* Scratch of one call                                                       */
+/* ======================================================================== */
+
+/* The largest single attn_alloc block of each path above (one is live at a
+ * time), in floats, plus the block header: keep in step with them. */
+double attn_sdpa_scratch_bytes(const attn_dims *d) {
+    const double Tq = d->Tq, Tk = d->Tk, dk = d->dk, dv = d->dv;
+    const double rows = fmax(Tq, ATTN_QUERY_BLOCK), block = fmax(Tq, ATTN_BACKWARD_BLOCK);
+    const double forward = dk * Tk + rows * Tk;
+    const double tiled = dk * Tk + ATTN_TILE_QUERIES * (Tk + 2.0 * ATTN_STRIP + 2.0 * dv + 4.0);
+    const double backward = 2.0 * Tk * dk + Tk * dv + 3.0 * block * Tk + block * dv;
+    return 4.0 * fmax(forward, fmax(tiled, backward)) + 2 * ALLOC_HEADER;
 }
 
 /* ======================================================================== */

@@ -227,6 +227,23 @@ ATTN_API double attn_scratch_peak_bytes(void);
 void *attn_alloc(double bytes);  /* checked malloc, NULL + error on failure */
 void attn_free(void *p);         /* NULL-safe */
 
+/* Scratch from the caller: while an arena is set, attn_alloc stacks its
+ * blocks in base (`bytes` long) instead of asking the heap, and attn_free
+ * pops them; a block that does not fit still comes from the heap. base NULL
+ * unsets it. Every block taken from an arena must be freed before the
+ * arena is unset or replaced. The trainer sets its own arena around each
+ * call, so a training step allocates nothing. */
+void attn_scratch_arena(void *base, double bytes);
+
+/* An upper bound of the scratch bytes one attn_sdpa, attn_sdpa_dropout or
+ * attn_sdpa_backward call with these dims takes from attn_alloc, bug or
+ * not: the arena size that serves any of them without the heap. */
+double attn_sdpa_scratch_bytes(const attn_dims *dims);
+
+/* How many heap allocations (malloc calls) the core has made since it was
+ * loaded: tests count them around a call that must allocate nothing. */
+ATTN_API double attn_heap_allocations(void);
+
 /* ------------------------------------------------------------------------ */
 /* Multi-head attention (mha.c)                                             */
 /* ------------------------------------------------------------------------ */

@@ -3,7 +3,7 @@
  * Layout of this file: for each kernel, the scalar reference first, then the
  * SIMD version, then the public function that picks one. The SIMD code is
  * written against wasm_simd128.h directly; each vector loop is followed by
- * an explicit tail (by 8, then 4, then 1).
+ * an explicit tail (by 8, then 4, then 1; the matmul by 16, 8, 4, then 1).
  */
 #include <math.h>
 #include <string.h>
@@ -22,7 +22,7 @@
 #define SCALAR_PATH __attribute__((unused)) static
 
 /* ======================================================================== */
-/* Matmul                                                                    */
+/* Matmul: a @ b, and a^T @ b for the backward pass                        */
 /* ======================================================================== */
 
 /* c (M, N) = alpha * a (M, K) @ b (K, N). For each output entry the products
@@ -43,83 +43,113 @@ SCALAR_PATH void gemm_scalar(float *c, int ldc, const float *a, int lda, const f
     }
 }
 
+/* c (M, N) = alpha * a^T @ b, or c += alpha * a^T @ b when `add`; a (K, M),
+ * b (K, N): entry (i, j) is the dot of column i of a with column j of b.
+ * Its products are added in order k = 0..K-1 from 0, scaled once, then
+ * added to c (when `add`): the SIMD path keeps exactly that order, so both
+ * paths give the same bits. */
+SCALAR_PATH void gemm_tn_scalar(float *c, int ldc, const float *a, int lda, const float *b,
+                                int ldb, int M, int N, int K, float alpha, int add) {
+    for (int i = 0; i < M; i++) {
+        float *c_i = c + (long)i * ldc;
+        for (int j = 0; j < N; j++) {
+            float sum = 0.0f;
+            for (int kk = 0; kk < K; kk++) sum += a[(long)kk * lda + i] * b[(long)kk * ldb + j];
+            c_i[j] = add ? c_i[j] + sum * alpha : sum * alpha;
+        }
+    }
+}
+
 #if ATTN_SIMD
-/* The tiles below are always inlined and called with a constant `rows`
- * (4, or 1 at the M tail), so their loops unroll and the accumulators stay
- * in registers. */
+/* The tiles below are always inlined and called with constant `rows`,
+ * `vecs` and `add`, so their loops unroll and the accumulators stay in
+ * registers. Two rows by sixteen columns is the largest tile whose eight
+ * accumulators, four b vectors and two broadcasts fit the sixteen vector
+ * registers of x86-64 without spilling. */
 #define TILE static inline __attribute__((always_inline)) void
 
-/* c (rows, 8) = alpha * a (rows, K) @ b (K, 8). Each b load serves every
- * row; each broadcast a value serves two vectors. The loop walks pointers
- * (b_k down the rows of b, a_r along each row of a) instead of computing
- * b + kk * ldb and a + r * lda + kk at every step: Emscripten builds with
- * loop strength reduction off, and those multiplies and shifts would
- * otherwise outnumber the arithmetic. */
-TILE gemm_tile_x8(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
-                  const int rows, int K, v128_t alpha) {
-    v128_t acc[4][2];
-    const float *a_r[4];
-    for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = wasm_f32x4_splat(0.0f), a_r[r] = a + (long)r * lda;
-    const float *b_k = b;
-    for (int kk = 0; kk < K; kk++, b_k += ldb) {
-        const v128_t b0 = wasm_v128_load(b_k);
-        const v128_t b1 = wasm_v128_load(b_k + 4);
-        for (int r = 0; r < rows; r++) {
-            const v128_t a_rk = wasm_v128_load32_splat(a_r[r]++);
-            acc[r][0] = wasm_f32x4_add(acc[r][0], wasm_f32x4_mul(a_rk, b0));
-            acc[r][1] = wasm_f32x4_add(acc[r][1], wasm_f32x4_mul(a_rk, b1));
+/* c (rows, 4 * vecs) = alpha * a (rows, K) @ b (K, 4 * vecs), or
+ * c += alpha * a @ b when `add`; rows <= 2, vecs <= 4. Entry (r, kk) of a
+ * is at a[r * a_row + kk * a_col], so the same tile reads a by rows (gemm)
+ * or down its columns (gemm_tn). Each b vector serves both rows; each
+ * broadcast a value serves every vector. The loop walks pointers (b_k down
+ * the rows of b, a_k along a) instead of computing b + kk * ldb and
+ * a + kk * a_col at every step: Emscripten builds with loop strength
+ * reduction off, and those multiplies would otherwise add to the work. */
+TILE gemm_tile(float *c, int ldc, const float *a, int a_row, int a_col, const float *b, int ldb,
+               const int rows, const int vecs, int K, v128_t alpha, const int add) {
+    v128_t acc[2][4];
+    for (int r = 0; r < rows; r++)
+        for (int x = 0; x < vecs; x++) acc[r][x] = wasm_f32x4_splat(0.0f);
+    const float *b_k = b, *a_k = a;
+    for (int kk = 0; kk < K; kk++, b_k += ldb, a_k += a_col) {
+        v128_t a_rk[2];
+        a_rk[0] = wasm_v128_load32_splat(a_k);
+        if (rows == 2) a_rk[1] = wasm_v128_load32_splat(a_k + a_row);
+        for (int x = 0; x < vecs; x++) {
+            const v128_t b_x = wasm_v128_load(b_k + 4 * x);
+            for (int r = 0; r < rows; r++) acc[r][x] = wasm_f32x4_add(acc[r][x], wasm_f32x4_mul(a_rk[r], b_x));
         }
     }
-    for (int r = 0; r < rows; r++) {
-        wasm_v128_store(c + (long)r * ldc, wasm_f32x4_mul(acc[r][0], alpha));
-        wasm_v128_store(c + (long)r * ldc + 4, wasm_f32x4_mul(acc[r][1], alpha));
-    }
-}
-
-/* The N tail by 4: c (rows, 4) = alpha * a (rows, K) @ b (K, 4), walking
- * pointers as gemm_tile_x8 does. */
-TILE gemm_tile_x4(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
-                  const int rows, int K, v128_t alpha) {
-    v128_t acc[4];
-    const float *a_r[4];
-    for (int r = 0; r < rows; r++) acc[r] = wasm_f32x4_splat(0.0f), a_r[r] = a + (long)r * lda;
-    const float *b_k = b;
-    for (int kk = 0; kk < K; kk++, b_k += ldb) {
-        const v128_t b0 = wasm_v128_load(b_k);
-        for (int r = 0; r < rows; r++) {
-            const v128_t a_rk = wasm_v128_load32_splat(a_r[r]++);
-            acc[r] = wasm_f32x4_add(acc[r], wasm_f32x4_mul(a_rk, b0));
+    for (int r = 0; r < rows; r++)
+        for (int x = 0; x < vecs; x++) {
+            float *c_rx = c + (long)r * ldc + 4 * x;
+            const v128_t scaled = wasm_f32x4_mul(acc[r][x], alpha);
+            wasm_v128_store(c_rx, add ? wasm_f32x4_add(wasm_v128_load(c_rx), scaled) : scaled);
         }
-    }
-    for (int r = 0; r < rows; r++) wasm_v128_store(c + (long)r * ldc, wasm_f32x4_mul(acc[r], alpha));
 }
 
-/* One band of `rows` rows across all N columns: by 8, then 4, then 1. */
-TILE gemm_band(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
-               const int rows, int N, int K, float alpha) {
+/* One panel of 4 * vecs columns of c, all M rows: bands of two rows, then
+ * one. The panel's b (K, 4 * vecs) stays in L1 while every band reads it. */
+TILE gemm_panel(float *c, int ldc, const float *a, int a_row, int a_col, const float *b, int ldb,
+                int M, const int vecs, int K, v128_t alpha, const int add) {
+    int i = 0;
+    for (; i + 2 <= M; i += 2)
+        gemm_tile(c + (long)i * ldc, ldc, a + (long)i * a_row, a_row, a_col, b, ldb, 2, vecs, K, alpha, add);
+    if (i < M) gemm_tile(c + (long)i * ldc, ldc, a + (long)i * a_row, a_row, a_col, b, ldb, 1, vecs, K, alpha, add);
+}
+
+/* c (M, N) (+)= alpha * A @ b with A = a (M, K), or A = a^T for a (K, M)
+ * when `tn`: panels of 16 columns, then 8 and 4, and the scalar path for
+ * the last 1 to 3 columns. */
+TILE gemm_simd(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+               int M, int N, int K, float alpha, const int tn, const int add) {
+    const int a_row = tn ? 1 : lda, a_col = tn ? lda : 1;
     const v128_t alpha4 = wasm_f32x4_splat(alpha);
     int j = 0;
-    for (; j + 8 <= N; j += 8) gemm_tile_x8(c + j, ldc, a, lda, b + j, ldb, rows, K, alpha4);
-    for (; j + 4 <= N; j += 4) gemm_tile_x4(c + j, ldc, a, lda, b + j, ldb, rows, K, alpha4);
-    if (j < N) gemm_scalar(c + j, ldc, a, lda, b + j, ldb, rows, N - j, K, alpha);
-}
-
-static void gemm_simd(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
-                      int M, int N, int K, float alpha) {
-    int i = 0;
-    for (; i + 4 <= M; i += 4)
-        gemm_band(c + (long)i * ldc, ldc, a + (long)i * lda, lda, b, ldb, 4, N, K, alpha);
-    for (; i < M; i++)
-        gemm_band(c + (long)i * ldc, ldc, a + (long)i * lda, lda, b, ldb, 1, N, K, alpha);
+    for (; j + 16 <= N; j += 16) gemm_panel(c + j, ldc, a, a_row, a_col, b + j, ldb, M, 4, K, alpha4, add);
+    if (j + 8 <= N) gemm_panel(c + j, ldc, a, a_row, a_col, b + j, ldb, M, 2, K, alpha4, add), j += 8;
+    if (j + 4 <= N) gemm_panel(c + j, ldc, a, a_row, a_col, b + j, ldb, M, 1, K, alpha4, add), j += 4;
+    if (j == N) return;
+    if (tn) gemm_tn_scalar(c + j, ldc, a, lda, b + j, ldb, M, N - j, K, alpha, add);
+    else gemm_scalar(c + j, ldc, a, lda, b + j, ldb, M, N - j, K, alpha);
 }
 #endif
 
 void attn_gemm(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
                int M, int N, int K, float alpha) {
 #if ATTN_SIMD
-    gemm_simd(c, ldc, a, lda, b, ldb, M, N, K, alpha);
+    gemm_simd(c, ldc, a, lda, b, ldb, M, N, K, alpha, 0, 0);
 #else
     gemm_scalar(c, ldc, a, lda, b, ldb, M, N, K, alpha);
+#endif
+}
+
+void attn_gemm_tn(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+                  int M, int N, int K, float alpha) {
+#if ATTN_SIMD
+    gemm_simd(c, ldc, a, lda, b, ldb, M, N, K, alpha, 1, 0);
+#else
+    gemm_tn_scalar(c, ldc, a, lda, b, ldb, M, N, K, alpha, 0);
+#endif
+}
+
+void attn_gemm_tn_add(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+                      int M, int N, int K, float alpha) {
+#if ATTN_SIMD
+    gemm_simd(c, ldc, a, lda, b, ldb, M, N, K, alpha, 1, 1);
+#else
+    gemm_tn_scalar(c, ldc, a, lda, b, ldb, M, N, K, alpha, 1);
 #endif
 }
 
@@ -256,22 +286,23 @@ TILE store_transposed_4x4(float *dst, v128_t a, v128_t b, v128_t c, v128_t d) {
     wasm_v128_store(dst + 3 * ATTN_STRIP, wasm_i32x4_shuffle(ab_hi, cd_hi, 2, 3, 6, 7));
 }
 
-/* The same strips: a whole strip of ATTN_STRIP (8) rows four columns at a
- * time, as two 4x4 blocks; the column tail and a last, narrower strip by
- * the scalar transpose. Only data moves, so both paths give the same bits. */
+/* The same strips: a whole strip of ATTN_STRIP rows four columns at a
+ * time, as ATTN_STRIP / 4 blocks of 4x4; the column tail and a last,
+ * narrower strip by the scalar transpose. Only data moves, so both paths
+ * give the same bits. */
+_Static_assert(ATTN_STRIP % 4 == 0, "pack_strips_simd moves blocks of 4x4");
 static void pack_strips_simd(float *dst, const float *src, int rows, int cols) {
     int r0 = 0;
     for (; r0 + ATTN_STRIP <= rows; r0 += ATTN_STRIP) {
         const float *s = src + (long)r0 * cols;
-        float *d = dst + (long)r0 * cols; /* (cols, 8) */
+        float *d = dst + (long)r0 * cols; /* (cols, ATTN_STRIP) */
         int c = 0;
-        for (; c + 4 <= cols; c += 4) {
-            store_transposed_4x4(d + (long)c * ATTN_STRIP, wasm_v128_load(s + c), wasm_v128_load(s + cols + c),
-                                 wasm_v128_load(s + 2L * cols + c), wasm_v128_load(s + 3L * cols + c));
-            store_transposed_4x4(d + (long)c * ATTN_STRIP + 4, wasm_v128_load(s + 4L * cols + c),
-                                 wasm_v128_load(s + 5L * cols + c), wasm_v128_load(s + 6L * cols + c),
-                                 wasm_v128_load(s + 7L * cols + c));
-        }
+        for (; c + 4 <= cols; c += 4)
+            for (int r = 0; r < ATTN_STRIP; r += 4) {
+                const float *s_r = s + (long)r * cols + c;
+                store_transposed_4x4(d + (long)c * ATTN_STRIP + r, wasm_v128_load(s_r), wasm_v128_load(s_r + cols),
+                                     wasm_v128_load(s_r + 2L * cols), wasm_v128_load(s_r + 3L * cols));
+            }
         for (; c < cols; c++)
             for (int r = 0; r < ATTN_STRIP; r++) d[(long)c * ATTN_STRIP + r] = s[(long)r * cols + c];
     }
@@ -287,6 +318,18 @@ void attn_pack_strips(float *dst, const float *src, int rows, int cols) {
 #endif
 }
 
+/* b (K, N) -> its columns in strips of ATTN_STRIP: strip s, (K, w), at
+ * dst + s * ATTN_STRIP * K, the layout attn_pack_strips makes of b^T. A
+ * matmul by b then reads each strip from contiguous memory instead of a
+ * short piece of every row of b. */
+void attn_pack_columns(float *dst, const float *b, int K, int N) {
+    for (int j0 = 0; j0 < N; j0 += ATTN_STRIP) {
+        const int w = N - j0 < ATTN_STRIP ? N - j0 : ATTN_STRIP;
+        float *strip = dst + (long)j0 * K;
+        for (int kk = 0; kk < K; kk++) memcpy(strip + (long)kk * w, b + (long)kk * N + j0, sizeof(float) * w);
+    }
+}
+
 /* c (M, N) = alpha * a (M, K) @ bt^T; strip s of `packed` is (K, w). */
 void attn_gemm_packed(float *c, int ldc, const float *a, int lda, const float *packed,
                       int M, int N, int K, float alpha) {
@@ -294,93 +337,6 @@ void attn_gemm_packed(float *c, int ldc, const float *a, int lda, const float *p
         const int w = N - j0 < ATTN_STRIP ? N - j0 : ATTN_STRIP;
         attn_gemm(c + j0, ldc, a, lda, packed + (long)j0 * K, w, M, w, K, alpha);
     }
-}
-
-/* ======================================================================== */
-/* Transposed matmul (backward pass)                                         */
-/* ======================================================================== */
-
-/* c (M, N) = alpha * a^T @ b, a (K, M), b (K, N): row i of c gathers column i
- * of a. Same order of additions as gemm_scalar, so both paths give the same
- * bits. */
-SCALAR_PATH void gemm_tn_scalar(float *c, int ldc, const float *a, int lda, const float *b,
-                                int ldb, int M, int N, int K, float alpha) {
-    for (int i = 0; i < M; i++) {
-        float *c_i = c + (long)i * ldc;
-        for (int j = 0; j < N; j++) c_i[j] = 0.0f;
-        for (int kk = 0; kk < K; kk++) {
-            const float a_ki = a[(long)kk * lda + i];
-            const float *b_k = b + (long)kk * ldb;
-            for (int j = 0; j < N; j++) c_i[j] += a_ki * b_k[j];
-        }
-        for (int j = 0; j < N; j++) c_i[j] *= alpha;
-    }
-}
-
-#if ATTN_SIMD
-/* c (rows, 8) = alpha * a^T @ b (K, 8), a (K, rows): the gemm_tile_x8 tile
- * with a read down its columns. */
-TILE gemm_tn_tile_x8(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
-                     const int rows, int K, v128_t alpha) {
-    v128_t acc[4][2];
-    for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = wasm_f32x4_splat(0.0f);
-    for (int kk = 0; kk < K; kk++) {
-        const float *b_k = b + (long)kk * ldb;
-        const float *a_k = a + (long)kk * lda;
-        const v128_t b0 = wasm_v128_load(b_k);
-        const v128_t b1 = wasm_v128_load(b_k + 4);
-        for (int r = 0; r < rows; r++) {
-            const v128_t a_kr = wasm_v128_load32_splat(a_k + r);
-            acc[r][0] = wasm_f32x4_add(acc[r][0], wasm_f32x4_mul(a_kr, b0));
-            acc[r][1] = wasm_f32x4_add(acc[r][1], wasm_f32x4_mul(a_kr, b1));
-        }
-    }
-    for (int r = 0; r < rows; r++) {
-        wasm_v128_store(c + (long)r * ldc, wasm_f32x4_mul(acc[r][0], alpha));
-        wasm_v128_store(c + (long)r * ldc + 4, wasm_f32x4_mul(acc[r][1], alpha));
-    }
-}
-
-/* The N tail by 4: c (rows, 4) = alpha * a^T @ b (K, 4). */
-TILE gemm_tn_tile_x4(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
-                     const int rows, int K, v128_t alpha) {
-    v128_t acc[4];
-    for (int r = 0; r < rows; r++) acc[r] = wasm_f32x4_splat(0.0f);
-    for (int kk = 0; kk < K; kk++) {
-        const v128_t b0 = wasm_v128_load(b + (long)kk * ldb);
-        for (int r = 0; r < rows; r++) {
-            const v128_t a_kr = wasm_v128_load32_splat(a + (long)kk * lda + r);
-            acc[r] = wasm_f32x4_add(acc[r], wasm_f32x4_mul(a_kr, b0));
-        }
-    }
-    for (int r = 0; r < rows; r++) wasm_v128_store(c + (long)r * ldc, wasm_f32x4_mul(acc[r], alpha));
-}
-
-/* One band of `rows` rows of c (columns of a) across all N: by 8, 4, then 1. */
-TILE gemm_tn_band(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
-                  const int rows, int N, int K, float alpha) {
-    const v128_t alpha4 = wasm_f32x4_splat(alpha);
-    int j = 0;
-    for (; j + 8 <= N; j += 8) gemm_tn_tile_x8(c + j, ldc, a, lda, b + j, ldb, rows, K, alpha4);
-    for (; j + 4 <= N; j += 4) gemm_tn_tile_x4(c + j, ldc, a, lda, b + j, ldb, rows, K, alpha4);
-    if (j < N) gemm_tn_scalar(c + j, ldc, a, lda, b + j, ldb, rows, N - j, K, alpha);
-}
-
-static void gemm_tn_simd(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
-                         int M, int N, int K, float alpha) {
-    int i = 0;
-    for (; i + 4 <= M; i += 4) gemm_tn_band(c + (long)i * ldc, ldc, a + i, lda, b, ldb, 4, N, K, alpha);
-    for (; i < M; i++) gemm_tn_band(c + (long)i * ldc, ldc, a + i, lda, b, ldb, 1, N, K, alpha);
-}
-#endif
-
-void attn_gemm_tn(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
-                  int M, int N, int K, float alpha) {
-#if ATTN_SIMD
-    gemm_tn_simd(c, ldc, a, lda, b, ldb, M, N, K, alpha);
-#else
-    gemm_tn_scalar(c, ldc, a, lda, b, ldb, M, N, K, alpha);
-#endif
 }
 
 /* ======================================================================== */

@@ -23,8 +23,12 @@ void attn_transpose(float *dst, const float *src, int rows, int cols);
 
 /* src (rows, cols) packed as transposed strips of ATTN_STRIP rows: strip s,
  * (cols, w), starts at dst + s * ATTN_STRIP * cols. dst holds rows * cols. */
-#define ATTN_STRIP 8
+#define ATTN_STRIP 16
 void attn_pack_strips(float *dst, const float *src, int rows, int cols);
+
+/* b (K, N) packed as strips of ATTN_STRIP columns, (K, w) each: the
+ * layout attn_pack_strips gives b^T, for attn_gemm_packed. dst holds K * N. */
+void attn_pack_columns(float *dst, const float *b, int K, int N);
 
 /* c (M, N) = alpha * a (M, K) @ bt^T, with bt (N, K) packed by
  * attn_pack_strips: one matmul per strip of ATTN_STRIP columns of c. */
@@ -60,6 +64,12 @@ int attn_all_finite(const float *x, int n);
  * Products are added in order k = 0..K-1, then scaled once, on both paths. */
 void attn_gemm_tn(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
                   int M, int N, int K, float alpha);
+
+/* c (M, N) += alpha * a^T @ b, as attn_gemm_tn: the products of an entry
+ * are summed and scaled as there, then added to c. A backward that walks
+ * blocks of rows accumulates dK and dV with it. */
+void attn_gemm_tn_add(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+                      int M, int N, int K, float alpha);
 
 /* The softmax backward, row by row: for p = softmax(x) and dp = dL/dp,
  * dx = p * (dp - sum_j dp_j p_j). dx (rows, n), p (rows, n), dp (rows, n),

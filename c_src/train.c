@@ -19,8 +19,9 @@
  * Optimiser: AdamW (beta1 0.9, beta2 0.99, weight decay on the matrices),
  * with a linear warm-up over the first steps, then a constant rate.
  *
- * Everything is allocated at creation; a step allocates nothing itself (the
- * attention calls take their scratch from the core's allocator).
+ * Everything is allocated at creation, the attention calls' scratch too: the
+ * entry points lend the trainer's arena to attn_alloc (attn_scratch_arena),
+ * so a step allocates nothing.
  * Data come from the trainer's own generator, seeded at creation, so a seed
  * gives the same loss bits on a given build.
  */
@@ -132,6 +133,8 @@ struct attn_trainer {
     float *datto, *dq, *dk, *dv;              /* (B, H, T, D) each */
     float *dlogits;                           /* (B, T, V) */
     float *packed, *wscratch;                 /* (max(V, C), C) each */
+    float *arena;                             /* scratch of the attention calls */
+    double arena_bytes;                       /* attn_sdpa_scratch_bytes of (B, H, T, T, D, D) */
 
     uint8_t ablated[2 * ATTN_TRAIN_MAX_HEADS]; /* (L, H): head output zeroed */
 };
@@ -207,7 +210,10 @@ attn_trainer *attn_train_create(int task, int layers, int heads, int d_model, in
     /* 2. one block for everything: parameters x4, activations, scratch */
     const long BT = (long)B * T, BTC = BT * C, HTT = (long)H * T * T;
     const long wide = (long)(V > C ? V : C) * C;
-    const long floats = 4 * t->n_params
+    const attn_dims largest = {B, H, T, T, t->D, t->D}; /* every attention call fits in these */
+    t->arena_bytes = attn_sdpa_scratch_bytes(&largest);
+    const long arena_floats = ((long)ceil(t->arena_bytes / 4.0) + 3) / 4 * 4; /* keeps 16-byte alignment */
+    const long floats = arena_floats + 4 * t->n_params
                       + (t->L + 1) * BTC              /* x */
                       + t->L * (5 * BTC + HTT)        /* q, k, v, atto, merged, att */
                       + BTC + 2 * BT + BT * V         /* ln, mean, rstd, probs */
@@ -222,6 +228,7 @@ attn_trainer *attn_train_create(int task, int layers, int heads, int d_model, in
     memset(block, 0, 4 * floats);
     float *p = block;
 #define TAKE(n) (p += (n), p - (n))
+    t->arena = TAKE(arena_floats);
     t->params = TAKE(t->n_params);
     t->grads = TAKE(t->n_params);
     t->adam_m = TAKE(t->n_params);
@@ -260,7 +267,7 @@ attn_trainer *attn_train_create(int task, int layers, int heads, int d_model, in
 
 void attn_train_free(attn_trainer *t) {
     if (!t) return;
-    attn_free(t->params); /* the one block */
+    attn_free(t->arena); /* the one block */
     attn_free(t);
 }
 
@@ -413,8 +420,10 @@ static int model_forward(attn_trainer *t, const int *tokens, int B, int T, int c
         split_heads(t->k[l], t->flat, B, T, H, D);
         linear_forward(t, t->flat, t->x[l], P + t->o_wv[l], N, C, C);
         split_heads(t->v[l], t->flat, B, T, H, D);
+        attn_scratch_arena(t->arena, t->arena_bytes); /* its scratch, lent for the call */
         const int status = attn_sdpa(t->atto[l], keep_probs ? t->att[l] : NULL, NULL, t->q[l], t->k[l], t->v[l], &rule, &dims,
                                      1.0f / sqrtf((float)D), bug);
+        attn_scratch_arena(NULL, 0);
         if (status) return status;
         merge_heads(t->merged[l], t->atto[l], B, T, H, D);
         if (ablate)
@@ -457,9 +466,11 @@ static int model_backward(attn_trainer *t, const int *tokens, const int *targets
         memset(t->dmerged, 0, sizeof(float) * N * C);
         linear_backward(t, t->dmerged, G + t->o_wo[l], t->dx, t->merged[l], P + t->o_wo[l], t->flat, N, C, C);
         split_heads(t->datto, t->dmerged, B, T, H, D);
+        attn_scratch_arena(t->arena, t->arena_bytes);
         const int status = attn_sdpa_backward(t->dq, t->dk, t->dv, NULL, NULL, t->datto,
                                               t->q[l], t->k[l], t->v[l], &rule, &dims,
                                               1.0f / sqrtf((float)D), t->bug);
+        attn_scratch_arena(NULL, 0);
         if (status) return status;
         const float *dheads[3] = {t->dq, t->dk, t->dv};
         const long w_at[3] = {t->o_wq[l], t->o_wk[l], t->o_wv[l]};

@@ -84,6 +84,20 @@ describe('training', () => {
     assert.notDeepEqual(run(6), a);
   });
 
+  test('memory: after creation, steps make no heap allocation and the memory stays the same size', () => {
+    for (const task of ['previous-token', 'induction', 'reverse']) {
+      const trainer = lab.createTrainer({ task, seed: 3 });
+      trainer.step(); // the first call may grow the workspace the JS layer lends every call
+      const heap = lab.exports.attn_heap_allocations(), bytes = lab.memoryBytes();
+      for (let i = 0; i < 40; i++) trainer.step();
+      trainer.step(10);
+      const made = lab.exports.attn_heap_allocations() - heap;
+      assert.equal(made, 0, `${task}: ${made} heap allocations in 50 steps`);
+      assert.equal(lab.memoryBytes(), bytes, `${task}: memory grew from ${bytes} to ${lab.memoryBytes()} bytes`);
+      trainer.free();
+    }
+  });
+
   test(`previous-token: >= 99 % held-out within ${BUDGET['previous-token']} steps; its head puts >= 0.9 on i-1`, () => {
     const trainer = lab.createTrainer({ task: 'previous-token', seed: 1 });
     const before = trainer.evaluate().accuracy;

@@ -32,6 +32,11 @@ EMSCRIPTEN_KEEPALIVE void kt_gemm_tn(float *c, const float *a, const float *b, i
     attn_gemm_tn(c, N, a, M, b, N, M, N, K, alpha);
 }
 
+/* c (M, N) += alpha * a^T @ b, a (K, M), b (K, N), dense rows. */
+EMSCRIPTEN_KEEPALIVE void kt_gemm_tn_add(float *c, const float *a, const float *b, int M, int N, int K, float alpha) {
+    attn_gemm_tn_add(c, N, a, M, b, N, M, N, K, alpha);
+}
+
 /* dx (rows, n) <- the softmax backward of p, dp (rows, n). */
 EMSCRIPTEN_KEEPALIVE void kt_softmax_backward(float *dx, const float *p, const float *dp, int rows, int n) {
     attn_softmax_backward_rows(dx, p, dp, n, rows, n);

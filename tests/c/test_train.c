@@ -62,6 +62,45 @@ static void test_deterministic(void) {
     CHECK(c != a[2], "seed 10 gave seed 9's loss");
 }
 
+/* The trainer allocates once, at creation: steps (with and without the
+ * no-causal-mask bug, from the smallest to the largest sizes), evaluation
+ * and the attention maps make no heap allocation at all. */
+static void test_no_allocation_per_step(void) {
+    const int sizes[3][6] = { /* layers, heads, d_model, seq_len, vocab, batch */
+        {1, 1, 4, 4, 2, 1},
+        {2, 2, 32, 16, 28, 16},
+        {2, 4, 64, 32, 64, 32},
+    };
+    for (int task = 0; task < ATTN_TASK_COUNT; task++)
+        for (int s = 0; s < 3; s++)
+            for (int bug = 0; bug < 2; bug++) {
+                const int *z = sizes[s];
+                if (task == ATTN_TASK_INDUCTION && z[4] < z[3] / 2) continue;
+                attn_trainer *t = attn_train_create(task, z[0], z[1], z[2], z[3], z[4], z[5], 0.01f, 5, 1,
+                                                    bug ? ATTN_BUG_NO_CAUSAL_MASK : ATTN_BUG_NONE);
+                CHECK(t != NULL, "create: %s", attn_last_error());
+                if (!t) continue;
+                static float weights[2 * 4 * 32 * 32];
+                int tokens[32];
+                float loss = NAN, result[2];
+                const double before = attn_heap_allocations();
+                CHECK(attn_train_step(t, &loss, s == 2 ? 1 : 10) == ATTN_OK, "step: %s", attn_last_error());
+                if (s < 2) CHECK(attn_train_evaluate(t, result, 1) == ATTN_OK, "evaluate: %s", attn_last_error());
+                CHECK(attn_train_attention(t, weights, tokens, 0) == ATTN_OK, "attention: %s", attn_last_error());
+                const double made = attn_heap_allocations() - before;
+                CHECK(made == 0, "task %d sizes %d bug %d: %.0f heap allocations in steps, evaluation and attention",
+                      task, s, bug, made);
+                attn_train_free(t);
+            }
+    /* The counter does count: a plain attention call allocates its scratch. */
+    const attn_dims dims = {1, 1, 4, 4, 2, 2};
+    const float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    float out[8];
+    const double before = attn_heap_allocations();
+    CHECK(attn_sdpa(out, NULL, NULL, x, x, x, NULL, &dims, 1.0f, ATTN_BUG_NONE) == ATTN_OK, "sdpa: %s", attn_last_error());
+    CHECK(attn_heap_allocations() - before >= 1, "attn_sdpa's scratch was not counted");
+}
+
 /* Bad options: NULL and a message naming the option. */
 static void test_refusals(void) {
     struct { int task, layers, heads, d, T, V, B; float lr; int causal, bug; const char *word; } bad[] = {
@@ -92,6 +131,7 @@ int main(void) {
     test_tasks_run();
     test_deterministic();
     test_refusals();
+    test_no_allocation_per_step();
     printf("test_train: %d checks, %d failed\n", checks, failures);
     return failures != 0;
 }
