@@ -70,7 +70,9 @@ const server = await startServer();
 const browser = await launchBrowser();
 try {
   const rows = [];
-  for (const [section, hash, kind, selector, size = 'default'] of CASES) {
+  // SECTIONS=multi-head,masks measures only those sections.
+  const only = process.env.SECTIONS ? process.env.SECTIONS.split(',') : null;
+  for (const [section, hash, kind, selector, size = 'default'] of CASES.filter(([id]) => !only || only.includes(id))) {
     const { context, page } = await openPage(browser, server.url, { viewport: { width: 1280, height: 900 } });
     await page.goto(`${server.url}#view=${section}${hash ? `&${hash}` : ''}`);
     await page.waitForSelector('html[data-ready="true"]', { timeout: 20000 });
