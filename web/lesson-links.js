@@ -4,16 +4,24 @@
 // Elements take part by naming their query row and/or their key:
 //   data-link-q="i"  the query row i (a row of Q, of the scores, of the weights, of the output)
 //   data-link-k="j"  the key j (a row of K, a row of V, a column of the scores and weights)
+//   data-link-pos="p" position p of self-attention, which is query p and key p at once
+//                    (a row of the one sequence that gives queries, keys and values)
 // A weight (q = i, k = j) therefore links its query row, its key, its value,
 // its score and its output row. Two elements are linked when they share at
-// least one of the two names and agree on every name they share.
+// least one of the two names and agree on every name they share; a position
+// is linked to whatever names it as its query or as its key.
 // The links stay inside the nearest element marked data-link-scope (else the
 // section). No number is computed here: only classes are set.
 
 const NAMES = ['linkQ', 'linkK'];
-const SELECTOR = '[data-link-q], [data-link-k]';
+const SELECTOR = '[data-link-q], [data-link-k], [data-link-pos]';
 
 function linked(source, other) {
+  const pos = source.dataset.linkPos ?? other.dataset.linkPos;
+  if (pos !== undefined) {
+    const rest = 'linkPos' in source.dataset ? other : source;
+    return rest.dataset.linkQ === pos || rest.dataset.linkK === pos || rest.dataset.linkPos === pos;
+  }
   let shared = 0;
   for (const name of NAMES) {
     if (!(name in source.dataset) || !(name in other.dataset)) continue;

@@ -208,8 +208,9 @@ export function numberGrid({ label, matrix, rowLabel, colLabel, onChange, intege
   if (min != null) parseOpts.min = min;
   if (max != null) parseOpts.max = max;
   matrix.forEach((row, i) => {
-    // link 'q': row i is query i; 'k': row i belongs to key i (a key or its value). See lesson-links.js.
-    const tr = h('tr', { 'data-link-q': link === 'q' ? i : null, 'data-link-k': link === 'k' ? i : null });
+    // link 'q': row i is query i; 'k': row i belongs to key i (a key or its value);
+    // 'pos': row i is position i of self-attention, query and key at once. See lesson-links.js.
+    const tr = h('tr', { 'data-link-q': link === 'q' ? i : null, 'data-link-k': link === 'k' ? i : null, 'data-link-pos': link === 'pos' ? i : null });
     if (rowLabel) tr.append(h('th', { scope: 'row', text: rowLabel(i) }));
     row.forEach((value, j) => {
       const input = h('input', {

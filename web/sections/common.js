@@ -63,8 +63,11 @@ export function explainHeads(err, dModel, heads) {
     + `and ${dModel} / ${heads} is not a whole number. With d_model = ${dModel}, try H = ${fits.join(', ')}`;
 }
 
-/** One heatmap per head of weights (1, H, Tq, Tk) for batch 0. */
-export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabel, keyLabel: colLabel }) {
+/**
+ * One heatmap per head of weights (1, H, Tq, Tk) for batch 0. link: the
+ * weights take part in linked highlighting (see lesson-links.js).
+ */
+export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabel, keyLabel: colLabel, link = false }) {
   const [, H, Tq, Tk] = weights.shape;
   const hosts = figures(host, Array.from({ length: H }, (_, head) => ({
     key: `h${head}-of-${H}`, cls: 'head-map',
@@ -78,7 +81,7 @@ export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabe
   hosts.forEach((mapHost, head) => heatmap(mapHost, {
     name: `${name}-h${head}`, values: weights.data.subarray(head * Tq * Tk, (head + 1) * Tq * Tk),
     rows: Tq, cols: Tk, blocked, digits: 2, legend: false,
-    rowLabel, colLabel, caption: `Head ${head + 1} attention weights (rows: queries, columns: keys)`,
+    rowLabel, colLabel, caption: `Head ${head + 1} attention weights (rows: queries, columns: keys)`, link,
   }));
   if (!host.querySelector(':scope > .ramp-legend')) host.append(legend());
 }

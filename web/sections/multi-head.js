@@ -158,10 +158,14 @@ export const multiHead = {
   },
 
   drawTokens(ctx, st) {
-    ctx.slot(this.id, 'tokens').replaceChildren(numberGrid({
+    const grid = numberGrid({
       label: 'Token ids', name: 'mha-tokens', matrix: st.tokens, integer: true, min: 0, max: 9999,
       colLabel: (j) => `t${j + 1}`, onChange: () => ctx.commit(this.prefix),
-    }));
+    });
+    // Linked highlighting: token j is position j, the query of row j and the key of column j in every map.
+    grid.querySelectorAll('thead th').forEach((th, j) => { th.dataset.linkPos = j; });
+    for (const input of grid.querySelectorAll('input[data-col]')) input.closest('td').dataset.linkPos = input.dataset.col;
+    ctx.slot(this.id, 'tokens').replaceChildren(grid);
   },
 
   update(ctx, st) {
@@ -188,7 +192,7 @@ export const multiHead = {
     headHeatmaps(ctx.slot(this.id, 'weights'), {
       weights: res.weights, name: 'mha-weights',
       blocked: st.causal ? blockedFrom(ctx.lab.allowedPairs([T, T], { causal: true })) : null,
-      queryLabel: (i) => `t${i + 1} ${word(st.tokens[0][i])}`, keyLabel: (j) => `t${j + 1} ${word(st.tokens[0][j])}`,
+      queryLabel: (i) => `t${i + 1} ${word(st.tokens[0][i])}`, keyLabel: (j) => `t${j + 1} ${word(st.tokens[0][j])}`, link: true,
     });
     this.leakCheck(ctx, st, res.output);
     this.shownOutput = res.output;
@@ -273,7 +277,7 @@ export const multiHead = {
     if (!this.shownOutput || (details && !details.open)) return;
     const [, T, C] = this.shownOutput.shape;
     valueTable(host, {
-      name: 'mha-output', values: this.shownOutput.data, rows: T, cols: C, digits: 2, scrollable: true,
+      name: 'mha-output', values: this.shownOutput.data, rows: T, cols: C, digits: 2, scrollable: true, link: 'q',
       rowLabel: (i) => `t${i + 1}`, colLabel: (j) => String(j + 1), caption: 'Output after the output projection (one row per position)',
     });
   },

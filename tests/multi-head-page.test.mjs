@@ -6,7 +6,9 @@
 // the state survives a reload; a word the model does not know is refused in
 // the page's words and the last maps stay, marked. At 1280 and 390 px, axe
 // clean, no horizontal overflow. Screenshots go to tests/screenshots/.
-// Run: node --test tests/multi-head-trained-page.test.mjs
+// Linked highlighting: a weight lights its query row, its key, their tokens
+// and its output row, by pointer and by keyboard.
+// Run: node --test tests/multi-head-page.test.mjs
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -127,5 +129,48 @@ test('trained weights at 390 px: the page is ready before training ends, no over
   mkdirSync(shots, { recursive: true });
   await page.locator('#multi-head').screenshot({ path: `${shots}multi-head-trained-390.png` });
   assertClean(problems, 'multi-head, trained weights, 390 px');
+  await context.close();
+});
+
+/** What is lit in the multi-head section, as "name:q,k,pos" (the source starred), sorted. */
+function lit(page) {
+  return page.$$eval('#multi-head .linked, #multi-head .link-source', (ns) => ns.map((n) => {
+    const name = n.closest('[data-heatmap]')?.dataset.heatmap || n.closest('[data-grid]')?.dataset.grid || (n.closest('[data-slot="output"]') ? 'output' : n.tagName);
+    return `${n.classList.contains('link-source') ? '*' : ''}${name}:${n.dataset.linkQ ?? '-'},${n.dataset.linkK ?? '-'},${n.dataset.linkPos ?? '-'}`;
+  }).sort());
+}
+
+test('linked highlighting: a weight lights its query row and key in every head, their tokens and its output row; keyboard too', async () => {
+  const { page, problems, context } = await env.open('#view=multi-head&mha.heads=2&mha.t=3', { viewport: { width: 1280, height: 900 } });
+  await page.locator('details[data-disclosure="mha-output"] > summary').click();
+  const outputCells = await page.locator('#multi-head [data-slot="output"] td').count();
+  const C = outputCells / 3;
+  const cell = page.locator('[data-heatmap="mha-weights-h1"] .hm-cell[data-row="2"][data-col="1"]');
+  await cell.hover();
+  const expected = [
+    '*mha-weights-h1:2,1,-',
+    'mha-weights-h0:2,1,-', // the same query and key in the other head
+    'mha-weights-h0:2,-,-', 'mha-weights-h1:2,-,-', // the query's row headings
+    'mha-weights-h0:-,1,-', 'mha-weights-h1:-,1,-', // the key's column headings
+    'mha-tokens:-,-,1', 'mha-tokens:-,-,1', 'mha-tokens:-,-,2', 'mha-tokens:-,-,2', // the key's and the query's tokens (heading, cell)
+    ...Array.from({ length: C + 1 }, () => 'output:2,-,-'), // the query's output row (heading and C values)
+  ].sort();
+  assert.deepEqual(await lit(page), expected, 'hover');
+  assert.equal(await page.locator('[data-heatmap="mha-weights-h1"] .hm-cell[data-row="2"][data-col="0"]').evaluate((n) => n.classList.contains('linked')), false, 'another key of the same row is not lit');
+  await page.mouse.move(0, 0);
+  assert.deepEqual(await lit(page), [], 'nothing lit once the pointer leaves');
+
+  // Keyboard: the map's one tab stop, arrows to (3, 2); focus lights the same.
+  await page.locator('[data-heatmap="mha-weights-h1"] .hm-cell[tabindex="0"]').focus();
+  for (const key of ['ArrowDown', 'ArrowDown', 'ArrowRight']) await page.keyboard.press(key);
+  assert.equal(await page.evaluate(() => `${document.activeElement.dataset.row},${document.activeElement.dataset.col}`), '2,1');
+  assert.deepEqual(await lit(page), expected, 'focus');
+  assert.match(await cell.getAttribute('aria-label'), /^t3 \S+, t2 \S+: weight \d/);
+  // A token lights its row and its column in every map.
+  await page.locator('[data-grid="mha-tokens"] input[data-col="0"]').focus();
+  const fromToken = await lit(page);
+  assert.ok(fromToken.includes('mha-weights-h0:0,2,-') && fromToken.includes('mha-weights-h1:2,0,-') && !fromToken.includes('mha-weights-h0:1,2,-'), fromToken.join(' '));
+  await runAxe(page, 'multi-head with a focused weight', { include: '#multi-head' });
+  assertClean(problems, 'multi-head links');
   await context.close();
 });
