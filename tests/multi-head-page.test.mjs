@@ -57,7 +57,7 @@ test('trained weights: a head looks one place back (>= 0.9), the numbers are the
   const section = page.locator('#multi-head');
   assert.equal(await page.locator(TRAINED_MAPS).count(), 0, 'random weights first');
   await section.locator('input[type="radio"][value="trained"]').check();
-  await page.waitForSelector(TRAINED_MAPS, { timeout: 30000 });
+  await page.waitForSelector(TRAINED_MAPS, { timeout: 90000 });
 
   // The sizes: fixed to the trained model's, disabled, and the note names what changed.
   assert.equal(await section.locator('input[data-field="mha-dmodel"]').inputValue(), '32');
@@ -107,7 +107,7 @@ test('trained weights: a head looks one place back (>= 0.9), the numbers are the
   // The choice is in the link: a reload trains again and shows the same maps.
   await page.waitForFunction(() => location.hash.includes('mha.weights=trained'));
   await page.reload();
-  await page.waitForSelector(TRAINED_MAPS, { timeout: 30000 });
+  await page.waitForSelector(TRAINED_MAPS, { timeout: 90000 });
   assert.deepEqual(await shownMaps(page, H, T), maps, 'the same maps after a reload');
 
   // Back to random: the fields are free again.
@@ -121,7 +121,7 @@ test('trained weights: a head looks one place back (>= 0.9), the numbers are the
 
 test('trained weights at 390 px: the page is ready before training ends, no overflow, axe clean', async () => {
   const { page, problems, context } = await env.open('#view=multi-head&mha.weights=trained', { viewport: { width: 390, height: 844 } });
-  await page.waitForSelector(TRAINED_MAPS, { timeout: 30000 });
+  await page.waitForSelector(TRAINED_MAPS, { timeout: 90000 });
   const maps = await shownMaps(page, TRAINED.options.heads, 5);
   assert.ok(previousTokenHeads(maps, 0.9).length >= 1, 'a previous-token head at 390 px too');
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal overflow');
