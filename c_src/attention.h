@@ -457,5 +457,10 @@ ATTN_API int attn_train_step_count(const attn_trainer *t);
  * (out, in), lnf.weight (1, C), lnf.bias (1, C), wu (V, C); and its name. */
 ATTN_API int attn_train_tensor(const attn_trainer *t, int index, int *info);
 ATTN_API const char *attn_train_tensor_name(const attn_trainer *t, int index);
+/* x (T, d_model) <- the residual stream entering attention layer `layer`
+ * (0-based) for tokens (T), 1 <= T <= seq_len: the embedding for layer 0.
+ * With that layer's wq, wk, wv, wo in a multi-head module without bias, it
+ * reproduces the layer's attention maps. */
+ATTN_API int attn_train_layer_input(attn_trainer *t, float *x, const int *tokens, int T, int layer);
 
 #endif /* ATTENTION_H */

@@ -642,3 +642,32 @@ int attn_train_tensor(const attn_trainer *t, int index, int *info) {
 const char *attn_train_tensor_name(const attn_trainer *t, int index) {
     return t && index >= 0 && index < t->n_tensors ? t->info[index].name : "";
 }
+
+/* ======================================================================== */
+/* One layer's input, to run the layer's attention in a separate module      */
+/* ======================================================================== */
+
+/* x (T, C) <- the residual stream that enters attention layer `layer`
+ * (0-based) for one sequence of tokens (T), 1 <= T <= seq_len: the embedding
+ * wte[token] + wpe[position] for layer 0, and after the layers before it for
+ * a later one (their attention causal as in training, no bug, ablated heads
+ * zeroed, as in attn_train_attention). A multi-head attention module with
+ * the layer's wq, wk, wv, wo, no bias, fed this x, gives the layer's maps. */
+int attn_train_layer_input(attn_trainer *t, float *x, const int *tokens, int T, int layer) {
+    attn_clear_error();
+    int status;
+    if ((status = alive(t))) return status;
+    if (layer < 0 || layer >= t->L)
+        return attn_fail(ATTN_BAD_ARGUMENT, "layer must be between 0 and %d (got %d)", t->L - 1, layer);
+    if (T < 1 || T > t->T)
+        return attn_fail(ATTN_BAD_ARGUMENT, "the sequence must have 1 to %d tokens (got %d)", t->T, T);
+    for (int i = 0; i < T; i++)
+        if (tokens[i] < 0 || tokens[i] >= t->V)
+            return attn_fail(ATTN_BAD_ARGUMENT, "token %d at position %d is outside the vocabulary 0..%d",
+                             tokens[i], i, t->V - 1);
+    /* 1. the model on this one sequence: it leaves x_0 .. x_L in t->x */
+    if ((status = model_forward(t, tokens, 1, T, t->causal, ATTN_BUG_NONE, 1, 0))) return status;
+    /* 2. the stream entering the layer */
+    memcpy(x, t->x[layer], sizeof(float) * T * t->C);
+    return ATTN_OK;
+}

@@ -261,6 +261,10 @@ export interface Trainer {
   attention(tokens?: ArrayLike<number> | Tensor): { tokens: number[]; layers: Tensor[][] };
   /** Zero (on = true) or restore head `head` of layer `layer`, 0-based, in evaluate and attention. */
   ablate(layer: number, head: number, on?: boolean): void;
+  /** Layer `layer`'s (0-based) q, k, v, out projections in setWeights' format, bias null. */
+  weights(layer: number): Weights;
+  /** The residual stream (1, T, dModel) entering layer `layer` (0-based) for 1 to seqLen token ids. */
+  layerInput(layer: number, tokens: ArrayLike<number> | Tensor): Tensor;
   /** wte (vocab, dModel), wpe (seqLen, dModel), l1.wq … l2.wo (dModel, dModel) as (out, in), lnf.weight, lnf.bias (1, dModel), wu (vocab, dModel). */
   parameters(): Record<string, Tensor>;
   /** Loss and every parameter's gradient on tokens, targets (batch, seqLen), target -1 = none; no update. */

@@ -1570,6 +1570,54 @@ class Trainer {
     this.lab.check(this.lab.exports.attn_train_ablate(this.ptr, l, h, checkBoolean(on, 'on', true) ? 1 : 0));
   }
 
+  /**
+   * Layer `layer`'s attention (0-based) in setWeights' format: { qProj,
+   * kProj, vProj, outProj }, each { weight (dModel, dModel) as (out, in),
+   * bias: null } (the trainer's projections have no bias). A module from
+   * createMultiHeadAttention({ dModel, numHeads: heads, bias: false }) with
+   * these weights, run causally on layerInput(layer, tokens), gives the
+   * layer's maps from attention(tokens).
+   */
+  weights(layer) {
+    const l = this.checkLayer(layer);
+    const params = this.parameters();
+    return Object.fromEntries(PROJECTIONS.map((name, i) => [name,
+      { weight: params[`l${l + 1}.${['wq', 'wk', 'wv', 'wo'][i]}`], bias: null }]));
+  }
+
+  /**
+   * The residual stream entering attention layer `layer` (0-based) for
+   * `tokens` (1 to seqLen ids): the embedding, token plus position, for
+   * layer 0; after the earlier layers for layer 1 (causal, no bug, ablated
+   * heads off, as in attention()). Computed by the core.
+   * @returns {{ data: Float32Array, shape: [1, number, number] }} (1, T, dModel)
+   */
+  layerInput(layer, tokens) {
+    const l = this.checkLayer(layer);
+    const { seqLen, vocab: V, dModel: C } = this.config;
+    const t = toTensor(tokens, 'tokens');
+    if (t.shape.length !== 1 || t.shape[0] < 1 || t.shape[0] > seqLen) {
+      fail('SHAPE_MISMATCH', `tokens must be a list of 1 to ${seqLen} ids; got shape ${describe(t.shape)}`);
+    }
+    const bad = t.data.findIndex((v) => !Number.isInteger(v) || v < 0 || v >= V);
+    if (bad >= 0) fail('BAD_ARGUMENT', `tokens entry ${bad} is ${t.data[bad]}; ids must be integers from 0 to ${V - 1}`);
+    const T = t.shape[0];
+    const layout = new Layout(this.lab).add('x', 4 * T * C).add('tokens', 4 * T).commit();
+    this.view(Int32Array, layout.ptr('tokens'), T).set(t.data);
+    this.lab.check(this.lab.exports.attn_train_layer_input(this.ptr, layout.ptr('x'), layout.ptr('tokens'), T, l));
+    return { data: this.view(Float32Array, layout.ptr('x'), T * C).slice(), shape: [1, T, C] };
+  }
+
+  /** A layer index, 0-based, of this trainer. */
+  checkLayer(layer) {
+    this.alive();
+    const L = this.config.layers;
+    if (typeof layer !== 'number' || !Number.isInteger(layer) || layer < 0 || layer >= L) {
+      fail('BAD_ARGUMENT', `layer must be an integer from 0 to ${L - 1} (got ${show(layer)})`);
+    }
+    return layer;
+  }
+
   /** The parameters by name: { wte, wpe, 'l1.wq', …, 'lnf.weight', 'lnf.bias', wu }, each { data, shape }. */
   parameters() {
     this.alive();

@@ -314,7 +314,7 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
       // A blocked key's weight is exactly 0, and shows as "0"; anything else leaked past the mask.
       const shown = isBlocked && v === 0 ? '0' : fmt(v, digits);
       setText(cell, shown);
-      setText(td, isBlocked ? `${shown} (blocked)` : shown);
+      setTextLater(td, isBlocked ? `${shown} (blocked)` : shown);
       if (link) setLabel(cell, `${rowNames[i]}, ${colNames[j]}: weight ${isBlocked ? `${shown} (blocked)` : shown}`);
       if (isBlocked) {
         setClass(cell, `hm-cell blocked ink-dark${v !== 0 ? ' leak' : ''}`);
@@ -327,14 +327,47 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
     if (extra) {
       const { cell, td } = built.extras[i];
       setText(cell, fmt(extra.values[i], digits));
-      setText(td, fmt(extra.values[i], digits));
+      setTextLater(td, fmt(extra.values[i], digits));
     }
   }
 }
 
-/** Set text only when it differs (an equal write still costs a redraw). */
+/**
+ * Set text only when it differs (an equal write still costs a redraw). A
+ * lone text node is changed in place, which is cheaper than replacing it.
+ */
 export function setText(node, text) {
-  if (node.textContent !== text) node.textContent = text;
+  const only = node.firstChild;
+  if (only && only.nodeType === 3 && !only.nextSibling) {
+    if (only.data !== text) only.data = text;
+  } else if (node.textContent !== text) {
+    node.textContent = text;
+  }
+}
+
+/**
+ * The screen-reader tables beside the maps are written once edits pause:
+ * they are read on demand, and writing every hidden cell in the edit's own
+ * frame would double its layout work. The last text given for a node wins.
+ */
+const TABLE_DELAY = 150;
+const laterTexts = new Map();
+let laterDue = 0;
+let laterTimer = null;
+function setTextLater(node, text) {
+  laterTexts.set(node, text);
+  laterDue = Date.now() + TABLE_DELAY;
+  laterTimer ??= setTimeout(writeLater, TABLE_DELAY);
+}
+function writeLater() {
+  const wait = laterDue - Date.now();
+  if (wait > 0) {
+    laterTimer = setTimeout(writeLater, wait); // more edits came: wait for the pause
+    return;
+  }
+  laterTimer = null;
+  for (const [node, text] of laterTexts) setText(node, text);
+  laterTexts.clear();
 }
 
 function setLabel(node, text) {

@@ -1,10 +1,11 @@
 // Multi-head attention on a toy one-hot embedding of token ids.
 // Every number shown comes from the wasm core.
 
-import { h, numberGrid, numberField, checkbox, valueTable, statusLine, fmtShape, blockedFrom } from '../lesson-ui.js';
+import { h, numberGrid, numberField, checkbox, radios, valueTable, statusLine, fmtShape, blockedFrom, setText } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { resized, mhaCache, headHeatmaps, explainHeads } from './common.js';
 import { slot, more } from './markup.js';
+import { TRAINED, trainedModel } from './trained-weights.js';
 
 const TOKEN_FILL = [3, 1, 4, 1, 5, 9, 2, 6];
 /** A toy vocabulary for the axes: token id i reads as VOCAB[i mod 10]. */
@@ -18,6 +19,14 @@ export function oneHot(tokens, dModel, size) {
   return { data, shape: [1, tokens.length, dModel] };
 }
 
+/** A token the trained model does not know, in the words of the page (t1, its ten words). */
+function explainTrained(err) {
+  const m = /^tokens entry (\d+) is (\S+);/.exec(err.message);
+  if (!m) return null;
+  const { vocab } = TRAINED.options;
+  return `The trained model knows ${vocab} words only, the ids 0 (“${word(0)}”) to ${vocab - 1} (“${word(vocab - 1)}”): t${Number(m[1]) + 1} = ${m[2]} is not one of them`;
+}
+
 export const multiHead = {
   id: 'multi-head',
   prefix: 'mha',
@@ -25,6 +34,7 @@ export const multiHead = {
   body: `
 <p>Several heads do not each get a full copy of the model width. The width is <em>split</em>: with d<sub>model</sub> = 512, going from 8 to 16 heads shrinks each head from 64 to 32 numbers. Each head has its own slice of the projections and its own softmax, so heads can specialise; the output projection then lets their results interact again.</p>
 <p>Here d<sub>model</sub> = 32 and H = 4, with weights drawn from a seed. As a toy embedding, token id <em>i</em> becomes a vector of zeros except for one entry, the embedding size <em>s</em>, in channel <em>i</em> mod d<sub>model</sub>. A larger <em>s</em> gives larger scores and sharper maps. The maps’ axes read each id as a word of a toy ten-word vocabulary (id 0 is “the”, id 1 “cat”, …, id 9 “ran”, then again from id 10). At the start, tokens 2 and 4 are both id 1 (“cat”), so without the causal mask their rows are identical in every head; with it, they differ.</p>
+<p><strong>Random or trained.</strong> Random heads look at nothing in particular. Pick “trained” to load instead the first layer of a small model that the core trained, in a fraction of a second, to predict each word’s <em>previous</em> word (as in “Watch a head learn” below). Its heads then show a real pattern: each query puts most of its weight one place back, a bright line just below the diagonal.</p>
 <div class="controls" data-slot="controls"></div>
 <div class="inputs" data-slot="tokens"></div>
 <div data-slot="status"></div>
@@ -57,12 +67,15 @@ export const multiHead = {
     ['size', codec.num(0, 100), () => 8],
     ['causal', codec.bool(), () => false],
     ['seed', codec.int(0, 999999), () => 7],
+    ['weights', codec.choice(['random', 'trained']), () => 'random'],
   ],
 
   mount(ctx, st) {
     const commit = () => ctx.commit(this.prefix);
     this.mha?.free(); // mounted again (a new state): give back the old module
     this.mha = mhaCache();
+    this.trainedModule = null;
+    if (st.weights === 'trained') this.fitTrained(st);
     const seedField = numberField({ label: 'Weight seed', name: 'mha-seed', value: st.seed, integer: true, min: 0, max: 999999, size: 'sm',
       onValue: (v) => { st.seed = v; commit(); } });
     const draw = h('button', { type: 'button', class: 'action', 'data-action': 'mha-draw', text: 'Draw new weights' });
@@ -71,12 +84,32 @@ export const multiHead = {
       seedField.setValue(st.seed);
       commit();
     });
+    const dmodelField = numberField({ label: 'd_model', name: 'mha-dmodel', value: st.dmodel, integer: true, min: 1, max: 64, size: 'sm',
+      onValue: (v) => { st.dmodel = v; commit(); } });
+    const headsField = numberField({ label: 'Heads H', name: 'mha-heads', value: st.heads, integer: true, min: 1, max: 16, size: 'sm',
+      onValue: (v) => { st.heads = v; commit(); } });
+    const sizeField = numberField({ label: 'Embedding size s', name: 'mha-size', value: st.size, min: 0, max: 100, size: 'sm',
+      onValue: (v) => { st.size = v; commit(); } });
+    const causalBox = checkbox({ label: 'Causal: each position sees only itself and earlier ones', name: 'mha-causal', checked: st.causal,
+      onToggle: (on) => { st.causal = on; commit(); } });
+    this.note = h('p', { class: 'hint', 'data-out': 'mha-trained-note', hidden: true });
+    // Trained weights fix what the trained model fixed: its sizes, its own embedding, the causal rule.
+    this.locked = [dmodelField, headsField, sizeField, seedField, draw, causalBox].map((n) => n.matches('button') ? n : n.querySelector('input'));
+    this.showFixed = () => {
+      dmodelField.setValue(st.dmodel);
+      headsField.setValue(st.heads);
+      causalBox.querySelector('input').checked = st.causal;
+    };
     ctx.slot(this.id, 'controls').replaceChildren(
+      radios({ legend: 'Weights', name: 'mha-weights', value: st.weights,
+        options: [['random', 'random, drawn from the seed'], ['trained', `trained to copy the previous word (${TRAINED.steps} steps)`]],
+        onValue: (v) => {
+          st.weights = v;
+          if (v === 'trained') this.fitTrained(st);
+          commit();
+        } }),
       h('div', { class: 'controls-row' },
-        numberField({ label: 'd_model', name: 'mha-dmodel', value: st.dmodel, integer: true, min: 1, max: 64, size: 'sm',
-          onValue: (v) => { st.dmodel = v; commit(); } }),
-        numberField({ label: 'Heads H', name: 'mha-heads', value: st.heads, integer: true, min: 1, max: 16, size: 'sm',
-          onValue: (v) => { st.heads = v; commit(); } }),
+        dmodelField, headsField,
         numberField({ label: 'Positions T', name: 'mha-t', value: st.t, integer: true, min: 1, max: 8, size: 'sm',
           onValue: (v) => {
             st.t = v;
@@ -84,15 +117,13 @@ export const multiHead = {
             this.drawTokens(ctx, st);
             commit();
           } }),
-        numberField({ label: 'Embedding size s', name: 'mha-size', value: st.size, min: 0, max: 100, size: 'sm',
-          onValue: (v) => { st.size = v; commit(); } }),
-        seedField, draw),
-      checkbox({ label: 'Causal: each position sees only itself and earlier ones', name: 'mha-causal', checked: st.causal,
-        onToggle: (on) => { st.causal = on; commit(); } }),
+        sizeField, seedField, draw),
+      causalBox, this.note,
     );
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
     this.drawTokens(ctx, st);
+    this.showMode(st);
     const details = ctx.slot(this.id, 'output').closest('details');
     if (details && !details.outputHooked) {
       details.outputHooked = true;
@@ -100,35 +131,112 @@ export const multiHead = {
     }
   },
 
+  /**
+   * Trained weights on: take the trained model's sizes and causal rule,
+   * saying which of the learner's values they replace.
+   */
+  fitTrained(st) {
+    const { dModel, heads } = TRAINED.options;
+    const replaced = [['d_model', st.dmodel, dModel], ['H', st.heads, heads]].filter(([, was, now]) => was !== now);
+    this.replaced = replaced.length ? ` (${replaced.map(([name, was, now]) => `${name} was ${was}, now ${now}`).join('; ')})` : '';
+    Object.assign(st, { dmodel: dModel, heads, causal: true });
+    this.showFixed?.();
+  },
+
+  /** The fields trained weights fix are disabled while they are on, and the note says why. */
+  showMode(st) {
+    const trained = st.weights === 'trained';
+    for (const input of this.locked) input.disabled = trained;
+    this.note.hidden = !trained;
+    if (trained) {
+      this.showFixed();
+      const { dModel, heads, vocab, seqLen } = TRAINED.options;
+      setText(this.note, `The trained model has d_model = ${dModel} and H = ${heads} heads, so these fields are fixed while its weights are on${this.replaced || ''}. `
+        + `It was trained causally, so Causal stays on. It learned its own embedding (a vector per word plus one per position, up to ${seqLen}), so the embedding size s and the weight seed do not apply. `
+        + `It knows ${vocab} words, the token ids 0 to ${vocab - 1}.`);
+    }
+  },
+
   drawTokens(ctx, st) {
-    ctx.slot(this.id, 'tokens').replaceChildren(numberGrid({
+    const grid = numberGrid({
       label: 'Token ids', name: 'mha-tokens', matrix: st.tokens, integer: true, min: 0, max: 9999,
       colLabel: (j) => `t${j + 1}`, onChange: () => ctx.commit(this.prefix),
-    }));
+    });
+    // Linked highlighting: token j is position j, the query of row j and the key of column j in every map.
+    grid.querySelectorAll('thead th').forEach((th, j) => { th.dataset.linkPos = j; });
+    for (const input of grid.querySelectorAll('input[data-col]')) input.closest('td').dataset.linkPos = input.dataset.col;
+    ctx.slot(this.id, 'tokens').replaceChildren(grid);
   },
 
   update(ctx, st) {
-    const res = ctx.core(this.status, () => {
-      const mha = this.mha(ctx.lab, { dModel: st.dmodel, numHeads: st.heads, seed: st.seed });
-      return mha.forward(oneHot(st.tokens[0], st.dmodel, st.size), undefined, { causal: st.causal });
-    }, ['summary', 'weights', 'output'].map((name) => ctx.slot(this.id, name)),
-    { explain: (err) => explainHeads(err, st.dmodel, st.heads) });
+    const trained = st.weights === 'trained';
+    this.showMode(st);
+    const hosts = ['summary', 'weights', 'output'].map((name) => ctx.slot(this.id, name));
+    let run = null;
+    if (trained) {
+      this.onTrainingStep ??= (r) => (r.done ? ctx.commit(this.prefix) : this.showTraining(r));
+      run = trainedModel(ctx.lab, this.onTrainingStep);
+      if (!run.done) {
+        this.showTraining(run);
+        return;
+      }
+    }
+    const res = ctx.core(this.status, () => (trained ? this.forwardTrained(ctx, st, run) : this.forwardRandom(ctx, st)), hosts,
+      { explain: (err) => (trained ? explainTrained(err) : explainHeads(err, st.dmodel, st.heads)) });
     if (!res) return;
     ctx.publish(`${this.prefix}.main`, res);
     const [, H, T] = res.weights.shape;
     const C = res.output.shape[2];
-    ctx.slot(this.id, 'summary').replaceChildren(h('p', { class: 'readout' },
-      `d_model = ${C} split over ${H} heads gives d_head = `, h('strong', { 'data-out': 'mha-dhead', text: String(C / H) }),
-      '. Weights ', h('code', { 'data-out': 'mha-wshape', text: fmtShape(res.weights.shape) }),
-      ', output ', h('code', { 'data-out': 'mha-oshape', text: fmtShape(res.output.shape) }), '.'));
+    this.drawSummary(ctx, { C, H, res, trained });
+    ctx.slot(this.id, 'weights').dataset.weights = st.weights;
     headHeatmaps(ctx.slot(this.id, 'weights'), {
       weights: res.weights, name: 'mha-weights',
       blocked: st.causal ? blockedFrom(ctx.lab.allowedPairs([T, T], { causal: true })) : null,
-      queryLabel: (i) => `t${i + 1} ${word(st.tokens[0][i])}`, keyLabel: (j) => `t${j + 1} ${word(st.tokens[0][j])}`,
+      queryLabel: (i) => `t${i + 1} ${word(st.tokens[0][i])}`, keyLabel: (j) => `t${j + 1} ${word(st.tokens[0][j])}`, link: true,
     });
     this.leakCheck(ctx, st, res.output);
     this.shownOutput = res.output;
     this.drawOutput(ctx);
+  },
+
+  /** Random weights from the seed, on the toy one-hot embedding. */
+  forwardRandom(ctx, st) {
+    const mha = this.mha(ctx.lab, { dModel: st.dmodel, numHeads: st.heads, seed: st.seed });
+    return mha.forward(oneHot(st.tokens[0], st.dmodel, st.size), undefined, { causal: st.causal });
+  },
+
+  /** The trained layer, on the trained model's own embedding of the tokens (computed by the core). */
+  forwardTrained(ctx, st, run) {
+    const { dModel, heads } = TRAINED.options;
+    const mha = this.mha(ctx.lab, { dModel, numHeads: heads, bias: false });
+    if (this.trainedModule !== mha) {
+      mha.setWeights(run.weights);
+      this.trainedModule = mha;
+    }
+    return mha.forward(run.trainer.layerInput(0, st.tokens[0]), undefined, { causal: true });
+  },
+
+  /** While the model trains, the maps keep what they show and the status says how far it got. */
+  showTraining(run) {
+    this.status.show(`Training the model in the core: step ${run.step} of ${TRAINED.steps}. The maps below appear when it is done.`);
+  },
+
+  /** The sizes line, written in place. */
+  drawSummary(ctx, { C, H, res, trained }) {
+    const host = ctx.slot(this.id, 'summary');
+    if (!this.summary || !host.contains(this.summary.node)) {
+      const part = (name, tag) => h(tag, { 'data-out': name });
+      this.summary = { dhead: part('mha-dhead', 'strong'), wshape: part('mha-wshape', 'code'), oshape: part('mha-oshape', 'code'), lead: h('span'), tail: h('span') };
+      const { dhead, wshape, oshape, lead, tail } = this.summary;
+      this.summary.node = h('p', { class: 'readout' }, lead, dhead, '. Weights ', wshape, ', output ', oshape, '.', tail);
+      host.replaceChildren(this.summary.node);
+    }
+    const { dhead, wshape, oshape, lead, tail } = this.summary;
+    setText(lead, `d_model = ${C} split over ${H} heads gives d_head = `);
+    setText(dhead, String(C / H));
+    setText(wshape, fmtShape(res.weights.shape));
+    setText(oshape, fmtShape(res.output.shape));
+    setText(tail, trained ? ` Trained weights: ${TRAINED.steps} steps of ${TRAINED.options.task}, seed ${TRAINED.options.seed}.` : '');
   },
 
   /**
@@ -138,7 +246,7 @@ export const multiHead = {
    */
   leakCheck(ctx, st, output) {
     const host = ctx.slot(this.id, 'leak');
-    const now = { tokens: st.tokens[0].slice(), config: JSON.stringify([st.dmodel, st.heads, st.size, st.seed, st.causal]), output };
+    const now = { tokens: st.tokens[0].slice(), config: JSON.stringify([st.weights, st.dmodel, st.heads, st.size, st.seed, st.causal]), output };
     const before = this.leakBase;
     this.leakBase = now;
     const T = now.tokens.length;
@@ -169,7 +277,7 @@ export const multiHead = {
     if (!this.shownOutput || (details && !details.open)) return;
     const [, T, C] = this.shownOutput.shape;
     valueTable(host, {
-      name: 'mha-output', values: this.shownOutput.data, rows: T, cols: C, digits: 2, scrollable: true,
+      name: 'mha-output', values: this.shownOutput.data, rows: T, cols: C, digits: 2, scrollable: true, link: 'q',
       rowLabel: (i) => `t${i + 1}`, colLabel: (j) => String(j + 1), caption: 'Output after the output projection (one row per position)',
     });
   },

@@ -1,0 +1,176 @@
+// Trained weights in the multi-head section, in Chromium: picking them trains
+// a small previous-token model in the core (in slices, after the page is
+// ready), fixes the section's sizes with an inline note, and draws maps in
+// which a head puts at least 0.9 of every query's weight one place back.
+// The numbers shown are the core's (checked against the same run in Node);
+// the state survives a reload; a word the model does not know is refused in
+// the page's words and the last maps stay, marked. At 1280 and 390 px, axe
+// clean, no horizontal overflow. Screenshots go to tests/screenshots/.
+// Linked highlighting: a weight lights its query row, its key, their tokens
+// and its output row, by pointer and by keyboard.
+// Run: node --test tests/multi-head-page.test.mjs
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { browserSuite, assertClean, runAxe, typeInto } from './helpers/browser.mjs';
+import { loadAttention } from '../web/attention.js';
+import { TRAINED } from '../web/sections/trained-weights.js';
+
+const env = browserSuite();
+const shots = fileURLToPath(new URL('./screenshots/', import.meta.url));
+const TRAINED_MAPS = '#multi-head [data-slot="weights"][data-weights="trained"]';
+
+let lab;
+before(async () => { lab = await loadAttention({ simd: true }); });
+
+/** The maps (H, T, T) the same training run gives in Node, for tokens. */
+function expectedMaps(tokens) {
+  const trainer = lab.createTrainer(TRAINED.options);
+  trainer.step(TRAINED.steps);
+  const mha = lab.createMultiHeadAttention({ dModel: TRAINED.options.dModel, numHeads: TRAINED.options.heads, bias: false });
+  mha.setWeights(trainer.weights(0));
+  const { weights } = mha.forward(trainer.layerInput(0, tokens), { causal: true });
+  mha.free();
+  trainer.free();
+  return weights;
+}
+
+/** Every head's shown weights, as numbers: [head][row][col]. */
+async function shownMaps(page, H, T) {
+  const maps = [];
+  for (let h = 0; h < H; h++) {
+    const texts = await page.$$eval(`[data-heatmap="mha-weights-h${h}"] .hm-cell:not(.hm-extra)`, (ns) => ns.map((n) => n.textContent));
+    assert.equal(texts.length, T * T, `head ${h + 1}: ${texts.length} cells`);
+    maps.push(Array.from({ length: T }, (_, i) => texts.slice(i * T, (i + 1) * T).map(Number)));
+  }
+  return maps;
+}
+
+/** The heads (1-based) whose every query i > 1 puts at least `least` on key i - 1. */
+function previousTokenHeads(maps, least) {
+  return maps.flatMap((rows, h) => (rows.slice(1).every((row, i) => row[i] >= least) ? [h + 1] : []));
+}
+
+test('trained weights: a head looks one place back (>= 0.9), the numbers are the core\'s, the sizes are fixed and explained', async () => {
+  const { page, problems, context } = await env.open('#view=multi-head&mha.dmodel=64&mha.heads=16&mha.t=8', { viewport: { width: 1280, height: 900 } });
+  const section = page.locator('#multi-head');
+  assert.equal(await page.locator(TRAINED_MAPS).count(), 0, 'random weights first');
+  await section.locator('input[type="radio"][value="trained"]').check();
+  await page.waitForSelector(TRAINED_MAPS, { timeout: 90000 });
+
+  // The sizes: fixed to the trained model's, disabled, and the note names what changed.
+  assert.equal(await section.locator('input[data-field="mha-dmodel"]').inputValue(), '32');
+  assert.equal(await section.locator('input[data-field="mha-heads"]').inputValue(), '4');
+  for (const name of ['mha-dmodel', 'mha-heads', 'mha-size', 'mha-seed', 'mha-causal']) {
+    assert.equal(await section.locator(`input[data-field="${name}"]`).isDisabled(), true, `${name} is fixed`);
+  }
+  assert.equal(await section.locator('input[data-field="mha-causal"]').isChecked(), true, 'causal, as in training');
+  const note = await section.locator('[data-out="mha-trained-note"]').textContent();
+  assert.match(note, /d_model = 32 and H = 4/);
+  assert.match(note, /d_model was 64, now 32; H was 16, now 4/);
+
+  // The maps: the core's numbers (the same run in Node), words on the axes, a previous-token head.
+  const tokens = (await section.locator('[data-grid="mha-tokens"] input').evaluateAll((ns) => ns.map((n) => Number(n.value))));
+  assert.deepEqual(tokens, [3, 1, 4, 1, 5, 9, 2, 6]);
+  const T = tokens.length, H = TRAINED.options.heads;
+  const maps = await shownMaps(page, H, T);
+  const want = expectedMaps(tokens);
+  for (let h = 0; h < H; h++) {
+    for (let i = 0; i < T; i++) {
+      for (let j = 0; j < T; j++) {
+        const w = want.data[(h * T + i) * T + j], got = maps[h][i][j];
+        assert.ok(Math.abs(got - w) <= Math.max(0.005 + 1e-6, 0.05 * w), `head ${h + 1} [${i + 1}, ${j + 1}]: page ${got}, core ${w}`);
+      }
+    }
+  }
+  const heads = previousTokenHeads(maps, 0.9);
+  assert.ok(heads.length >= 1, `no head puts >= 0.9 on i - 1 in every row:\n${maps.map((m, h) => `head ${h + 1}: ${m.slice(1).map((row, i) => row[i]).join(' ')}`).join('\n')}`);
+  assert.equal(await page.locator('[data-heatmap="mha-weights-h0"] .hm-rowhead').nth(1).textContent(), 't2 cat');
+  await runAxe(page, 'multi-head, trained weights, 1280 px', { include: '#multi-head' });
+  mkdirSync(shots, { recursive: true });
+  await section.screenshot({ path: `${shots}multi-head-trained-1280.png` });
+
+  // A word the model does not know: refused in the page's words, the last maps kept and marked.
+  await typeInto(page, section.locator('[data-grid="mha-tokens"] input[data-row="0"][data-col="2"]'), '1'); // "1" is a word ("cat")
+  const lastValid = await shownMaps(page, H, T);
+  await page.keyboard.type('2'); // "12" is not
+  await page.waitForFunction(() => /knows 10 words/.test(document.querySelector('#multi-head [data-slot="status"]').textContent));
+  const status = await section.locator('[data-slot="status"]').textContent();
+  assert.match(status, /t3 = 12 is not one of them/);
+  assert.doesNotMatch(status, /tokens entry|BAD_ARGUMENT/);
+  assert.equal(await section.locator('[data-slot="weights"]').evaluate((n) => n.classList.contains('stale')), true, 'the last maps are marked');
+  assert.deepEqual(await shownMaps(page, H, T), lastValid, 'the last valid maps stay');
+  await typeInto(page, section.locator('[data-grid="mha-tokens"] input[data-row="0"][data-col="2"]'), '4');
+  await page.waitForFunction(() => !document.querySelector('#multi-head [data-slot="weights"]').classList.contains('stale'));
+
+  // The choice is in the link: a reload trains again and shows the same maps.
+  await page.waitForFunction(() => location.hash.includes('mha.weights=trained'));
+  await page.reload();
+  await page.waitForSelector(TRAINED_MAPS, { timeout: 90000 });
+  assert.deepEqual(await shownMaps(page, H, T), maps, 'the same maps after a reload');
+
+  // Back to random: the fields are free again.
+  await section.locator('input[type="radio"][value="random"]').check();
+  await page.waitForSelector('#multi-head [data-slot="weights"][data-weights="random"]');
+  assert.equal(await section.locator('input[data-field="mha-dmodel"]').isDisabled(), false);
+  assert.equal(await section.locator('[data-out="mha-trained-note"]').isHidden(), true);
+  assertClean(problems, 'multi-head, trained weights');
+  await context.close();
+});
+
+test('trained weights at 390 px: the page is ready before training ends, no overflow, axe clean', async () => {
+  const { page, problems, context } = await env.open('#view=multi-head&mha.weights=trained', { viewport: { width: 390, height: 844 } });
+  await page.waitForSelector(TRAINED_MAPS, { timeout: 90000 });
+  const maps = await shownMaps(page, TRAINED.options.heads, 5);
+  assert.ok(previousTokenHeads(maps, 0.9).length >= 1, 'a previous-token head at 390 px too');
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal overflow');
+  await runAxe(page, 'multi-head, trained weights, 390 px', { include: '#multi-head' });
+  mkdirSync(shots, { recursive: true });
+  await page.locator('#multi-head').screenshot({ path: `${shots}multi-head-trained-390.png` });
+  assertClean(problems, 'multi-head, trained weights, 390 px');
+  await context.close();
+});
+
+/** What is lit in the multi-head section, as "name:q,k,pos" (the source starred), sorted. */
+function lit(page) {
+  return page.$$eval('#multi-head .linked, #multi-head .link-source', (ns) => ns.map((n) => {
+    const name = n.closest('[data-heatmap]')?.dataset.heatmap || n.closest('[data-grid]')?.dataset.grid || (n.closest('[data-slot="output"]') ? 'output' : n.tagName);
+    return `${n.classList.contains('link-source') ? '*' : ''}${name}:${n.dataset.linkQ ?? '-'},${n.dataset.linkK ?? '-'},${n.dataset.linkPos ?? '-'}`;
+  }).sort());
+}
+
+test('linked highlighting: a weight lights its query row and key in every head, their tokens and its output row; keyboard too', async () => {
+  const { page, problems, context } = await env.open('#view=multi-head&mha.heads=2&mha.t=3', { viewport: { width: 1280, height: 900 } });
+  await page.locator('details[data-disclosure="mha-output"] > summary').click();
+  const outputCells = await page.locator('#multi-head [data-slot="output"] td').count();
+  const C = outputCells / 3;
+  const cell = page.locator('[data-heatmap="mha-weights-h1"] .hm-cell[data-row="2"][data-col="1"]');
+  await cell.hover();
+  const expected = [
+    '*mha-weights-h1:2,1,-',
+    'mha-weights-h0:2,1,-', // the same query and key in the other head
+    'mha-weights-h0:2,-,-', 'mha-weights-h1:2,-,-', // the query's row headings
+    'mha-weights-h0:-,1,-', 'mha-weights-h1:-,1,-', // the key's column headings
+    'mha-tokens:-,-,1', 'mha-tokens:-,-,1', 'mha-tokens:-,-,2', 'mha-tokens:-,-,2', // the key's and the query's tokens (heading, cell)
+    ...Array.from({ length: C + 1 }, () => 'output:2,-,-'), // the query's output row (heading and C values)
+  ].sort();
+  assert.deepEqual(await lit(page), expected, 'hover');
+  assert.equal(await page.locator('[data-heatmap="mha-weights-h1"] .hm-cell[data-row="2"][data-col="0"]').evaluate((n) => n.classList.contains('linked')), false, 'another key of the same row is not lit');
+  await page.mouse.move(0, 0);
+  assert.deepEqual(await lit(page), [], 'nothing lit once the pointer leaves');
+
+  // Keyboard: the map's one tab stop, arrows to (3, 2); focus lights the same.
+  await page.locator('[data-heatmap="mha-weights-h1"] .hm-cell[tabindex="0"]').focus();
+  for (const key of ['ArrowDown', 'ArrowDown', 'ArrowRight']) await page.keyboard.press(key);
+  assert.equal(await page.evaluate(() => `${document.activeElement.dataset.row},${document.activeElement.dataset.col}`), '2,1');
+  assert.deepEqual(await lit(page), expected, 'focus');
+  assert.match(await cell.getAttribute('aria-label'), /^t3 \S+, t2 \S+: weight \d/);
+  // A token lights its row and its column in every map.
+  await page.locator('[data-grid="mha-tokens"] input[data-col="0"]').focus();
+  const fromToken = await lit(page);
+  assert.ok(fromToken.includes('mha-weights-h0:0,2,-') && fromToken.includes('mha-weights-h1:2,0,-') && !fromToken.includes('mha-weights-h0:1,2,-'), fromToken.join(' '));
+  await runAxe(page, 'multi-head with a focused weight', { include: '#multi-head' });
+  assertClean(problems, 'multi-head links');
+  await context.close();
+});
