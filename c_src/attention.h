@@ -81,7 +81,8 @@ typedef enum {
     ATTN_BUG_SOFTMAX_BACKWARD_NO_ROWSUM = 13, /* backward: dS = P * dP, no row sum */
     ATTN_BUG_GRAD_THROUGH_BLOCKED = 14, /* backward: blocked weights taken as uniform */
     ATTN_BUG_NO_RESCALE = 15,           /* tiled path: drop exp(m_old - m_new) */
-    ATTN_BUG_COUNT = 16
+    ATTN_BUG_STALE_CACHE_OFFSET = 16,   /* MHA with a cache: new queries at position 0 */
+    ATTN_BUG_COUNT = 17
 } attn_bug;
 
 /* ------------------------------------------------------------------------ */

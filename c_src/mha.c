@@ -171,15 +171,26 @@ static void reshape_only(float *dst, const float *src, int B, int T, int H, int 
 typedef void heads_fn(float *dst, const float *src, int B, int T, int H, int D);
 typedef struct {
     heads_fn *split, *merge;
-    int nan_expected; /* the output may hold NaN: the bug's point */
+    int nan_expected;  /* the output may hold NaN: the bug's point */
+    int stale_offset;  /* bug stale-cache-offset, see query_offset */
 } mha_plan;
 
 static mha_plan make_mha_plan(int bug) {
-    mha_plan p = {split_heads, merge_heads, 0};
+    mha_plan p = {split_heads, merge_heads, 0, 0};
     if (bug == ATTN_BUG_HEADS_WITHOUT_TRANSPOSE) p.split = reshape_only;
     if (bug == ATTN_BUG_MERGE_WITHOUT_TRANSPOSE) p.merge = reshape_only;
     if (bug == ATTN_BUG_NO_ALL_MASKED_GUARD) p.nan_expected = 1;
+    if (bug == ATTN_BUG_STALE_CACHE_OFFSET) p.stale_offset = 1;
     return p;
+}
+
+/* The position of the first query, given q_offset and Tp cached keys.
+ * bug stale-cache-offset: with a non-empty cache the decoder's position
+ * counter is never advanced, so the new queries stand at 0 (their RoPE angle
+ * and their causal position) while the keys continue from Tp as they should.
+ * With no cached key (Tp = 0) the bug changes nothing. */
+static int query_offset(const mha_plan *p, int q_offset, int Tp) {
+    return p->stale_offset && Tp > 0 ? 0 : q_offset;
 }
 
 /* full (B, H, Tp + Tn, D) <- past (B, H, Tp, D) then new (B, H, Tn, D). */
@@ -262,6 +273,7 @@ int attn_mha_forward(float *out, float *probs, attn_mha *m,
                          at / C / Tkn, at / C % Tkn, at % C);
 
     const mha_plan plan = make_mha_plan(bug);
+    const int q_offset = query_offset(&plan, mv->q_offset, Tp);
 
     /* Scratch, one block: projections, heads, full K/V, attention output,
      * and the key padding of the full K: O(T * C), never O(T^2). */
@@ -294,7 +306,7 @@ int attn_mha_forward(float *out, float *probs, attn_mha *m,
 
     /* 3. rope */
     if (m->rope) {
-        attn_rope_rotate(q_heads, NULL, mv->q_offset, B * H, Tq, D, ATTN_ROPE_BASE, 1);
+        attn_rope_rotate(q_heads, NULL, q_offset, B * H, Tq, D, ATTN_ROPE_BASE, 1);
         attn_rope_rotate(k_new, NULL, (double)mv->k_offset + Tp, B * H, Tkn, D, ATTN_ROPE_BASE, 1);
     }
     if ((status = check_heads_overflow("the query projection", q_heads, B, H, Tq, D)) ||
@@ -313,7 +325,7 @@ int attn_mha_forward(float *out, float *probs, attn_mha *m,
     /* 5. visibility: the mask, the key padding, and causal by position,
      * q_offset + i against k_offset + j */
     const attn_visibility rule = {mv->mask, key_padding_mask, mv->causal,
-                                  causal_diagonal(mv->q_offset, mv->k_offset, Tq, Tk)};
+                                  causal_diagonal(q_offset, mv->k_offset, Tq, Tk)};
 
     /* 6. attend. The scale is 1/sqrt(D) rounded once, as lab.sdpa's default is. */
     const attn_dims dims = {B, H, Tq, Tk, D, D};
@@ -340,7 +352,7 @@ int attn_mha_forward(float *out, float *probs, attn_mha *m,
     if (save) {
         const mha_activations act = {query, kv, q_heads, k_all, v_all, merged};
         status = save_for_backward(m, &act, &rule, mv->query_padding_mask, &dims,
-                                   Tp > 0 || kc->new_k, mv->q_offset, (double)mv->k_offset + Tp, bug);
+                                   Tp > 0 || kc->new_k, q_offset, (double)mv->k_offset + Tp, bug);
     }
 done:
     attn_free(scratch);

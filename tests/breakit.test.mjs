@@ -123,6 +123,11 @@ describe('the bug switches in the core', () => {
       (err) => err instanceof AttentionError && err.code === 'BAD_ARGUMENT' && /mha\.forward/.test(err.message));
   });
 
+  test('stale-cache-offset is refused by sdpa, which has no KV cache', () => {
+    assert.throws(() => lab.sdpa(q, q, v, { bug: 'stale-cache-offset' }),
+      (err) => err instanceof AttentionError && err.code === 'BAD_ARGUMENT' && /KV cache/.test(err.message) && /mha\.forward/.test(err.message));
+  });
+
   test('mask-output needs dv == Tk, as out.masked_fill(~allowed, 0) does', () => {
     assert.throws(() => lab.sdpa(q, q, v, { causal: true, bug: 'mask-output' }),
       (err) => err.code === 'SHAPE_MISMATCH' && /dv == Tk/.test(err.message));

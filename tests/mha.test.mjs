@@ -382,25 +382,44 @@ for (const simd of [true, false]) {
         const joined = concatTime(outputs);
         assertNear(joined.data, mha.forward(x, { causal: true }).output.data, joined.shape, 1e-5,
           `cached output without causal, rope=${rope}`, 'kv cache vs full pass');
-        // A stale offset (every new query placed at 0) is taken as given: causal
-        // then lets each query see key 0 only, and the outputs leave the full pass.
-        let stale;
-        const staleOut = [];
-        for (let t = 0; t < T; t++) {
-          const step = mha.forward(sliceTime(x, t, t + 1), { useCache: true, cache: stale, causal: true, queryPositionOffset: 0 });
-          stale = step.cache;
-          staleOut.push(step.output);
-          for (let bh = 0; bh < 6; bh++) {
-            const row = Array.from(step.weights.data.subarray(bh * (t + 1), (bh + 1) * (t + 1)));
-            assert.deepEqual(row, [1, ...new Array(t).fill(0)], `stale offset, step ${t}, batch-head ${bh}: only key 0 is seen`);
+        // Bug stale-cache-offset: the core keeps the new queries at position 0
+        // while the keys continue from the cache length. Causal then lets each
+        // query see key 0 only, and the outputs leave the full pass; the same
+        // calls without the bug stay on it.
+        const fullPass = mha.forward(x, { causal: true }).output;
+        const fullOut = fullPass.data;
+        for (const bug of ['stale-cache-offset', null]) {
+          let c;
+          const stepOut = [];
+          for (let t = 0; t < T; t++) {
+            const step = mha.forward(sliceTime(x, t, t + 1), { useCache: true, cache: c, causal: true, bug });
+            c = step.cache;
+            stepOut.push(step.output);
+            if (!bug) continue;
+            for (let bh = 0; bh < 6; bh++) {
+              const row = Array.from(step.weights.data.subarray(bh * (t + 1), (bh + 1) * (t + 1)));
+              assert.deepEqual(row, [1, ...new Array(t).fill(0)], `stale offset, step ${t}, batch-head ${bh}: only key 0 is seen`);
+            }
+          }
+          assert.equal(c.length, T);
+          const joined = concatTime(stepOut);
+          if (bug) {
+            let worst = 0;
+            for (let n = 0; n < fullOut.length; n++) worst = Math.max(worst, Math.abs(joined.data[n] - fullOut[n]));
+            assert.ok(worst > 1e-2, `bug ${bug} changes the cached outputs (max difference ${worst}, rope=${rope})`);
+            // Step 1 has an empty cache: position 0 is right there, so nothing changes.
+            assertNear(stepOut[0].data, sliceTime(fullPass, 0, 1).data, stepOut[0].shape, 1e-6,
+              `bug ${bug}, first step, rope=${rope}`, 'kv cache vs full pass');
+          } else {
+            assertNear(joined.data, fullOut, joined.shape, 1e-6, `cached decode without the bug, rope=${rope}`, 'kv cache vs full pass');
           }
         }
-        assert.equal(stale.length, T);
-        const staleJoined = concatTime(staleOut);
-        const fullOut = mha.forward(x, { causal: true }).output.data;
-        let worst = 0;
-        for (let n = 0; n < fullOut.length; n++) worst = Math.max(worst, Math.abs(staleJoined.data[n] - fullOut[n]));
-        assert.ok(worst > 1e-2, `a stale query offset changes the cached outputs (max difference ${worst}, rope=${rope})`);
+        // Without a cache the bug changes nothing, offsets included.
+        for (const queryPositionOffset of [0, 3]) {
+          const options = { causal: true, queryPositionOffset, keyPositionOffset: 0 };
+          assert.deepEqual(mha.forward(x, { ...options, bug: 'stale-cache-offset' }), mha.forward(x, options),
+            `bug stale-cache-offset without a cache, queryPositionOffset ${queryPositionOffset}`);
+        }
         mha.free();
       }
     });
@@ -510,6 +529,9 @@ for (const simd of [true, false]) {
       check(() => mha.forward(x, kv, { useCache: true }), 'CACHE_CROSS_ATTENTION');
       check(() => mha.forward(x, kv, { useCache: true, cache }), 'CACHE_CROSS_ATTENTION');
       check(() => mha.forward(x, { useCache: true, keyPositionOffset: 1 }), 'CACHE_POSITION');
+      check(() => mha.forward(x, { useCache: true, queryPositionOffset: 2 }), 'CACHE_POSITION');
+      check(() => mha.forward(x, { useCache: true, cache, queryPositionOffset: 4 }), 'CACHE_POSITION');
+      check(() => mha.forward(x, { useCache: true, cache, queryPositionOffset: 0 }), 'CACHE_POSITION');
       check(() => mha.forward(x, { useCache: true, cache, keyPositionOffset: 4 }), 'CACHE_POSITION');
       check(() => mha.forward(x, { queryPositionOffset: -1 }), 'NEGATIVE_OFFSET');
       check(() => mha.forward(x, kv, { keyPositionOffset: -3 }), 'NEGATIVE_OFFSET');

@@ -233,8 +233,8 @@ async function expectKv(page, { step, stale }) {
     const outputs = [];
     let cache = null;
     for (let t = 0; t < step; t++) {
-      // Through the cache either way; the stale mistake passes offset 0 at every step.
-      const r = mha.forward([[x[t]]], { cache, useCache: true, causal: true, queryPositionOffset: stale ? 0 : t });
+      // Through the cache either way, with the right offsets; the stale mistake is the core's bug.
+      const r = mha.forward([[x[t]]], { cache, useCache: true, causal: true, bug: stale ? 'stale-cache-offset' : null });
       cache = r.cache;
       if (stale) {
         // Placed at position 0, each query sees key 1 only.
@@ -276,6 +276,8 @@ test('KV cache: one row of scores per step, equal to one full causal pass; a sta
   assert.ok(diff > 1e-3, `the stale offset changes the outputs (${diff})`);
   assert.equal(await section.locator('[data-check="kv-equal"]').getAttribute('data-passed'), 'false');
   assert.ok(Number((await texts(page, 'kv-diff'))[0].replace('−', '-')) > 1e-3, 'the page shows a non-zero max difference');
+  assert.match(await section.locator('[data-slot="cache"] .readout').textContent(), /stale-offset bug/, 'the readout says the core\'s bug is on');
+  assert.match(await section.textContent(), /stale-cache-offset/, 'the words name the core\'s bug');
   await page.keyboard.press('Space');
   // Edit a token and the seed by keyboard.
   await typeInto(page, section.locator('[data-grid="kv-x"] input[data-row="1"][data-col="2"]'), '-2');

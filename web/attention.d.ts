@@ -30,7 +30,7 @@ export type BugName =
   | 'softmax-over-queries' | 'mask-after-softmax' | 'mask-output' | 'no-causal-mask'
   | 'causal-upper' | 'inverted-mask' | 'padding-on-queries' | 'no-scale' | 'scale-by-dk'
   | 'heads-without-transpose' | 'merge-without-transpose' | 'no-all-masked-guard'
-  | 'softmax-backward-no-rowsum' | 'grad-through-blocked' | 'no-rescale';
+  | 'softmax-backward-no-rowsum' | 'grad-through-blocked' | 'no-rescale' | 'stale-cache-offset';
 /** Bug names in the core's enum order; index 0 (no bug) is null. */
 export const BUGS: readonly (BugName | null)[];
 
@@ -177,11 +177,12 @@ export interface ForwardOptions {
   causal?: boolean;
   cache?: KVCache | null;
   useCache?: boolean;
-  /** Position of the first query; with a cache it defaults to the cache length (any other value is taken as given). */
+  /** Position of the first query; with a cache it must be the cache length, the default (CACHE_POSITION). */
   queryPositionOffset?: number;
   /** Position of the first key; must be 0 with a cache (CACHE_POSITION). */
   keyPositionOffset?: number;
   needWeights?: boolean;
+  /** A break-it bug; 'stale-cache-offset' places the new queries at 0 when a cache holds keys (no effect without one). */
   bug?: BugName | null;
   /** Keep what backward() needs; the module holds it until the next forward that asks. */
   saveForBackward?: boolean;

@@ -68,8 +68,10 @@ const fail = (code, message) => {
 export const BUGS = Object.freeze([null, 'softmax-over-queries', 'mask-after-softmax', 'mask-output',
   'no-causal-mask', 'causal-upper', 'inverted-mask', 'padding-on-queries', 'no-scale',
   'scale-by-dk', 'heads-without-transpose', 'merge-without-transpose', 'no-all-masked-guard',
-  'softmax-backward-no-rowsum', 'grad-through-blocked', 'no-rescale']);
-const MHA_ONLY_BUGS = new Set(['heads-without-transpose', 'merge-without-transpose']);
+  'softmax-backward-no-rowsum', 'grad-through-blocked', 'no-rescale', 'stale-cache-offset']);
+/** The bugs of the multi-head module, and what each one is about. */
+const MHA_ONLY_BUGS = new Map([['heads-without-transpose', 'splitting heads'], ['merge-without-transpose', 'merging heads'],
+  ['stale-cache-offset', 'decoding with a KV cache']]);
 
 function bugIndex(bug, { mha }) {
   if (bug === undefined || bug === null || bug === 'none') return 0;
@@ -81,7 +83,7 @@ function bugIndex(bug, { mha }) {
     fail('BAD_ARGUMENT', 'bug "no-rescale" is about the tiled path: use it with lab.sdpaTiled, not mha.forward');
   }
   if (!mha && MHA_ONLY_BUGS.has(bug)) {
-    fail('BAD_ARGUMENT', `bug "${bug}" is about splitting heads: use it with mha.forward, not lab.sdpa`);
+    fail('BAD_ARGUMENT', `bug "${bug}" is about ${MHA_ONLY_BUGS.get(bug)}: use it with mha.forward, not lab.sdpa`);
   }
   return index;
 }
@@ -1210,8 +1212,9 @@ class MultiHeadAttention {
    *   queries (padded ones get zero output); causal: compares positions;
    *   cache + useCache: incremental decoding (self-attention only);
    *   queryPositionOffset, keyPositionOffset: positions of the first query
-   *   and key (with a cache: keys from 0, queries by default at the cache
-   *   length); needWeights (default true); bug: a head bug from BUGS;
+   *   and key (with a cache: keys from 0, queries at the cache length; other
+   *   values are refused); needWeights (default true); bug: a bug from BUGS
+   *   (stale-cache-offset: with cached keys, queries at position 0);
    *   saveForBackward: keep what backward() needs (see backward).
    * @returns {{ output, weights?, cache? }} output (B, Tq, dModel), weights
    *   (B, H, Tq, Tk), cache { key, value, keyPaddingMask, length } with
@@ -1285,13 +1288,10 @@ class MultiHeadAttention {
       if (fields.length !== undefined && fields.length !== Tp) fail('CACHE_MISMATCH', `cache.length ${show(fields.length)} does not match its keys (${Tp})`);
       past = { key, value, keyPaddingMask };
     }
-    // With a cache the keys' positions are fixed: the cached ones at 0..Tp-1,
-    // the new ones after them. The new queries belong at Tp, the default; an
-    // explicit queryPositionOffset is taken as given, so that a decoder whose
-    // position counter went stale gets what it asked for (see the lesson's
-    // KV-cache section).
-    if (useCache && kOffset !== 0) {
-      fail('CACHE_POSITION', `with a cache, keys start at position 0 (the new ones continue from the cache length ${Tp}); got keyPositionOffset ${kOffset}`);
+    if (useCache) {
+      if (kOffset !== 0 || (qOffsetGiven !== undefined && qOffsetGiven !== Tp)) {
+        fail('CACHE_POSITION', `with a cache, keys start at position 0 and queries continue from the cache length ${Tp} (got queryPositionOffset ${qOffsetGiven}, keyPositionOffset ${kOffset})`);
+      }
     }
     // Positions: query i at qOffset + i; key j (of all keys) at firstKey + j.
     const qOffset = qOffsetGiven ?? (cache ? Tp : selfAttention ? kOffset : 0);

@@ -33,6 +33,8 @@
  *     options: { causal?, attentionMask?, keyPaddingMask? }, bug }
  *     x nested array (T, dModel): one sequence, self-attention;
  *     attentionMask (T, T); keyPaddingMask (1, T).
+ *     With decode: true the tokens are decoded one at a time through the
+ *     module's KV cache, causal; the steps are laid out as one pass.
  */
 import { AttentionError } from './attention.js';
 
@@ -91,6 +93,7 @@ export function runExercise(lab, exercise, { bug = exercise.bug, inputs = exerci
     if (exercise.kind === 'mha') {
       const module = lab.createMultiHeadAttention(exercise.module);
       try {
+        if (exercise.decode) return decodeWithCache(module, inputs.x, options);
         const { output, weights } = module.forward([inputs.x], options);
         return { output, weights };
       } finally {
@@ -116,6 +119,31 @@ export function runExercise(lab, exercise, { bug = exercise.bug, inputs = exerci
     if (err instanceof AttentionError) return { refused: err };
     throw err;
   }
+}
+
+/**
+ * Decode x (T, dModel) one token at a time through the module's KV cache,
+ * each step causal, and lay the steps out as one pass would: output
+ * (1, T, dModel) and weights (1, H, T, T), step t's row of weights followed
+ * by zeros for the keys not yet decoded. Done right, this is exactly one
+ * full causal pass.
+ */
+function decodeWithCache(module, x, options) {
+  const T = x.length;
+  const C = x[0].length;
+  const H = module.numHeads;
+  const output = { data: new Float32Array(T * C), shape: [1, T, C] };
+  const weights = { data: new Float32Array(H * T * T), shape: [1, H, T, T] };
+  let cache = null;
+  for (let t = 0; t < T; t++) {
+    const step = module.forward([[x[t]]], { ...options, causal: true, cache, useCache: true });
+    cache = step.cache;
+    output.data.set(step.output.data, t * C);
+    for (let h = 0; h < H; h++) {
+      weights.data.set(step.weights.data.subarray(h * (t + 1), (h + 1) * (t + 1)), (h * T + t) * T);
+    }
+  }
+  return { output, weights };
 }
 
 /**

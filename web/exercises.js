@@ -183,6 +183,18 @@ export const EXERCISES = Object.freeze([
     catchers: ['matchesReference', 'permutationEquivariance'],
     prompt: 'Rows still sum to 1, yet a key that arrives after a larger score counts for too much, so the order of the keys now matters. Which checks notice?',
   },
+  {
+    bug: 'stale-cache-offset',
+    title: 'Decoding with a stale position offset',
+    ...mha({ causal: true }),
+    module: { ...MODULE, rope: true },
+    decode: true,
+    setting: 'Multi-head attention with RoPE, dModel = 4, 2 heads of width 2, seed 7; 4 tokens decoded one at a time through the KV cache, causal.',
+    mistake: 'q = rope(q, pos=0); k_cache.append(rope(k, pos=len(k_cache)))   # the query offset never advances',
+    repair: 'pos = len(k_cache); q = rope(q, pos); k_cache.append(rope(k, pos))   # queries continue from the cache length',
+    catchers: ['diagonalAllowed', 'matchesReference'],
+    prompt: 'Each new query stands at position 0, so the causal rule lets it see the first token only. Which checks notice?',
+  },
 ].map((exercise) => Object.freeze(exercise)));
 
 if (EXERCISES.map((e) => e.bug).join() !== BUGS.slice(1).join()) {

@@ -21,6 +21,7 @@ export const kvCache = {
   body: `
 <p>A language model writes one token at a time, and each new token attends to all the tokens before it. Recomputing every key and value at every step would repeat almost all of the work. The KV cache keeps the keys and values of the tokens already seen: a step projects only the new token, appends its key and value to the cache, and attends from its one query to every cached key. Step t adds one row of scores.</p>
 <p>Done right, the outputs are exactly those of one full causal pass over the whole sequence. The classic mistake is a stale position offset: the new query must stand at the cache’s length, not at 0 as if it began a new sequence. Placed at 0, it is rotated by the wrong angle, and the causal rule, which compares positions, lets it see the first token only.</p>
+<p>The switch below turns that mistake on inside the attention core, as a deliberate bug (<code>stale-cache-offset</code>): the page still passes the right offsets, but the core’s decoding step leaves the new query’s position at 0 instead of the cache’s length. The keys are still stored at their right positions. Watch the largest difference to the full pass.</p>
 <div class="inputs" data-slot="inputs"></div>
 <div class="controls" data-slot="controls"></div>
 <div data-slot="status"></div>
@@ -50,7 +51,7 @@ export const kvCache = {
       numberField({ label: 'Weight seed (2 heads of width 2, RoPE on)', name: 'kv-seed', value: st.seed, integer: true, min: 0, max: 99999, size: 'sm',
         onValue: (value) => { st.seed = value; commit(); } }),
       h('div', { class: 'field stepper' }, this.prev, this.stepText, this.next),
-      checkbox({ label: 'Mistake: a stale position offset (each new query placed at position 0)', name: 'kv-stale', checked: st.stale,
+      checkbox({ label: 'Mistake: a stale position offset (a bug in the core places each new query at position 0)', name: 'kv-stale', checked: st.stale,
         onToggle: (on) => { st.stale = on; commit(); } }),
     );
     this.status = statusLine();
@@ -74,12 +75,12 @@ export const kvCache = {
     const res = ctx.core(this.status, () => {
       const mha = this.moduleFor(ctx, st.seed);
       const full = mha.forward([st.x], { causal: true });
-      // Decode tokens 1..step with the cache. The stale mistake passes the
-      // same calls a position offset stuck at 0 instead of the cache length.
+      // Decode tokens 1..step with the cache, each query at the cache length.
+      // The stale mistake is the core's bug stale-cache-offset on the same calls.
       const steps = [];
       let cache = null;
       for (let t = 0; t < st.step; t++) {
-        const r = mha.forward([[st.x[t]]], { cache, useCache: true, causal: true, queryPositionOffset: st.stale ? 0 : t });
+        const r = mha.forward([[st.x[t]]], { cache, useCache: true, causal: true, queryPositionOffset: t, bug: st.stale ? 'stale-cache-offset' : null });
         cache = r.cache;
         steps.push(r);
       }
@@ -108,8 +109,8 @@ export const kvCache = {
     ctx.slot(this.id, 'cache').replaceChildren(
       h('p', { class: 'readout' }, 'After token ', String(st.step), ' the cache holds keys and values of shape ',
         h('strong', { 'data-out': 'kv-cache-shape', text: `(${res.cacheShape.join(', ')})` }), ': (batch, heads, tokens so far, head width). ',
-        st.stale ? 'The query offset passed at each step stays 0, so every new query stands at position 0.'
-          : 'The query offset passed at each step is the cache’s length before the step.'),
+        'The query offset passed at each step is the cache’s length before the step',
+        st.stale ? '; the core’s stale-offset bug ignores it and stands every new query at position 0.' : '.'),
       ...tables);
 
     // The check: the decoded outputs against the full causal pass, rows 1..step.
