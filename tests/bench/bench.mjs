@@ -498,11 +498,13 @@ if (lab) {
     `JS overhead at T = 8 ${r8 ? fmtUs(r8.overhead) : 'n/a'} µs (${overheadMet ? 'met' : 'NOT met'}).`;
 }
 out.push(targets);
-if (lab) {
+// BENCH_SKIP=backward,train leaves those parts out, for a quick look.
+const SKIP = (process.env.BENCH_SKIP || '').split(',');
+if (lab && !SKIP.includes('backward')) {
   const { benchBackward } = await import('./backward.mjs');
   out.push('', ...(await benchBackward(lab.simd, timeColumns, peak)));
 }
-if (lab) {
+if (lab && !SKIP.includes('train')) {
   const { benchTrain } = await import('./train.mjs');
   out.push('', ...(await benchTrain(lab.simd, timeColumns)));
 }
