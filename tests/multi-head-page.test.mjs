@@ -105,7 +105,8 @@ test('trained weights: a head looks one place back (>= 0.9), the numbers are the
   await page.waitForFunction(() => !document.querySelector('#multi-head [data-slot="weights"]').classList.contains('stale'));
 
   // The choice is in the link: a reload trains again and shows the same maps.
-  await page.waitForFunction(() => location.hash.includes('mha.weights=trained'));
+  // (a reload takes the address as it is: wait until the hash holds the last edit, written once edits pause)
+  await page.waitForFunction(() => location.hash.includes('mha.weights=trained') && !/mha\.tokens=[^&]*\b12\b/.test(location.hash));
   await page.reload();
   await page.waitForSelector(TRAINED_MAPS, { timeout: 90000 });
   assert.deepEqual(await shownMaps(page, H, T), maps, 'the same maps after a reload');
