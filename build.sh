@@ -131,6 +131,8 @@ fi
 case "$MODE" in
   build) ;;
   --serve) exec node web/serve.mjs ;;
-  --test) exec node --test --test-reporter=spec tests/*.test.mjs ;;
+  # Two test files at a time: most of a browser test's time is waiting on
+  # Chromium, so a second file keeps both cores busy.
+  --test) exec node --test --test-concurrency=2 --test-reporter=spec tests/*.test.mjs ;;
   *) say "unknown option $MODE (use --serve or --test)"; exit 2 ;;
 esac
