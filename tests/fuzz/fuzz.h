@@ -126,6 +126,31 @@ static inline void check_finite_all(const float *x, long n, const char *what) {
     for (long i = 0; i < n; i++) INVARIANT(isfinite(x[i]), "%s[%ld] = %g is not finite", what, i, x[i]);
 }
 
+/* out (B, H, Tq, dv) = probs (B, H, Tq, Tk) @ v (B, H, Tk, dv), checked in
+ * double: each entry within 1e-5 of the sum of its terms' sizes. A path that
+ * never stores the probabilities (the tiled one, `unstored` 1) may differ by
+ * FLT_MIN |v| more per term: a stored probability is resolved only down to
+ * FLT_MIN (below it float32 loses precision and the SIMD exp gives 0), where
+ * that path still carries p v. */
+static inline void check_probs_times_v(const float *out, const float *probs, const float *v, const attn_dims *d,
+                                       int unstored, const char *call) {
+    for (long bh = 0; bh < (long)d->B * d->H; bh++)
+        for (int i = 0; i < d->Tq; i++)
+            for (int col = 0; col < d->dv; col++) {
+                double want = 0, size_sum = 0, v_sum = 0;
+                for (int j = 0; j < d->Tk; j++) {
+                    const double vj = v[(bh * d->Tk + j) * d->dv + col];
+                    const double term = (double)probs[(bh * d->Tq + i) * d->Tk + j] * vj;
+                    want += term;
+                    size_sum += fabs(term);
+                    v_sum += fabs(vj);
+                }
+                const float got = out[(bh * d->Tq + i) * d->dv + col];
+                INVARIANT(fabs(got - want) <= 1e-5 * size_sum + (unstored ? FLT_MIN * v_sum : 0.0) + 1e-30,
+                          "%s: out[%ld, %d, %d] = %g, probs @ v = %g", call, bh, i, col, got, want);
+            }
+}
+
 /* ------------------------------------------------------------------------ */
 /* One attn_sdpa-shaped call decoded from the bytes (forward and backward)   */
 /* ------------------------------------------------------------------------ */

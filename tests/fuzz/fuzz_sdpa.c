@@ -36,27 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
          * output, up to float32 rounding of its running rescales */
         const int again = attn_sdpa(out2, NULL, NULL, c.q, c.k, c.v, c.rule, d, c.scale, c.bug);
         INVARIANT(again == ATTN_OK, "the no-probs path refused what the probs path ran: %s", attn_last_error());
-        /* out = probs @ v, in double */
-        for (long bh = 0; bh < (long)d->B * d->H; bh++)
-            for (int i = 0; i < d->Tq; i++)
-                for (int col = 0; col < d->dv; col++) {
-                    double want = 0, size_sum = 0, v_sum = 0;
-                    for (int j = 0; j < d->Tk; j++) {
-                        const double vj = c.v[(bh * d->Tk + j) * d->dv + col];
-                        const double term = (double)probs[(bh * d->Tq + i) * d->Tk + j] * vj;
-                        want += term;
-                        size_sum += fabs(term);
-                        v_sum += fabs(vj);
-                    }
-                    const float got = out[(bh * d->Tq + i) * d->dv + col];
-                    INVARIANT(fabs(got - want) <= 1e-5 * size_sum + 1e-30, "out[%ld, %d, %d] = %g, probs @ v = %g", bh, i, col, got, want);
-                    const float tiled = out2[(bh * d->Tq + i) * d->dv + col];
-                    /* probabilities are resolved only down to FLT_MIN: the
-                     * stored one may be 0 where the tiled path still carries
-                     * p v, so each term may differ by FLT_MIN |v| */
-                    INVARIANT(fabs(tiled - want) <= 1e-5 * size_sum + FLT_MIN * v_sum + 1e-30,
-                              "no-probs out[%ld, %d, %d] = %g, probs @ v = %g", bh, i, col, tiled, want);
-                }
+        check_probs_times_v(out, probs, c.v, d, 0, "attn_sdpa");
+        check_probs_times_v(out2, probs, c.v, d, 1, "attn_sdpa, no probs");
     }
 done:
     sdpa_call_free(&c);

@@ -94,25 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     INVARIANT(standard == ATTN_OK, "the standard path refused what the tiled path ran: %s", attn_last_error());
     sdpa_call_allowed(&c, allowed, "attn_sdpa_tiled");
     check_probabilities(probs, allowed, c.nw / d->Tk, d->Tk, "attn_sdpa");
-    for (long bh = 0; bh < (long)d->B * d->H; bh++)
-        for (int i = 0; i < d->Tq; i++)
-            for (int col = 0; col < d->dv; col++) {
-                /* Probabilities are resolved only down to FLT_MIN: below it
-                 * float32 loses precision, and the standard path's stored
-                 * probability may be 0 where the tiled path still carries
-                 * p v. Each term may differ by FLT_MIN |v|. */
-                double want = 0, size_sum = 0, v_sum = 0;
-                for (int j = 0; j < d->Tk; j++) {
-                    const double vj = c.v[(bh * d->Tk + j) * d->dv + col];
-                    const double term = (double)probs[(bh * d->Tq + i) * d->Tk + j] * vj;
-                    want += term;
-                    size_sum += fabs(term);
-                    v_sum += fabs(vj);
-                }
-                const float got = out[(bh * d->Tq + i) * d->dv + col];
-                INVARIANT(fabs(got - want) <= 1e-5 * size_sum + FLT_MIN * v_sum + 1e-30,
-                          "tiled out[%ld, %d, %d] = %g, probs @ v = %g (block_keys %d)", bh, i, col, got, want, block_keys);
-            }
+    check_probs_times_v(out, probs, c.v, d, 1, "attn_sdpa_tiled");
 done:
     sdpa_call_free(&c);
     free(out), free(out2), free(trace), free(probs), free(allowed);
