@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { launchBrowser, openPage, startServer, assertClean } from './helpers/browser.mjs';
+import { launchBrowser, openPage, startServer, assertClean, shownText } from './helpers/browser.mjs';
 import { EXERCISES } from '../web/exercises.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -31,7 +31,11 @@ async function lesson() {
 }
 
 /** The switch's visible text (what a sighted learner reads), and its pressed state. */
-const switchText = (card) => card.locator('button.bk-switch').evaluate((b) => ({ text: b.innerText.trim(), pressed: b.getAttribute('aria-pressed') }));
+// The switch's text as drawn: its state word comes from the CSS too.
+const switchText = async (card) => {
+  const button = card.locator('button.bk-switch');
+  return { text: (await shownText(button)).trim(), pressed: await button.getAttribute('aria-pressed') };
+};
 
 test('the prediction locks once the bug is on: no second guess, one outcome', async () => {
   const { page, problems, context } = await lesson();

@@ -3,7 +3,7 @@
 // attributes. Each test here pins down a confusion a learner ran into.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { browserSuite, assertClean, typeInto } from './helpers/browser.mjs';
+import { browserSuite, assertClean, typeInto, renderEverySection } from './helpers/browser.mjs';
 import { rampColour, SERIES } from '../web/palette.js';
 
 const suite = browserSuite();
@@ -99,6 +99,7 @@ test('numbers are never grouped: a typed 12345 survives a reload and stays edita
   await page.goto(`${suite.server.url}#one.q=1000000,0&one.k=1000000,0;0,1&one.v=1000000,0;0,1`);
   await page.waitForSelector('html[data-ready="true"]');
   assert.equal(await page.locator('[data-out="one-dots"]').textContent(), '[1.0e12, 0.000]');
+  await renderEverySection(page);
   const all = await page.evaluate(() => [
     ...[...document.querySelectorAll('main input')].map((n) => n.value),
     document.querySelector('main').innerText,
@@ -177,6 +178,7 @@ test('the page numbers from 1 everywhere, the core\'s messages included', async 
   assert.match(pad, /query 1\b/, pad);
   assert.doesNotMatch(pad, /query 0|batch 0|head 0/, pad);
   // The prose and the split/merge picture count from 1 too.
+  await renderEverySection(page);
   const text = await page.locator('main').innerText();
   assert.doesNotMatch(text, /keys 0…/, 'prose says keys 1…i');
   const cells = await page.locator('#shapes .pic-cell').allTextContents();

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { launchBrowser, openPage, startServer, assertClean } from './helpers/browser.mjs';
+import { launchBrowser, openPage, startServer, assertClean, shownText } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
 import { QUESTIONS } from '../web/quiz-questions.js';
 import { EXERCISES } from '../web/exercises.js';
@@ -74,7 +74,7 @@ test('every question: a wrong first answer is explained and scores nothing; a re
     const f = form(page, q.id);
     const wrong = q.kind === 'choice' ? q.choices.find((c) => !c.right).id : q.kind === 'number' ? '64' : 'x';
     await answer(page, q, { wrong });
-    const feedback = (await f.locator('.qz-feedback').innerText()).replace(/\s+/g, ' ');
+    const feedback = (await shownText(f.locator('.qz-feedback'))).replace(/\s+/g, ' ');
     assert.match(feedback, /^✗?\s*Not quite/, `${q.id}: ${feedback}`);
     if (q.kind === 'choice') {
       const why = q.choices.find((c) => c.id === wrong).why.replace(/_/g, '');
@@ -83,14 +83,14 @@ test('every question: a wrong first answer is explained and scores nothing; a re
     if (q.kind === 'number') assert.match(feedback, /8 heads/, `${q.id}: ${feedback}`);
     if (q.kind === 'grid') assert.match(feedback, /should be blocked/, `${q.id}: ${feedback}`);
     await answer(page, q);
-    assert.match(await f.locator('.qz-feedback').innerText(), /Right/, `${q.id}: the retry is right`);
-    assert.match(await f.locator('.qz-first').innerText(), /First attempt: wrong/, `${q.id}: the first attempt counts`);
+    assert.match(await shownText(f.locator('.qz-feedback')), /Right/, `${q.id}: the retry is right`);
+    assert.match(await shownText(f.locator('.qz-first')), /First attempt: wrong/, `${q.id}: the first attempt counts`);
     // The model answer is still there to read.
     const details = page.locator(`li[data-question="${q.id}"] details.answer`);
     await details.locator('summary').click();
     assert.equal(await details.evaluate((d) => d.open), true, `${q.id}: the model answer opens`);
   }
-  assert.match(await page.locator('.pg-line').innerText(), new RegExp(`Score 0 of ${MAX}`));
+  assert.match(await shownText(page.locator('.pg-line')), new RegExp(`Score 0 of ${MAX}`));
   assertClean(problems, 'all wrong then right');
   await context.close();
 });
@@ -103,8 +103,8 @@ test('right first time scores; the grid is judged by the core; answers and feedb
   await answer(page, headWidth);
   // The grid's right answer is the core's: 6 of the 16 pairs for 4 positions.
   assert.equal(coreBlocked(4).filter(Boolean).length, 6);
-  assert.match(await form(page, 'causal').locator('.qz-feedback').innerText(), /^✓?\s*Right/);
-  assert.match(await page.locator('.pg-line').innerText(), new RegExp(`Score 3 of ${MAX} \\(${masteryScore(MAX)} to pass\\) · 3 of 8 questions answered`));
+  assert.match(await shownText(form(page, 'causal').locator('.qz-feedback')), /^✓?\s*Right/);
+  assert.match(await shownText(page.locator('.pg-line')), new RegExp(`Score 3 of ${MAX} \\(${masteryScore(MAX)} to pass\\) · 3 of 8 questions answered`));
 
   await page.reload();
   await page.waitForSelector('html[data-ready="true"]');
@@ -113,19 +113,19 @@ test('right first time scores; the grid is judged by the core; answers and feedb
   const pressed = await form(page, 'causal').locator('button[aria-pressed]').evaluateAll((ns) => ns.map((n) => n.getAttribute('aria-pressed') === 'true'));
   assert.deepEqual(pressed, coreBlocked(4), 'the grid is restored');
   for (const id of ['scale', 'causal', 'head-width']) {
-    assert.match(await form(page, id).locator('.qz-feedback').innerText(), /Right/, `${id}: feedback restored`);
-    assert.match(await form(page, id).locator('.qz-first').innerText(), /First attempt: right/);
+    assert.match(await shownText(form(page, id).locator('.qz-feedback')), /Right/, `${id}: feedback restored`);
+    assert.match(await shownText(form(page, id).locator('.qz-first')), /First attempt: right/);
   }
-  assert.match(await page.locator('.pg-line').innerText(), new RegExp(`Score 3 of ${MAX}`));
+  assert.match(await shownText(page.locator('.pg-line')), new RegExp(`Score 3 of ${MAX}`));
   // Sections seen are part of the record.
   await page.locator('#quiz').scrollIntoViewIfNeeded();
   await page.waitForFunction(() => JSON.parse(localStorage.getItem('attention-lab.progress.v1')).s?.includes('quiz'));
-  assert.match(await page.locator('.pg-line').innerText(), /[1-9][0-9]* sections? visited/);
+  assert.match(await shownText(page.locator('.pg-line')), /[1-9][0-9]* sections? visited/);
 
   // Reset: everything goes.
   await page.locator('button.pg-reset').click();
-  assert.match(await page.locator('.pg-line').innerText(), new RegExp(`Score 0 of ${MAX} .* 0 of 8 questions answered`));
-  assert.equal(await form(page, 'scale').locator('.qz-feedback').innerText(), '');
+  assert.match(await shownText(page.locator('.pg-line')), new RegExp(`Score 0 of ${MAX} .* 0 of 8 questions answered`));
+  assert.equal(await shownText(form(page, 'scale').locator('.qz-feedback')), '');
   assertClean(problems, 'restore');
   await context.close();
 });
@@ -139,7 +139,7 @@ test('keyboard only: choose, check, mark grid cells', async () => {
   await page.keyboard.press('Tab');
   assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Check');
   await page.keyboard.press('Enter');
-  assert.match(await f.locator('.qz-feedback').innerText(), /Right/);
+  assert.match(await shownText(f.locator('.qz-feedback')), /Right/);
 
   const g = form(page, 'causal');
   await g.locator('button[data-row="0"][data-col="1"]').focus();

@@ -9,7 +9,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { unzipSync } from 'fflate';
-import { launchBrowser, openPage, startServer, assertClean } from './helpers/browser.mjs';
+import { launchBrowser, openPage, startServer, assertClean, shownText } from './helpers/browser.mjs';
 import { scormPackage } from '../web/dist.mjs';
 import { QUESTIONS } from '../web/quiz-questions.js';
 import { EXERCISES } from '../web/exercises.js';
@@ -158,16 +158,17 @@ test('in an LMS: two answers and one exercise are reported; a relaunch with the 
 
   // Relaunch: the LMS hands back the suspend data and the location.
   const again = await inLms(packages.full, { suspend_data: suspend, core: { lesson_location: 'quiz', entry: 'resume' } });
-  const form = again.frame.locator('form[data-quiz="scale"]');
-  assert.equal(await form.locator('input[value="a"]').isChecked(), true, 'the answer is back');
-  assert.match(await form.locator('.qz-feedback').innerText(), /Right/);
-  assert.match(await again.frame.locator('form[data-quiz="maps"] .qz-first').innerText(), /First attempt: wrong/);
-  const card = again.frame.locator('#bk-no-scale');
-  assert.match(await card.locator('.bk-verdict').innerText(), /prediction was right/, 'the finished exercise shows its outcome');
-  assert.match(await card.locator('summary .bk-badges').innerText(), /repaired/);
-  assert.match(await again.frame.locator('.pg-line').innerText(), new RegExp(`Score 2 of ${MAX}`));
+  // Where the relaunch scrolled to is read first: reading drawn text below scrolls.
   const top = await again.frame.locator('#quiz').evaluate((n) => n.getBoundingClientRect().top);
   assert.ok(Math.abs(top) < 80, `scrolled back to the quiz (top ${top})`);
+  const form = again.frame.locator('form[data-quiz="scale"]');
+  assert.equal(await form.locator('input[value="a"]').isChecked(), true, 'the answer is back');
+  assert.match(await shownText(form.locator('.qz-feedback')), /Right/);
+  assert.match(await shownText(again.frame.locator('form[data-quiz="maps"] .qz-first')), /First attempt: wrong/);
+  const card = again.frame.locator('#bk-no-scale');
+  assert.match(await shownText(card.locator('.bk-verdict')), /prediction was right/, 'the finished exercise shows its outcome');
+  assert.match(await shownText(card.locator('summary .bk-badges')), /repaired/);
+  assert.match(await shownText(again.frame.locator('.pg-line')), new RegExp(`Score 2 of ${MAX}`));
   await again.page.waitForFunction(() => window.lmsValue('cmi.core.score.raw') === '2');
   assertClean(again.problems, 'relaunch');
   await again.context.close();
@@ -217,7 +218,7 @@ test('without an LMS the package is the plain lesson: it works, with no console 
   await page.waitForSelector('html[data-ready="true"]', { timeout: 20000 });
   assert.match(await page.locator('#boot-status').textContent(), /Computed live by the attention core/);
   await answerQuiz(page, 'scale', 'a');
-  assert.match(await page.locator('form[data-quiz="scale"] .qz-feedback').innerText(), /Right/);
+  assert.match(await shownText(page.locator('form[data-quiz="scale"] .qz-feedback')), /Right/);
   await doExercise(page, 'causal-upper', 'Blocked weights are 0');
   // Progress is kept in localStorage, as in the lesson.
   assert.match(await page.evaluate(() => localStorage.getItem('attention-lab.progress.v1')), /"scale":\["a",1,"a"\]/);
@@ -236,9 +237,9 @@ test('hostile or corrupted suspend data is ignored with a notice; the lesson sta
     const s = await inLms(packages.full, { suspend_data: text });
     const notice = s.frame.locator('.pg-notice');
     assert.equal(await notice.isVisible(), true, `${what}: a notice`);
-    assert.match(await notice.innerText(), /could not be used .* starts fresh/, what);
-    assert.match(await s.frame.locator('#notice').innerText(), /Saved progress could not be used/, `${what}: also at the top of the page`);
-    assert.match(await s.frame.locator('.pg-line').innerText(), new RegExp(`Score 0 of ${MAX} .* 0 of 8 questions answered`), what);
+    assert.match(await shownText(notice), /could not be used .* starts fresh/, what);
+    assert.match(await shownText(s.frame.locator('#notice')), /Saved progress could not be used/, `${what}: also at the top of the page`);
+    assert.match(await shownText(s.frame.locator('.pg-line')), new RegExp(`Score 0 of ${MAX} .* 0 of 8 questions answered`), what);
     assert.equal(await s.page.evaluate(() => window.pwned), undefined, `${what}: nothing ran`);
     assert.equal(await s.frame.locator('main img').count(), 0);
     // The lesson works from a fresh record, and the LMS gets the fresh one.

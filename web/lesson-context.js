@@ -153,6 +153,11 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
  * the browser's own layout of the frame: reading it right after a redraw
  * would force an extra layout in the middle of the edit. The box and its
  * content are watched, so a change of either is seen.
+ *
+ * A section far from the viewport is not laid out (content-visibility in
+ * lesson.css), and the observer says nothing about its boxes until it is.
+ * So a new box is also measured once when the page is idle: a tool that reads
+ * the whole page, or a keyboard user tabbing into it, finds it marked.
  * @param {ParentNode[]} roots the subtrees whose new boxes to watch
  */
 export function markScrollBoxes(roots) {
@@ -166,11 +171,23 @@ export function markScrollBoxes(roots) {
     watched.add(box);
     scrollObserver.observe(box);
     if (box.firstElementChild) scrollObserver.observe(box.firstElementChild);
+    unmeasured.add(box);
+  }
+  if (unmeasured.size > 0 && !idlePending) {
+    idlePending = true;
+    const idle = globalThis.requestIdleCallback ?? ((fn) => setTimeout(fn, 50));
+    idle(() => {
+      idlePending = false;
+      for (const box of unmeasured) if (box.isConnected) markScrollBox(box);
+      unmeasured.clear();
+    }, { timeout: 1000 });
   }
 }
 
 const SCROLL_BOXES = '.grid-wrap, .heatmap-wrap';
 const watched = new WeakSet();
+const unmeasured = new Set();
+let idlePending = false;
 let scrollObserver = null;
 
 function markScrollBox(box) {

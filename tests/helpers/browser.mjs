@@ -93,6 +93,27 @@ export function browserSuite({ root, setup } = {}) {
   return env;
 }
 
+/**
+ * Render every section of the lesson page, including those far from the
+ * viewport (which the page leaves unrendered: content-visibility), so that
+ * innerText reads the whole page's text as drawn.
+ */
+export function renderEverySection(page) {
+  return page.addStyleTag({ content: 'main > section { content-visibility: visible !important; }' });
+}
+
+/**
+ * The text of `locator` as drawn (innerText), scrolled into view first: a
+ * section far from the viewport is not rendered and has no drawn text.
+ */
+export function shownText(locator) {
+  return locator.evaluate((node) => {
+    node.scrollIntoView({ block: 'nearest' });
+    // The section is rendered in the next frame; its text is read after it.
+    return new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve(node.innerText))));
+  });
+}
+
 /** Wait until the lesson page has drawn every section. */
 export function waitForLesson(page) {
   return page.waitForSelector('html[data-ready="true"]', { timeout: 15000 });
