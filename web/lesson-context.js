@@ -163,8 +163,7 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
 export function markScrollBoxes(roots) {
   if (typeof ResizeObserver !== 'function') return;
   scrollObserver ??= new ResizeObserver((entries) => {
-    const boxes = new Set(entries.map((e) => e.target.closest(SCROLL_BOXES)).filter(Boolean));
-    for (const box of boxes) markScrollBox(box);
+    markScrollBoxList(new Set(entries.map((e) => e.target.closest(SCROLL_BOXES)).filter(Boolean)));
   });
   for (const box of roots.flatMap((root) => [...root.querySelectorAll(SCROLL_BOXES)])) {
     if (watched.has(box)) continue;
@@ -178,7 +177,7 @@ export function markScrollBoxes(roots) {
     const idle = globalThis.requestIdleCallback ?? ((fn) => setTimeout(fn, 50));
     idle(() => {
       idlePending = false;
-      for (const box of unmeasured) if (box.isConnected) markScrollBox(box);
+      markScrollBoxList([...unmeasured].filter((box) => box.isConnected));
       unmeasured.clear();
     }, { timeout: 1000 });
   }
@@ -190,10 +189,19 @@ const unmeasured = new Set();
 let idlePending = false;
 let scrollObserver = null;
 
-function markScrollBox(box) {
-  const overflows = box.scrollWidth > box.clientWidth + 1;
-  const hasFocusable = box.querySelector('input, button, select, a[href]') !== null;
-  if (overflows && !hasFocusable) {
+/**
+ * Every box's layout is read first, then the marks are written: a write
+ * between two reads would make the browser lay the page out again.
+ */
+function markScrollBoxList(boxes) {
+  const list = [...boxes];
+  const needs = list.map((box) => box.scrollWidth > box.clientWidth + 1 && box.querySelector('input, button, select, a[href]') === null);
+  list.forEach((box, i) => markScrollBox(box, needs[i]));
+}
+
+/** Give a box its own tab stop and name (needsStop), or take them away. */
+function markScrollBox(box, needsStop) {
+  if (needsStop) {
     if (!box.hasAttribute('tabindex')) {
       const label = box.closest('figure, [data-slot], section')?.querySelector('figcaption, caption, h2, h3');
       box.setAttribute('tabindex', '0');

@@ -57,18 +57,21 @@ export function flowView(host, o) {
   let parts = host.flowParts;
   if (!parts || parts.key !== key || !host.contains(parts.list)) parts = buildFlow(host, key, o, masked);
   const { list, cells } = parts;
-  list.dataset.row = String(o.row);
+  const row = String(o.row);
+  // Unchanged attributes are not written again: a write costs style work even when equal.
+  const setRow = (node, name) => { if (node.dataset[name] !== row) node.dataset[name] = row; };
+  setRow(list, 'row');
   setText(parts.title, `Follow ${o.rowName} through the core`);
   const vec = (values, digits) => `[${Array.from(values, (v) => fmt(v, digits)).join(', ')}]`;
   setText(cells.q, vec(o.q, 3));
-  cells.q.dataset.linkQ = String(o.row);
-  cells.output.dataset.linkQ = String(o.row);
+  setRow(cells.q, 'linkQ');
+  setRow(cells.output, 'linkQ');
   setText(cells.output, vec(o.output, 3));
   for (let j = 0; j < o.keys; j++) {
     const blocked = masked && o.blocked(j);
     for (const [name, values] of [['raw', o.raw], ['scaled', o.scaled], ['weights', o.weights]]) {
       const node = cells[name][j];
-      node.dataset.linkQ = String(o.row);
+      setRow(node, 'linkQ');
       setText(node, name === 'scaled' && blocked ? `${fmt(values[j], 3)} → −∞` : fmt(values[j], 3));
     }
   }
