@@ -6,7 +6,6 @@
  * an explicit tail (by 8, then 4, then 1; the matmul by 16, 8, 4, then 1).
  */
 #include <math.h>
-#include <string.h>
 
 #include "kernels.h"
 
@@ -335,12 +334,14 @@ void attn_pack_strips(float *dst, const float *src, int rows, int cols) {
 /* b (K, N) -> its columns in strips of ATTN_STRIP: strip s, (K, w), at
  * dst + s * ATTN_STRIP * K, the layout attn_pack_strips makes of b^T. A
  * matmul by b then reads each strip from contiguous memory instead of a
- * short piece of every row of b. */
+ * short piece of every row of b. A loop, not memcpy: a call for every
+ * row piece of ATTN_STRIP floats costs more than its copy. */
 void attn_pack_columns(float *dst, const float *b, int K, int N) {
     for (int j0 = 0; j0 < N; j0 += ATTN_STRIP) {
         const int w = N - j0 < ATTN_STRIP ? N - j0 : ATTN_STRIP;
         float *strip = dst + (long)j0 * K;
-        for (int kk = 0; kk < K; kk++) memcpy(strip + (long)kk * w, b + (long)kk * N + j0, sizeof(float) * w);
+        for (int kk = 0; kk < K; kk++)
+            for (int c = 0; c < w; c++) strip[(long)kk * w + c] = b[(long)kk * N + j0 + c];
     }
 }
 
