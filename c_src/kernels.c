@@ -134,8 +134,8 @@ TILE gemm_rows(float *c, int ldc, const float *a, int lda, const float *b, int l
  * while every panel reads them; the sums are those of gemm_rows. */
 TILE gemm_simd(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
                int M, int N, int K, float alpha, const int tn, const int add) {
-    int chunk = GEMM_CHUNK_FLOATS / K;
-    chunk = chunk < 2 ? 2 : chunk & ~1;
+    int chunk = GEMM_CHUNK_FLOATS / (K > 0 ? K : 1);
+    chunk = chunk < 2 ? 2 : chunk & ~1; /* whole bands of two rows */
     for (int i0 = 0; i0 < M; i0 += chunk) {
         const int m = M - i0 < chunk ? M - i0 : chunk;
         gemm_rows(c + (long)i0 * ldc, ldc, a + (long)i0 * (tn ? 1 : lda), lda, b, ldb, m, N, K, alpha, tn, add);
