@@ -753,11 +753,11 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
     /* softmax-over-queries mixes every row of a column: one block of all rows */
     const int block = plan.softmax == softmax_columns ? Tq : ATTN_BACKWARD_BLOCK;
 
-    /* Scratch for one head: K^T, V^T and K in strips, then for one block P
-     * and dP (dP becomes dS in place), and for two bugs the unmasked P or
-     * the masked dOut. */
+    /* Scratch for one head: K^T, V^T and K in strips, then for one block P,
+     * dP (dP becomes dS in place) and the transpose of P, then of dS, and
+     * for two bugs the unmasked P or the masked dOut. */
     const double BT = (double)block * Tk;
-    const double scratch_floats = 2.0 * Tk * Dk + (double)Tk * Dv + 2 * BT +
+    const double scratch_floats = 2.0 * Tk * Dk + (double)Tk * Dv + 3 * BT +
                                   (keep_full ? BT : 0) + (plan.after_mix ? (double)block * Dv : 0);
     float *kt = attn_alloc(4.0 * scratch_floats);
     if (!kt) return ATTN_TOO_LARGE;
@@ -765,7 +765,8 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
     float *kc = vt + (long)Tk * Dv;       /* K strips (columns of K) */
     float *p = kc + (long)Tk * Dk;        /* (block, Tk) */
     float *dp = p + (long)block * Tk;     /* (block, Tk) */
-    float *p_full = dp + (long)block * Tk; /* (block, Tk), mask-after-softmax */
+    float *pt = dp + (long)block * Tk;    /* (Tk, block): P^T, then dS^T */
+    float *p_full = pt + (long)block * Tk; /* (block, Tk), mask-after-softmax */
     float *dout_masked = p_full + (keep_full ? (long)block * Tk : 0); /* (block, Dv), mask-output */
 
     for (int b = 0; b < B; b++) {
@@ -804,7 +805,8 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
                     g = dout_masked;
                 }
                 attn_gemm_packed(dp, Tk, g, Dv, vt, n, Tk, Dv, 1.0f);
-                attn_gemm_tn_add(dv_bh, Dv, p, Tk, g, Dv, Tk, Dv, n, 1.0f);
+                attn_transpose(pt, p, n, Tk);
+                attn_gemm_add(dv_bh, Dv, pt, n, g, Dv, Tk, Dv, n, 1.0f);
                 /* a blocked probability is a constant 0: it takes no gradient */
                 if (!plan.after_mix && !through_blocked) zero_blocked_pairs(&plan, dp, b, h, i0, n, Tk);
                 if (dprobs_blk) memcpy(dprobs_blk, dp, sizeof(float) * n * Tk);
@@ -820,7 +822,8 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
 
                 /* 4. scores = scale * q k^T: dq = scale * ds k, dk += scale * ds^T q */
                 attn_gemm_packed(dq_bh + (long)i0 * Dk, Dk, dp, Tk, kc, n, Dk, Tk, plan.scale);
-                attn_gemm_tn_add(dk_bh, Dk, dp, Tk, q_blk, Dk, Tk, Dk, n, plan.scale);
+                attn_transpose(pt, dp, n, Tk);
+                attn_gemm_add(dk_bh, Dk, pt, n, q_blk, Dk, Tk, Dk, n, plan.scale);
             }
         }
     }
@@ -858,7 +861,7 @@ double attn_sdpa_scratch_bytes(const attn_dims *d) {
     const double rows = fmax(Tq, ATTN_QUERY_BLOCK), block = fmax(Tq, ATTN_BACKWARD_BLOCK);
     const double forward = dk * Tk + rows * Tk;
     const double tiled = dk * Tk + ATTN_TILE_QUERIES * (Tk + 2.0 * ATTN_STRIP + 2.0 * dv + 4.0);
-    const double backward = 2.0 * Tk * dk + Tk * dv + 3.0 * block * Tk + block * dv;
+    const double backward = 2.0 * Tk * dk + Tk * dv + 4.0 * block * Tk + block * dv;
     return 4.0 * fmax(forward, fmax(tiled, backward)) + 2 * ALLOC_HEADER;
 }
 

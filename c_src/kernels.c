@@ -6,7 +6,6 @@
  * an explicit tail (by 8, then 4, then 1; the matmul by 16, 8, 4, then 1).
  */
 #include <math.h>
-#include <string.h>
 
 #include "kernels.h"
 
@@ -22,7 +21,7 @@
 #define SCALAR_PATH __attribute__((unused)) static
 
 /* ======================================================================== */
-/* Matmul: a @ b, and a^T @ b for the backward pass                        */
+/* Matmul: a @ b, c += a @ b and a^T @ b for the backward pass            */
 /* ======================================================================== */
 
 /* c (M, N) = alpha * a (M, K) @ b (K, N). For each output entry the products
@@ -43,18 +42,21 @@ SCALAR_PATH void gemm_scalar(float *c, int ldc, const float *a, int lda, const f
     }
 }
 
-/* c (M, N) = alpha * a^T @ b, or c += alpha * a^T @ b when `add`; a (K, M),
- * b (K, N): entry (i, j) is the dot of column i of a with column j of b.
- * Its products are added in order k = 0..K-1 from 0, scaled once, then
- * added to c (when `add`): the SIMD path keeps exactly that order, so both
- * paths give the same bits. */
-SCALAR_PATH void gemm_tn_scalar(float *c, int ldc, const float *a, int lda, const float *b,
-                                int ldb, int M, int N, int K, float alpha, int add) {
+/* c (M, N) = alpha * A @ b, or c += alpha * A @ b when `add`; b (K, N).
+ * Entry (i, kk) of A is at a[i * a_row + kk * a_col]: A is a (M, K) itself
+ * with a_row = lda, a_col = 1, or the transpose of a (K, M) with a_row = 1,
+ * a_col = lda. Entry (i, j) of c is the dot of row i of A with column j of
+ * b: its products are added in order k = 0..K-1 from 0, scaled once, then
+ * added to c (when `add`). The SIMD path keeps exactly that order, and so
+ * does gemm_scalar, so all give the same bits. */
+SCALAR_PATH void gemm_dot_scalar(float *c, int ldc, const float *a, int a_row, int a_col, const float *b,
+                                 int ldb, int M, int N, int K, float alpha, int add) {
     for (int i = 0; i < M; i++) {
         float *c_i = c + (long)i * ldc;
+        const float *a_i = a + (long)i * a_row;
         for (int j = 0; j < N; j++) {
             float sum = 0.0f;
-            for (int kk = 0; kk < K; kk++) sum += a[(long)kk * lda + i] * b[(long)kk * ldb + j];
+            for (int kk = 0; kk < K; kk++) sum += a_i[(long)kk * a_col] * b[(long)kk * ldb + j];
             c_i[j] = add ? c_i[j] + sum * alpha : sum * alpha;
         }
     }
@@ -81,8 +83,8 @@ TILE gemm_tile(float *c, int ldc, const float *a, int a_row, int a_col, const fl
     v128_t acc[2][4];
     for (int r = 0; r < rows; r++)
         for (int x = 0; x < vecs; x++) acc[r][x] = wasm_f32x4_splat(0.0f);
-    const float *b_k = b, *a_k = a;
-    for (int kk = 0; kk < K; kk++, b_k += ldb, a_k += a_col) {
+    const float *a_k = a;
+    for (const float *b_k = b, *b_end = b + (long)K * ldb; b_k != b_end; b_k += ldb, a_k += a_col) {
         v128_t a_rk[2];
         a_rk[0] = wasm_v128_load32_splat(a_k);
         if (rows == 2) a_rk[1] = wasm_v128_load32_splat(a_k + a_row);
@@ -112,7 +114,7 @@ TILE gemm_panel(float *c, int ldc, const float *a, int a_row, int a_col, const f
 /* c (M, N) (+)= alpha * A @ b with A = a (M, K), or A = a^T for a (K, M)
  * when `tn`: panels of 16 columns, then 8 and 4, and the scalar path for
  * the last 1 to 3 columns. */
-TILE gemm_simd(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+TILE gemm_rows(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
                int M, int N, int K, float alpha, const int tn, const int add) {
     const int a_row = tn ? 1 : lda, a_col = tn ? lda : 1;
     const v128_t alpha4 = wasm_f32x4_splat(alpha);
@@ -121,8 +123,23 @@ TILE gemm_simd(float *c, int ldc, const float *a, int lda, const float *b, int l
     if (j + 8 <= N) gemm_panel(c + j, ldc, a, a_row, a_col, b + j, ldb, M, 2, K, alpha4, add), j += 8;
     if (j + 4 <= N) gemm_panel(c + j, ldc, a, a_row, a_col, b + j, ldb, M, 1, K, alpha4, add), j += 4;
     if (j == N) return;
-    if (tn) gemm_tn_scalar(c + j, ldc, a, lda, b + j, ldb, M, N - j, K, alpha, add);
+    if (tn || add) gemm_dot_scalar(c + j, ldc, a, a_row, a_col, b + j, ldb, M, N - j, K, alpha, add);
     else gemm_scalar(c + j, ldc, a, lda, b + j, ldb, M, N - j, K, alpha);
+}
+
+/* Floats of A that one chunk of rows may hold: a quarter of a 32 KiB L1. */
+#define GEMM_CHUNK_FLOATS 2048
+
+/* The same product, by chunks of rows of A small enough to stay in L1
+ * while every panel reads them; the sums are those of gemm_rows. */
+TILE gemm_simd(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+               int M, int N, int K, float alpha, const int tn, const int add) {
+    int chunk = GEMM_CHUNK_FLOATS / (K > 0 ? K : 1);
+    chunk = chunk < 2 ? 2 : chunk & ~1; /* whole bands of two rows */
+    for (int i0 = 0; i0 < M; i0 += chunk) {
+        const int m = M - i0 < chunk ? M - i0 : chunk;
+        gemm_rows(c + (long)i0 * ldc, ldc, a + (long)i0 * (tn ? 1 : lda), lda, b, ldb, m, N, K, alpha, tn, add);
+    }
 }
 #endif
 
@@ -135,21 +152,21 @@ void attn_gemm(float *c, int ldc, const float *a, int lda, const float *b, int l
 #endif
 }
 
+void attn_gemm_add(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+                   int M, int N, int K, float alpha) {
+#if ATTN_SIMD
+    gemm_simd(c, ldc, a, lda, b, ldb, M, N, K, alpha, 0, 1);
+#else
+    gemm_dot_scalar(c, ldc, a, lda, 1, b, ldb, M, N, K, alpha, 1);
+#endif
+}
+
 void attn_gemm_tn(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
                   int M, int N, int K, float alpha) {
 #if ATTN_SIMD
     gemm_simd(c, ldc, a, lda, b, ldb, M, N, K, alpha, 1, 0);
 #else
-    gemm_tn_scalar(c, ldc, a, lda, b, ldb, M, N, K, alpha, 0);
-#endif
-}
-
-void attn_gemm_tn_add(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
-                      int M, int N, int K, float alpha) {
-#if ATTN_SIMD
-    gemm_simd(c, ldc, a, lda, b, ldb, M, N, K, alpha, 1, 1);
-#else
-    gemm_tn_scalar(c, ldc, a, lda, b, ldb, M, N, K, alpha, 1);
+    gemm_dot_scalar(c, ldc, a, 1, lda, b, ldb, M, N, K, alpha, 0);
 #endif
 }
 
@@ -253,11 +270,53 @@ void attn_softmax_rows(float *x, int ld, int rows, int n) {
 /* Transpose                                                                 */
 /* ======================================================================== */
 
-/* dst (cols, rows) = src (rows, cols)^T. Memory-bound and done once per
- * head, so the scalar loop serves both builds. */
-void attn_transpose(float *dst, const float *src, int rows, int cols) {
+/* dst (cols, rows) = src (rows, cols)^T. */
+SCALAR_PATH void transpose_scalar(float *dst, const float *src, int rows, int cols) {
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++) dst[(long)c * rows + r] = src[(long)r * cols + c];
+}
+
+#if ATTN_SIMD
+/* dst (4, 4), row stride ld <- the 4x4 block a, b, c, d (four source rows,
+ * four columns each) transposed. */
+TILE store_transposed_4x4(float *dst, long ld, v128_t a, v128_t b, v128_t c, v128_t d) {
+    const v128_t ab_lo = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5); /* a0 b0 a1 b1 */
+    const v128_t cd_lo = wasm_i32x4_shuffle(c, d, 0, 4, 1, 5);
+    const v128_t ab_hi = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7); /* a2 b2 a3 b3 */
+    const v128_t cd_hi = wasm_i32x4_shuffle(c, d, 2, 6, 3, 7);
+    wasm_v128_store(dst, wasm_i32x4_shuffle(ab_lo, cd_lo, 0, 1, 4, 5));          /* column 0 */
+    wasm_v128_store(dst + ld, wasm_i32x4_shuffle(ab_lo, cd_lo, 2, 3, 6, 7));     /* column 1 */
+    wasm_v128_store(dst + 2 * ld, wasm_i32x4_shuffle(ab_hi, cd_hi, 0, 1, 4, 5));
+    wasm_v128_store(dst + 3 * ld, wasm_i32x4_shuffle(ab_hi, cd_hi, 2, 3, 6, 7));
+}
+
+/* The same transpose in blocks of 4x4, four rows of dst at a time, each
+ * written from start to end; the last 1 to 3 rows and columns of src one
+ * by one. Only data moves, so both paths give the same bits. */
+static void transpose_simd(float *dst, const float *src, int rows, int cols) {
+    int c = 0;
+    for (; c + 4 <= cols; c += 4) {
+        float *d = dst + (long)c * rows; /* (4, rows) */
+        int r = 0;
+        for (; r + 4 <= rows; r += 4) {
+            const float *s = src + (long)r * cols + c;
+            store_transposed_4x4(d + r, rows, wasm_v128_load(s), wasm_v128_load(s + cols),
+                                 wasm_v128_load(s + 2L * cols), wasm_v128_load(s + 3L * cols));
+        }
+        for (; r < rows; r++)
+            for (int x = 0; x < 4; x++) d[(long)x * rows + r] = src[(long)r * cols + c + x];
+    }
+    for (; c < cols; c++)
+        for (int r = 0; r < rows; r++) dst[(long)c * rows + r] = src[(long)r * cols + c];
+}
+#endif
+
+void attn_transpose(float *dst, const float *src, int rows, int cols) {
+#if ATTN_SIMD
+    transpose_simd(dst, src, rows, cols);
+#else
+    transpose_scalar(dst, src, rows, cols);
+#endif
 }
 
 /* src (rows, cols) -> strips of ATTN_STRIP rows, each transposed:
@@ -265,68 +324,24 @@ void attn_transpose(float *dst, const float *src, int rows, int cols) {
  * (ATTN_STRIP, or less for the last). A matmul reading a strip walks
  * contiguous memory, where a plain transpose would jump a whole row of
  * src per step. */
-SCALAR_PATH void pack_strips_scalar(float *dst, const float *src, int rows, int cols) {
+void attn_pack_strips(float *dst, const float *src, int rows, int cols) {
     for (int r0 = 0; r0 < rows; r0 += ATTN_STRIP) {
         const int w = rows - r0 < ATTN_STRIP ? rows - r0 : ATTN_STRIP;
         attn_transpose(dst + (long)r0 * cols, src + (long)r0 * cols, w, cols);
     }
 }
 
-#if ATTN_SIMD
-/* dst (4, ATTN_STRIP) rows at dst, dst + ATTN_STRIP, ... <- the 4x4 block
- * a, b, c, d (four source rows, four columns each) transposed. */
-TILE store_transposed_4x4(float *dst, v128_t a, v128_t b, v128_t c, v128_t d) {
-    const v128_t ab_lo = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5); /* a0 b0 a1 b1 */
-    const v128_t cd_lo = wasm_i32x4_shuffle(c, d, 0, 4, 1, 5);
-    const v128_t ab_hi = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7); /* a2 b2 a3 b3 */
-    const v128_t cd_hi = wasm_i32x4_shuffle(c, d, 2, 6, 3, 7);
-    wasm_v128_store(dst, wasm_i32x4_shuffle(ab_lo, cd_lo, 0, 1, 4, 5));                 /* column 0 */
-    wasm_v128_store(dst + ATTN_STRIP, wasm_i32x4_shuffle(ab_lo, cd_lo, 2, 3, 6, 7));    /* column 1 */
-    wasm_v128_store(dst + 2 * ATTN_STRIP, wasm_i32x4_shuffle(ab_hi, cd_hi, 0, 1, 4, 5));
-    wasm_v128_store(dst + 3 * ATTN_STRIP, wasm_i32x4_shuffle(ab_hi, cd_hi, 2, 3, 6, 7));
-}
-
-/* The same strips: a whole strip of ATTN_STRIP rows four columns at a
- * time, as ATTN_STRIP / 4 blocks of 4x4; the column tail and a last,
- * narrower strip by the scalar transpose. Only data moves, so both paths
- * give the same bits. */
-_Static_assert(ATTN_STRIP % 4 == 0, "pack_strips_simd moves blocks of 4x4");
-static void pack_strips_simd(float *dst, const float *src, int rows, int cols) {
-    int r0 = 0;
-    for (; r0 + ATTN_STRIP <= rows; r0 += ATTN_STRIP) {
-        const float *s = src + (long)r0 * cols;
-        float *d = dst + (long)r0 * cols; /* (cols, ATTN_STRIP) */
-        int c = 0;
-        for (; c + 4 <= cols; c += 4)
-            for (int r = 0; r < ATTN_STRIP; r += 4) {
-                const float *s_r = s + (long)r * cols + c;
-                store_transposed_4x4(d + (long)c * ATTN_STRIP + r, wasm_v128_load(s_r), wasm_v128_load(s_r + cols),
-                                     wasm_v128_load(s_r + 2L * cols), wasm_v128_load(s_r + 3L * cols));
-            }
-        for (; c < cols; c++)
-            for (int r = 0; r < ATTN_STRIP; r++) d[(long)c * ATTN_STRIP + r] = s[(long)r * cols + c];
-    }
-    if (r0 < rows) attn_transpose(dst + (long)r0 * cols, src + (long)r0 * cols, rows - r0, cols);
-}
-#endif
-
-void attn_pack_strips(float *dst, const float *src, int rows, int cols) {
-#if ATTN_SIMD
-    pack_strips_simd(dst, src, rows, cols);
-#else
-    pack_strips_scalar(dst, src, rows, cols);
-#endif
-}
-
 /* b (K, N) -> its columns in strips of ATTN_STRIP: strip s, (K, w), at
  * dst + s * ATTN_STRIP * K, the layout attn_pack_strips makes of b^T. A
  * matmul by b then reads each strip from contiguous memory instead of a
- * short piece of every row of b. */
+ * short piece of every row of b. A loop, not memcpy: a call for every
+ * row piece of ATTN_STRIP floats costs more than its copy. */
 void attn_pack_columns(float *dst, const float *b, int K, int N) {
     for (int j0 = 0; j0 < N; j0 += ATTN_STRIP) {
         const int w = N - j0 < ATTN_STRIP ? N - j0 : ATTN_STRIP;
         float *strip = dst + (long)j0 * K;
-        for (int kk = 0; kk < K; kk++) memcpy(strip + (long)kk * w, b + (long)kk * N + j0, sizeof(float) * w);
+        for (int kk = 0; kk < K; kk++)
+            for (int c = 0; c < w; c++) strip[(long)kk * w + c] = b[(long)kk * N + j0 + c];
     }
 }
 

@@ -65,11 +65,11 @@ int attn_all_finite(const float *x, int n);
 void attn_gemm_tn(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
                   int M, int N, int K, float alpha);
 
-/* c (M, N) += alpha * a^T @ b, as attn_gemm_tn: the products of an entry
- * are summed and scaled as there, then added to c. A backward that walks
- * blocks of rows accumulates dK and dV with it. */
-void attn_gemm_tn_add(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
-                      int M, int N, int K, float alpha);
+/* c (M, N) += alpha * a (M, K) @ b (K, N), as attn_gemm: the products of
+ * an entry are summed and scaled as there, then added to c. A backward that
+ * walks blocks of rows accumulates dK and dV with it. */
+void attn_gemm_add(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+                   int M, int N, int K, float alpha);
 
 /* The softmax backward, row by row: for p = softmax(x) and dp = dL/dp,
  * dx = p * (dp - sum_j dp_j p_j). dx (rows, n), p (rows, n), dp (rows, n),

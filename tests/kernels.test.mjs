@@ -51,10 +51,14 @@ function mismatches(a, b, tol, name) {
 // and leave tails of 8, 4 and 1 to 3 columns.
 const N_LIST = [...Array(17).keys()].map((i) => i + 1).concat([20, 23, 31, 32, 45]);
 
-test('SIMD matmul equals the scalar one bit for bit, at every tail', () => {
+// (M, K) pairs: small ones for the tails, then more rows than one chunk of
+// the SIMD matmul holds (2048 floats of a: 32 rows of K = 64, 2 of K = 1500).
+const MK_LIST = [1, 3, 4, 5, 9].flatMap((M) => [1, 7, 8, 64].map((K) => [M, K])).concat([[70, 64], [5, 1500]]);
+
+test('SIMD matmul (a b, and c += a b) equals the scalar one bit for bit, at every tail', () => {
   const next = rng(3);
   const problems = [];
-  for (const M of [1, 3, 4, 5, 9]) for (const K of [1, 7, 8, 64]) for (const N of N_LIST) {
+  for (const [M, K] of MK_LIST) for (const N of N_LIST) {
     const a = Float32Array.from({ length: M * K }, () => 2 * next() - 1);
     const b = Float32Array.from({ length: K * N }, () => 2 * next() - 1);
     const c = new Float32Array(M * N);
@@ -63,8 +67,21 @@ test('SIMD matmul equals the scalar one bit for bit, at every tail', () => {
       k.e.kt_gemm(pc, pa, pb, M, N, K, 0.375);
       return k.heap().slice(0, M * N);
     };
-    const bad = mismatches(run(simd), run(scalar), 0, `gemm M=${M} N=${N} K=${K}`);
+    const got = run(simd);
+    const bad = mismatches(got, run(scalar), 0, `gemm M=${M} N=${N} K=${K}`);
     if (bad) problems.push(bad);
+    // The accumulating form: c + (the same scaled sums), rounded once more.
+    const c0 = Float32Array.from({ length: M * N }, () => 2 * next() - 1);
+    const runAdd = (k) => {
+      const [pc, pa, pb] = lay(k, [c0, a, b]);
+      k.e.kt_gemm_add(pc, pa, pb, M, N, K, 0.375);
+      return k.heap().slice(0, M * N);
+    };
+    const added = runAdd(simd);
+    const badAdd = mismatches(added, runAdd(scalar), 0, `gemm_add M=${M} N=${N} K=${K}`);
+    if (badAdd) problems.push(badAdd);
+    const badSum = mismatches(added, c0.map((x, i) => Math.fround(x + got[i])), 0, `gemm_add vs c + gemm M=${M} N=${N} K=${K}`);
+    if (badSum) problems.push(badSum);
     // packed: bt (N, K) in strips, the layout of the scores pass
     const runPacked = (k) => {
       const [pc, pp, pa, pbt] = lay(k, [c, new Float32Array(N * K), a, b]); // b read as bt (N, K)
@@ -106,10 +123,10 @@ test('SIMD softmax agrees with the scalar one: -Infinity gives exactly 0, wide r
   assert.deepEqual(problems, [], problems.join('\n'));
 });
 
-test('SIMD transposed matmul (a^T b, and c += a^T b) equals the scalar one bit for bit, and the plain matmul of a^T', () => {
+test('SIMD transposed matmul (a^T b) equals the scalar one bit for bit, and the plain matmul of a^T', () => {
   const next = rng(11);
   const problems = [];
-  for (const M of [1, 3, 4, 5, 9]) for (const K of [1, 7, 8, 64]) for (const N of N_LIST) {
+  for (const [M, K] of MK_LIST) for (const N of N_LIST) {
     const a = Float32Array.from({ length: K * M }, () => 2 * next() - 1); // (K, M)
     const b = Float32Array.from({ length: K * N }, () => 2 * next() - 1);
     const c = new Float32Array(M * N);
@@ -128,19 +145,22 @@ test('SIMD transposed matmul (a^T b, and c += a^T b) equals the scalar one bit f
     scalar.e.kt_gemm(pc, pa, pb, M, N, K, 0.375);
     const viaGemm = mismatches(got, scalar.heap().slice(0, M * N), 0, `gemm_tn vs gemm(a^T) M=${M} N=${N} K=${K}`);
     if (viaGemm) problems.push(viaGemm);
-    // The accumulating form: c + (the same scaled sums), rounded once more.
-    const c0 = Float32Array.from({ length: M * N }, () => 2 * next() - 1);
-    const runAdd = (k) => {
-      const [pc, pa, pb] = lay(k, [c0, a, b]);
-      k.e.kt_gemm_tn_add(pc, pa, pb, M, N, K, 0.375);
-      return k.heap().slice(0, M * N);
-    };
-    const added = runAdd(simd);
-    const badAdd = mismatches(added, runAdd(scalar), 0, `gemm_tn_add M=${M} N=${N} K=${K}`);
-    if (badAdd) problems.push(badAdd);
-    const expected = c0.map((x, i) => Math.fround(x + got[i]));
-    const badSum = mismatches(added, expected, 0, `gemm_tn_add vs c + gemm_tn M=${M} N=${N} K=${K}`);
-    if (badSum) problems.push(badSum);
+  }
+  assert.deepEqual(problems, [], problems.join('\n'));
+});
+
+test('SIMD transpose moves every entry to its place, at every row and column tail', () => {
+  const problems = [];
+  for (const rows of [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 32]) for (const cols of [1, 3, 4, 5, 8, 13, 64, 67]) {
+    const src = Float32Array.from({ length: rows * cols }, (_, i) => i + 0.5);
+    const expected = new Float32Array(rows * cols);
+    for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) expected[c * rows + r] = src[r * cols + c];
+    for (const k of [simd, scalar]) {
+      const [pdst, psrc] = lay(k, [new Float32Array(rows * cols).fill(NaN), src]);
+      k.e.kt_transpose(pdst, psrc, rows, cols);
+      const bad = mismatches(k.heap().slice(0, rows * cols), expected, 0, `transpose ${k === simd ? 'simd' : 'scalar'} rows=${rows} cols=${cols}`);
+      if (bad) problems.push(bad);
+    }
   }
   assert.deepEqual(problems, [], problems.join('\n'));
 });

@@ -10,6 +10,26 @@ import { rng as uniform } from '../helpers/reference.mjs';
 const H = 8, D = 64;
 const T_LIST = [64, 256, 1024];
 const backwardFlops = (T) => 8 * H * T * T * D;
+const cpuSeconds = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+
+// The fastest backward by CPU time and the best peak, from rounds that run
+// the peak kernel (about 5 ms) and then a batch of backward calls (at least
+// 5 ms), so that both see the same machine: on a shared one, the fastest
+// round is the one least disturbed by other work, for the backward and the
+// peak alike. Returns { seconds, peak } (seconds per backward call).
+function bestAgainstPeak(backward, peakRun, rounds) {
+  const w0 = performance.now();
+  backward();
+  const batch = Math.max(1, Math.ceil(0.005 / ((performance.now() - w0) / 1e3)));
+  let seconds = Infinity, peak = 0;
+  for (let r = 0; r < rounds; r++) {
+    peak = Math.max(peak, peakRun(100_000, 'cpu'));
+    const t0 = cpuSeconds();
+    for (let b = 0; b < batch; b++) backward();
+    seconds = Math.min(seconds, (cpuSeconds() - t0) / batch);
+  }
+  return { seconds, peak };
+}
 
 async function loadTf() {
   const tf = await import('@tensorflow/tfjs');
@@ -24,10 +44,11 @@ async function loadTf() {
 
 /**
  * Time ours and TF.js for each T with `timeColumns` (bench.mjs's timer).
- * `peak` is the measured wasm SIMD peak in GFLOP/s or undefined.
+ * `peak` is the measured wasm SIMD peak in GFLOP/s or undefined; `peakRun`
+ * (iters, clock) runs the peak kernel once and returns its GFLOP/s.
  * Returns the report lines (Markdown).
  */
-export async function benchBackward(lab, timeColumns, peak) {
+export async function benchBackward(lab, timeColumns, peak, peakRun) {
   const { tf, threads, version } = await loadTf();
   const rows = [];
   for (const T of T_LIST) {
@@ -57,9 +78,12 @@ export async function benchBackward(lab, timeColumns, peak) {
     ['dq', 'dk', 'dv'].forEach((name, i) => {
       for (let j = 0; j < n; j++) diff = Math.max(diff, Math.abs(mine[name].data[j] - ref[i][j]));
     });
-    const times = await timeColumns({ ours, oursBackward, theirs });
+    // CPU time of this process: everything here runs on this thread, and on
+    // a shared machine the wall clock mostly measures the other jobs.
+    const times = await timeColumns({ ours, oursBackward, theirs }, { clock: 'cpu' });
+    const best = peakRun ? bestAgainstPeak(oursBackward, peakRun, T >= 1024 ? 10 : 40) : undefined;
     G.dispose();
-    rows.push({ T, diff, ...times });
+    rows.push({ T, diff, best, ...times });
     console.log(`T=${T} forward+backward: ours ${(times.ours * 1e3).toFixed(2)} ms, TF.js ${(times.theirs * 1e3).toFixed(2)} ms`);
   }
   const fmtMs = (s) => (s >= 0.1 ? (s * 1e3).toFixed(0) : (s * 1e3).toPrecision(3));
@@ -67,21 +91,31 @@ export async function benchBackward(lab, timeColumns, peak) {
   out.push(`### SDPA forward + backward against TensorFlow.js`);
   out.push('');
   out.push(`TensorFlow.js ${version}, wasm backend, ${threads} thread; tf.grads of matMul → mul(scale) → softmax → matMul, ` +
-    `same process. Workload: B=1, H=${H}, d=${D}, Tq=Tk=T, no mask. Backward GFLOP/s counts 8·H·T²·d.`);
+    `same process. Workload: B=1, H=${H}, d=${D}, Tq=Tk=T, no mask. Times are medians of this process's CPU time. ` +
+    `Backward GFLOP/s counts 8·H·T²·d.`);
   out.push('');
-  out.push('| T | ours fwd+bwd ms | TF.js fwd+bwd ms | TF.js / ours | ours bwd ms (GFLOP/s) | bwd % of SIMD peak | max abs diff dq, dk, dv |');
-  out.push('|---:|---:|---:|---:|---:|---:|---:|');
+  out.push('Fastest bwd: the fastest round by CPU time, each round a run of the peak kernel then backward calls; ' +
+    '"same-run peak" is the best of those peak runs.');
+  out.push('');
+  out.push('| T | ours fwd+bwd ms | TF.js fwd+bwd ms | TF.js / ours | ours bwd ms (GFLOP/s) | bwd % of SIMD peak | ' +
+    'fastest bwd ms (GFLOP/s) | same-run peak GFLOP/s | fastest bwd % of it | max abs diff dq, dk, dv |');
+  out.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const rate = (T, seconds) => backwardFlops(T) / seconds / 1e9;
   for (const r of rows) {
-    const gflops = backwardFlops(r.T) / r.oursBackward / 1e9;
+    const gflops = rate(r.T, r.oursBackward);
     const pct = peak ? `${((gflops / peak) * 100).toFixed(1)}%` : 'n/a';
+    const best = r.best ? [`${fmtMs(r.best.seconds)} (${rate(r.T, r.best.seconds).toFixed(2)})`, r.best.peak.toFixed(1),
+      `${((rate(r.T, r.best.seconds) / r.best.peak) * 100).toFixed(1)}%`] : ['n/a', 'n/a', 'n/a'];
     out.push(`| ${r.T} | ${fmtMs(r.ours)} | ${fmtMs(r.theirs)} | ${(r.theirs / r.ours).toFixed(2)}x | ` +
-      `${fmtMs(r.oursBackward)} (${gflops.toFixed(2)}) | ${pct} | ${r.diff.toExponential(1)} |`);
+      `${fmtMs(r.oursBackward)} (${gflops.toFixed(2)}) | ${pct} | ${best.join(' | ')} | ${r.diff.toExponential(1)} |`);
   }
   out.push('');
   const all10 = rows.every((r) => r.theirs / r.ours >= 10);
   const r256 = rows.find((r) => r.T === 256);
-  const half = peak && r256 ? backwardFlops(256) / r256.oursBackward / 1e9 >= 0.5 * peak : false;
+  const half = peak && r256 ? rate(256, r256.oursBackward) >= 0.5 * peak : false;
+  const halfBest = r256?.best ? rate(256, r256.best.seconds) >= 0.5 * r256.best.peak : false;
   out.push(`Targets: ours >= 10x TF.js at every T (this run: ${all10 ? 'met' : 'NOT met'}); ` +
-    `backward >= 50% of the SIMD peak at T=256 (this run: ${half ? 'met' : 'NOT met'}).`);
+    `backward >= 50% of the SIMD peak at T=256 (this run: median against the bench's peak ${half ? 'met' : 'NOT met'}, ` +
+    `fastest against the same-run peak ${halfBest ? 'met' : 'NOT met'}).`);
   return out;
 }

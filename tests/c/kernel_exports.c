@@ -32,9 +32,14 @@ EMSCRIPTEN_KEEPALIVE void kt_gemm_tn(float *c, const float *a, const float *b, i
     attn_gemm_tn(c, N, a, M, b, N, M, N, K, alpha);
 }
 
-/* c (M, N) += alpha * a^T @ b, a (K, M), b (K, N), dense rows. */
-EMSCRIPTEN_KEEPALIVE void kt_gemm_tn_add(float *c, const float *a, const float *b, int M, int N, int K, float alpha) {
-    attn_gemm_tn_add(c, N, a, M, b, N, M, N, K, alpha);
+/* c (M, N) += alpha * a (M, K) @ b (K, N), dense rows. */
+EMSCRIPTEN_KEEPALIVE void kt_gemm_add(float *c, const float *a, const float *b, int M, int N, int K, float alpha) {
+    attn_gemm_add(c, N, a, K, b, N, M, N, K, alpha);
+}
+
+/* dst (cols, rows) = src (rows, cols)^T. */
+EMSCRIPTEN_KEEPALIVE void kt_transpose(float *dst, const float *src, int rows, int cols) {
+    attn_transpose(dst, src, rows, cols);
 }
 
 /* dx (rows, n) <- the softmax backward of p, dp (rows, n). */
