@@ -51,7 +51,9 @@ test('train previous-token on the page: loss falls, maps change, the page stays 
   const median = sorted[Math.floor(sorted.length / 2)];
   console.log(`# frame gaps while training: median ${median.toFixed(1)} ms, 90th percentile ${sorted[Math.floor(0.9 * sorted.length)].toFixed(1)} ms, longest ${sorted[sorted.length - 1].toFixed(0)} ms over ${gaps.length} frames`);
   assert.ok(median < 100, `median gap between frames while training: ${median.toFixed(0)} ms`);
-  assert.ok(typingMs < 3000, `typing two characters took ${typingMs} ms`);
+  // Not a speed figure: a page that blocked its thread for the training
+  // (tens of seconds) would fail this on any machine, a busy one included.
+  assert.ok(typingMs < 10000, `typing two characters took ${typingMs} ms`);
 
   await page.waitForSelector('#watch-learn [data-action="learn-start"]:has-text("Finished")', { timeout: 90000 });
   const end = await readout(section);
