@@ -178,6 +178,8 @@ const ONES = [[1], [1], [1], [1]];
 
 /** The dropout section against lab.sdpa({ dropout, seed }) on its inputs. */
 async function expectDropout(page, kept = {}) {
+  // The mean over 200 seeds is computed after the edit's frame: its sentences are busy until then.
+  await page.waitForFunction(() => document.querySelectorAll('#dropout [aria-busy="true"]').length === 0);
   const q = await readGrid(page, 'drop-q'), k = await readGrid(page, 'drop-k');
   const num = async (name) => kept[name] ?? Number(await page.locator(`input[data-field="${name}"]`).inputValue());
   const p = await num('drop-p'), seed = await num('drop-seed');
