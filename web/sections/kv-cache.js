@@ -110,7 +110,8 @@ export const kvCache = {
       checkHost.replaceChildren(this.check.node);
     }
     const { node, lead, diff: diffNode, tail } = this.check;
-    if (node.className !== `check ${ok ? 'pass' : 'fail'}`) node.className = `check ${ok ? 'pass' : 'fail'}`;
+    const cls = `check ${ok ? 'pass' : 'fail'}`;
+    if (node.className !== cls) node.className = cls;
     if (node.dataset.passed !== String(ok)) node.dataset.passed = String(ok);
     setText(lead, ok ? `✓ Tokens 1 to ${st.step} decoded one at a time equal one full causal pass: the largest difference is `
       : `✗ Tokens 1 to ${st.step} decoded one at a time differ from the full causal pass by up to `);
