@@ -133,6 +133,31 @@ test('trained weights at 390 px: the page is ready before training ends, no over
   await context.close();
 });
 
+test('16 heads of 8 × 8: after an edit every head shows the core\'s weights, the far ones once the frame is painted', async () => {
+  const { page, problems, context } = await env.open('#view=multi-head&mha.dmodel=64&mha.heads=16&mha.t=8', { viewport: { width: 1280, height: 900 } });
+  const section = page.locator('#multi-head');
+  await typeInto(page, section.locator('[data-grid="mha-tokens"] input[data-row="0"][data-col="0"]'), '5');
+  await page.keyboard.press('Enter');
+  // Head 16 is several screens below the tokens: its map is written when the page is idle after the edit.
+  await page.waitForFunction(() => document.querySelector('[data-heatmap="mha-weights-h15"] .hm-rowhead')?.textContent === 't1 mat', null, { timeout: 10000 });
+  const tokens = await section.locator('[data-grid="mha-tokens"] input').evaluateAll((ns) => ns.map((n) => Number(n.value)));
+  assert.deepEqual(tokens, [5, 1, 4, 1, 5, 9, 2, 6]);
+  const x = new Float32Array(8 * 64);
+  tokens.forEach((id, t) => { x[t * 64 + (id % 64)] = 8; }); // the page's toy one-hot embedding, size 8
+  const mha = lab.createMultiHeadAttention({ dModel: 64, numHeads: 16, seed: 7 });
+  const { weights } = mha.forward({ data: x, shape: [1, 8, 64] });
+  mha.free();
+  const maps = await shownMaps(page, 16, 8);
+  const bad = [];
+  maps.forEach((rows, h) => rows.forEach((row, i) => row.forEach((got, j) => {
+    const w = weights.data[(h * 8 + i) * 8 + j];
+    if (!(Math.abs(got - w) <= 0.005 + 1e-6)) bad.push(`head ${h + 1} [${i + 1}, ${j + 1}]: page ${got}, core ${w.toFixed(4)}`);
+  })));
+  assert.deepEqual(bad.slice(0, 8), [], `${bad.length} of ${16 * 64} weights differ`);
+  assertClean(problems, 'multi-head, 16 heads');
+  await context.close();
+});
+
 /** What is lit in the multi-head section, as "name:q,k,pos" (the source starred), sorted. */
 function lit(page) {
   return page.$$eval('#multi-head .linked, #multi-head .link-source', (ns) => ns.map((n) => {

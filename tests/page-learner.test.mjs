@@ -195,10 +195,9 @@ test('the page numbers from 1 everywhere, the core\'s messages included', async 
 test('why-scale histograms keep their axes as d_k changes, and say what the axes are', async () => {
   const { context, page, problems } = await open();
   const slider = page.locator('input[data-field="scale-dk"]');
-  /** Per chart: its tick labels, its axis labels, and the x extent of its non-empty bars. */
+  /** Per chart: its tick labels, its axis labels, and the x extent of its non-empty bars (one "M x,y …Z" each in the bars' path). */
   const read = () => page.$$eval('#why-scale .hist svg', (svgs) => svgs.map((svg) => {
-    const bars = [...svg.querySelectorAll('.bar')].filter((b) => Number(b.getAttribute('height')) > 0);
-    const xs = bars.map((b) => Number(b.getAttribute('x')));
+    const xs = [...svg.querySelector('path.bar').getAttribute('d').matchAll(/M([\d.]+),/g)].map((m) => Number(m[1]));
     return {
       ticks: [...svg.querySelectorAll('.tick')].map((t) => t.textContent),
       labels: [...svg.querySelectorAll('.axis-label')].map((t) => t.textContent),

@@ -178,6 +178,8 @@ const ONES = [[1], [1], [1], [1]];
 
 /** The dropout section against lab.sdpa({ dropout, seed }) on its inputs. */
 async function expectDropout(page, kept = {}) {
+  // The mean over 200 seeds is computed after the edit's frame: its sentences are busy until then.
+  await page.waitForFunction(() => document.querySelectorAll('#dropout [aria-busy="true"]').length === 0);
   const q = await readGrid(page, 'drop-q'), k = await readGrid(page, 'drop-k');
   const num = async (name) => kept[name] ?? Number(await page.locator(`input[data-field="${name}"]`).inputValue());
   const p = await num('drop-p'), seed = await num('drop-seed');
@@ -251,6 +253,9 @@ async function expectKv(page, { step, stale }) {
     assert.equal((await texts(page, 'kv-cache-shape'))[0], `(1, 2, ${step}, 2)`);
     assert.equal((await texts(page, 'kv-madds-cached'))[0], String(4 * 16 + 2 * step * 4));
     assert.equal((await texts(page, 'kv-madds-full'))[0], String(4 * step * 16 + 2 * step * step * 4));
+    // The times per call are measured once the edit's frame is painted: a number in each row, soon.
+    await page.waitForFunction(() => [...document.querySelectorAll('[data-measured="kv-work"] tbody td:last-child')]
+      .every((td) => /^\d+\.\d$/.test(td.textContent)), null, { timeout: 10000 });
     return diff;
   } finally {
     mha.free();

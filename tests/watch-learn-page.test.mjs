@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { browserSuite, assertClean, runAxe, typeInto } from './helpers/browser.mjs';
+import { loadAttention } from '../web/attention.js';
 
 const env = browserSuite();
 const shots = fileURLToPath(new URL('./screenshots/', import.meta.url));
@@ -77,6 +78,36 @@ test('train previous-token on the page: loss falls, maps change, the page stays 
   await section.screenshot({ path: `${shots}watch-learn-1280.png` });
   await runAxe(page, 'watch-learn', { include: '#watch-learn' });
   assertClean(problems, 'watch-learn');
+  await context.close();
+});
+
+test('a new learning rate before the first step changes nothing shown, and the steps then take that rate', async () => {
+  const { page, problems, context } = await env.open('#watch-learn');
+  const section = page.locator('#watch-learn');
+  const map = section.locator('canvas[data-canvas="learn-map-1-1"]');
+  const shown = async () => ({ ...(await readout(section)), map: await map.evaluate((c) => c.toDataURL()) });
+  const untrained = await shown();
+  // Three steps at the default rate, then Reset: the loss those steps reached.
+  const stepThrice = async () => {
+    for (let n = 0; n < 3; n++) await section.locator('[data-action="learn-step"]').click();
+    return (await readout(section)).loss;
+  };
+  const atDefault = await stepThrice();
+  await section.locator('[data-action="learn-reset"]').click();
+  assert.deepEqual(await shown(), untrained, 'Reset shows the untrained model again');
+  await typeInto(page, section.locator('input[data-field="learn-lr"]'), '0.1');
+  await page.keyboard.press('Enter');
+  assert.deepEqual(await shown(), untrained, 'a new rate leaves the untrained model as it was shown');
+  // The core's trainer, stepped three times at 0.1 here in Node, reaches the loss the page now shows.
+  const lab = await loadAttention();
+  const trainer = lab.createTrainer({ task: 'previous-token', lr: 0.1, seed: 1 });
+  let loss;
+  for (let n = 0; n < 3; n++) loss = trainer.step().loss;
+  trainer.free();
+  const atNew = await stepThrice();
+  assert.notEqual(atNew, atDefault, 'the rate changed what three steps reach');
+  assert.ok(Math.abs(atNew - loss) <= 0.0005 + 1e-6, `page ${atNew}, core ${loss}`);
+  assertClean(problems, 'watch-learn rate');
   await context.close();
 });
 

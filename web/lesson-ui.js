@@ -660,10 +660,17 @@ export function histogramSvg({ counts, lo, hi, yMax, xLabel, yLabel, title, cls 
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, class: `chart ${cls || ''}`, role: 'img', 'aria-label': title });
   svg.append(s('title', { text: title }));
   for (const c of [yMax / 2, yMax]) svg.append(s('line', { x1: padL, x2: W - padR, y1: y(c), y2: y(c), class: 'gridline' }));
-  const bars = counts.map((c, k) => s('rect', { x: padL + k * bw, y: y(c), width: Math.max(0.5, bw - 0.5), height: H - padB - y(c), class: 'bar' }));
-  svg.append(...bars);
-  // New counts on the same axes: only the bars and the title change (see updateHistogram).
-  svg.histogram = { bars, y, base: H - padB, title: svg.firstChild };
+  // The bars are one path, one "M x,base V top H x+w V base Z" per non-empty
+  // bin: new counts on the same axes change that path and the title only
+  // (see updateHistogram), one attribute instead of a hundred elements.
+  const base = H - padB, width = Math.max(0.5, bw - 0.5);
+  const bars = s('path', { class: 'bar' });
+  svg.append(bars);
+  svg.histogram = {
+    bars, title: svg.firstChild,
+    d: (cs) => cs.map((c, k) => (c > 0 ? `M${r2(padL + k * bw)},${base}V${r2(y(c))}H${r2(padL + k * bw + width)}V${base}Z` : '')).join(''),
+  };
+  bars.setAttribute('d', svg.histogram.d(counts));
   svg.append(s('line', { x1: padL, x2: W - padR, y1: H - padB, y2: H - padB, class: 'axis' }));
   svg.append(s('line', { x1: padL, x2: padL, y1: padT, y2: H - padB, class: 'axis' }));
   svg.append(s('line', { x1: x(0), x2: x(0), y1: padT, y2: H - padB, class: 'axis zero' }));
@@ -676,14 +683,14 @@ export function histogramSvg({ counts, lo, hi, yMax, xLabel, yLabel, title, cls 
   return svg;
 }
 
+/** A coordinate with at most 2 decimals, for path data. */
+const r2 = (v) => String(Math.round(v * 100) / 100);
+
 /** Put new counts (as many as before) and a new title into a histogramSvg(), in place. */
 export function updateHistogram(svg, { counts, title }) {
-  const { bars, y, base, title: titleNode } = svg.histogram;
-  counts.forEach((c, k) => {
-    const top = String(y(c)), height = String(base - y(c));
-    if (bars[k].getAttribute('y') !== top) bars[k].setAttribute('y', top);
-    if (bars[k].getAttribute('height') !== height) bars[k].setAttribute('height', height);
-  });
+  const { bars, d, title: titleNode } = svg.histogram;
+  const path = d(counts);
+  if (bars.getAttribute('d') !== path) bars.setAttribute('d', path);
   setText(titleNode, title);
   if (svg.getAttribute('aria-label') !== title) svg.setAttribute('aria-label', title);
 }
@@ -706,15 +713,29 @@ export function lineChartSvg({ xs, series, yRange, title, marker }) {
     svg.append(s('line', { x1: padL, x2: W - padR, y1: y(v), y2: y(v), class: 'gridline' }));
   }
   xs.forEach((label, k) => svg.append(s('text', { x: x(k), y: H - padB + 14, class: 'tick mid', text: label })));
-  if (marker != null) {
-    svg.append(s('line', { x1: x(marker), x2: x(marker), y1: padT, y2: H - padB, class: 'marker' }));
-  }
+  // The marker line is always there, hidden while marker is null: moveMarker() moves it in place.
+  svg.marker = { line: s('line', { y1: padT, y2: H - padB, class: 'marker' }), x };
+  svg.append(svg.marker.line);
+  moveMarker(svg, marker);
   for (const { values, cls } of series) {
     const d = Array.from(values, (v, k) => `${k ? 'L' : 'M'}${x(k).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
     svg.append(s('path', { d, class: `series ${cls}` }));
     values.forEach((v, k) => svg.append(s('circle', { cx: x(k), cy: y(v), r: 3, class: `dot ${cls}` })));
   }
   return svg;
+}
+
+/** Put a lineChartSvg()'s marker at point k of its x axis, or hide it (k null). */
+export function moveMarker(svg, k) {
+  const { line, x } = svg.marker;
+  const hidden = k == null;
+  if (line.hasAttribute('visibility') !== hidden) {
+    if (hidden) line.setAttribute('visibility', 'hidden');
+    else line.removeAttribute('visibility');
+  }
+  if (hidden || line.getAttribute('x1') === String(x(k))) return;
+  line.setAttribute('x1', String(x(k)));
+  line.setAttribute('x2', String(x(k)));
 }
 
 /**

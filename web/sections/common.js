@@ -69,9 +69,15 @@ export function explainHeads(err, dModel, heads) {
     + `and ${dModel} / ${heads} is not a whole number. With d_model = ${dModel}, try H = ${fits.join(', ')}`;
 }
 
+/** Above this many weights in all, maps far from the viewport are written after the edit's frame. */
+const LAZY_WEIGHTS = 256;
+
 /**
  * One heatmap per head of weights (1, H, Tq, Tk) for batch 0. link: the
  * weights take part in linked highlighting (see lesson-links.js).
+ * With many weights (16 heads of 8 × 8), the maps far from the viewport are
+ * written once the edit's frame is painted, or as soon as they come near it:
+ * the frame then only pays for the maps a learner can see.
  */
 export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabel, keyLabel: colLabel, link = false }) {
   const [, H, Tq, Tk] = weights.shape;
@@ -84,10 +90,83 @@ export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabe
       return [swatch, ` Head ${head + 1}`];
     },
   })));
-  hosts.forEach((mapHost, head) => heatmap(mapHost, {
-    name: `${name}-h${head}`, values: weights.data.subarray(head * Tq * Tk, (head + 1) * Tq * Tk),
-    rows: Tq, cols: Tk, blocked, digits: 2, legend: false,
-    rowLabel, colLabel, caption: `Head ${head + 1} attention weights (rows: queries, columns: keys)`, link,
-  }));
+  const lazy = H * Tq * Tk > LAZY_WEIGHTS;
+  const far = lazy || host.farMaps ? farMaps(host, hosts) : null;
+  hosts.forEach((mapHost, head) => {
+    const draw = () => heatmap(mapHost, {
+      name: `${name}-h${head}`, values: weights.data.subarray(head * Tq * Tk, (head + 1) * Tq * Tk),
+      rows: Tq, cols: Tk, blocked, digits: 2, legend: false,
+      rowLabel, colLabel, caption: `Head ${head + 1} attention weights (rows: queries, columns: keys)`, link,
+    });
+    if (far) far.draw(mapHost, draw, lazy);
+    else draw();
+  });
   if (!host.querySelector(':scope > .ramp-legend')) host.append(legend());
+}
+
+/**
+ * The maps of `host` that wait to be written, and which of their figures are
+ * far from the viewport (an IntersectionObserver's last word; a figure it has
+ * not reported on yet counts as near). draw(mapHost, fn, lazy) runs fn now
+ * for a near map (or any map, lazy false); for a far one it keeps fn, the
+ * newest only, until the page is idle after the frame or the figure comes near.
+ */
+function farMaps(host, hosts) {
+  let state = host.farMaps;
+  if (!state) {
+    state = host.farMaps = { far: new Set(), waiting: new Map(), observed: new Set(), scheduled: false };
+    const flush = (only) => {
+      for (const [mapHost, fn] of state.waiting) {
+        if (only && !only.has(mapHost.parentNode)) continue;
+        state.waiting.delete(mapHost);
+        fn();
+      }
+    };
+    state.observer = typeof IntersectionObserver === 'function' ? new IntersectionObserver((entries) => {
+      const near = new Set();
+      for (const { target, isIntersecting } of entries) {
+        if (isIntersecting) { state.far.delete(target); near.add(target); } else state.far.add(target);
+      }
+      flush(near);
+    }, { rootMargin: '50% 0px' }) : null;
+    state.draw = (mapHost, fn, lazy) => {
+      if (!lazy || !state.far.has(mapHost.parentNode)) {
+        state.waiting.delete(mapHost);
+        fn();
+        return;
+      }
+      state.waiting.set(mapHost, fn);
+      if (state.scheduled) return;
+      state.scheduled = true;
+      afterFrameIdle(() => { state.scheduled = false; flush(null); });
+    };
+  }
+  // Watch the figures shown now, and only those.
+  const figs = new Set(hosts.map((mapHost) => mapHost.parentNode));
+  for (const fig of state.observed) {
+    if (figs.has(fig)) continue;
+    state.observer?.unobserve(fig);
+    state.observed.delete(fig);
+    state.far.delete(fig);
+  }
+  for (const [mapHost] of state.waiting) if (!figs.has(mapHost.parentNode)) state.waiting.delete(mapHost);
+  for (const fig of figs) {
+    if (state.observed.has(fig) || !state.observer) continue;
+    state.observer.observe(fig);
+    state.observed.add(fig);
+  }
+  return state;
+}
+
+/**
+ * Run fn once the edit's frame is painted and the page is idle: for work the
+ * frame does not need (a timing measured live), which would otherwise delay
+ * the edit's frame or the tasks right after it. A hidden page paints no
+ * frame: then fn only waits for the idle time. Returns nothing; a caller
+ * that may be overtaken by a newer edit checks that itself when fn runs.
+ */
+export function afterFrameIdle(fn) {
+  const idle = () => (globalThis.requestIdleCallback ? requestIdleCallback(() => fn(), { timeout: 1000 }) : setTimeout(fn, 50));
+  if (typeof document === 'undefined' || document.hidden || typeof requestAnimationFrame !== 'function') idle();
+  else requestAnimationFrame(idle);
 }

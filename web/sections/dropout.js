@@ -3,14 +3,16 @@
 // longer 1, though its expected sum still is. Every number shown comes from
 // the core (lab.sdpa with { dropout, seed }).
 
-import { h, numberGrid, numberField, statusLine, heatmap, fmt, fmtVec, fmtSci } from '../lesson-ui.js';
+import { h, numberGrid, numberField, statusLine, heatmap, fmt, fmtVec, fmtSci, setText } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
-import { dimLabel, keyLabel, queryLabel } from './common.js';
+import { dimLabel, keyLabel, queryLabel, afterFrameIdle } from './common.js';
 
 const T = 4;
 const D = 2;
 const SEEDS = 200; // seeds averaged for the expected row sum
 const ONES = Array.from({ length: T }, () => [1]); // v = ones: the output is each row's sum
+/** What the mean row sums depend on: not the seed shown. */
+const meanKey = (st) => JSON.stringify([st.q, st.k, st.p]);
 
 export const dropout = {
   id: 'dropout',
@@ -58,20 +60,34 @@ export const dropout = {
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
   },
 
-  update(ctx, st) {
-    const res = ctx.core(this.status, () => {
-      const run = ctx.lab.sdpa(st.q, st.k, ONES, { dropout: st.p, seed: st.seed });
-      const off = ctx.lab.sdpa(st.q, st.k, ONES);
-      // The expected row sum: the mean, over many seeds, of what the core gives.
+  /**
+   * The expected row sum: the mean, over many seeds, of what the core gives.
+   * It does not depend on the seed shown, so a new seed reuses it; the
+   * inputs go to the core as flat tensors, converted once for all the calls.
+   */
+  meanRowSums(ctx, st) {
+    const key = meanKey(st);
+    if (this.mean?.key !== key) {
+      const flat = (m) => ({ data: Float32Array.from(m.flat()), shape: [m.length, m[0].length] });
+      const q = flat(st.q), k = flat(st.k), ones = flat(ONES);
       const mean = new Float64Array(T);
       for (let seed = 0; seed < SEEDS; seed++) {
-        const sums = ctx.lab.sdpa(st.q, st.k, ONES, { dropout: st.p, seed, needWeights: false }).output.data;
+        const sums = ctx.lab.sdpa(q, k, ones, { dropout: st.p, seed, needWeights: false }).output.data;
         for (let i = 0; i < T; i++) mean[i] += sums[i] / SEEDS;
       }
-      return { run, off, mean };
-    }, [ctx.slot(this.id, 'weights'), ctx.slot(this.id, 'check')]);
+      this.mean = { key, mean };
+    }
+    return this.mean.mean;
+  },
+
+  update(ctx, st) {
+    this.meanRun = null; // a mean still waiting is for the old inputs
+    const res = ctx.core(this.status, () => ({
+      run: ctx.lab.sdpa(st.q, st.k, ONES, { dropout: st.p, seed: st.seed }),
+      off: ctx.lab.sdpa(st.q, st.k, ONES),
+    }), [ctx.slot(this.id, 'weights'), ctx.slot(this.id, 'check')]);
     if (!res) return;
-    const { run, off, mean } = res;
+    const { run, off } = res;
     ctx.publish(`${this.prefix}.main`, run);
     const w = run.weights.data;
     let top = 1;
@@ -81,26 +97,64 @@ export const dropout = {
       caption: `Weights after dropout, p = ${fmt(st.p, 2)}, seed ${st.seed}; a 0 is a dropped weight; last column: the row's sum`,
       domain: [0, top], extra: { label: 'row sum', values: run.output.data },
     });
-    const droppedCount = run.dropoutMask.data.reduce((n, kept) => n + (kept ? 0 : 1), 0);
-    const sumErrorOn = run.stats.maxRowSumError;
-    const sumErrorOff = off.stats.maxRowSumError;
+    const parts = this.checkParts(ctx);
+    setText(parts.count, String(run.dropoutMask.data.reduce((n, kept) => n + (kept ? 0 : 1), 0)));
+    setText(parts.on, fmtSci(run.stats.maxRowSumError));
+    setText(parts.off, fmtSci(off.stats.maxRowSumError));
+    // The mean over SEEDS draws is 200 calls of the core: for new inputs it
+    // is computed once the edit's frame is painted; until then its sentences
+    // keep the last mean, marked busy.
+    if (this.mean?.key === meanKey(st)) {
+      this.drawMean(st, this.mean.mean);
+      return;
+    }
+    for (const node of [parts.meanLine, parts.verdict]) node.setAttribute('aria-busy', 'true');
+    const waiting = {};
+    this.meanRun = waiting;
+    afterFrameIdle(() => {
+      if (this.meanRun !== waiting) return; // a newer edit took over
+      const mean = ctx.core(this.status, () => this.meanRowSums(ctx, st), [ctx.slot(this.id, 'check')]);
+      if (mean) this.drawMean(st, mean);
+    });
+  },
+
+  /** The sentences under the map, built once; an edit sets their numbers in place. */
+  checkParts(ctx) {
+    const host = ctx.slot(this.id, 'check');
+    if (!this.check || !host.contains(this.check.verdict)) {
+      const out = (name) => h('strong', { 'data-out': name });
+      const parts = {
+        count: out('drop-count'), on: out('drop-error-on'), off: out('drop-error-off'), mean: out('drop-mean'),
+        meanError: out('drop-mean-error'), lead: document.createTextNode(''), tail: document.createTextNode(''),
+      };
+      parts.meanLine = h('p', { class: 'readout' }, `Mean row sums over ${SEEDS} seeds: `, parts.mean);
+      parts.verdict = h('p', { 'data-check': 'drop-expected' }, parts.lead, parts.meanError, parts.tail);
+      host.replaceChildren(
+        h('p', { class: 'readout' }, 'This draw dropped ', parts.count, ` of ${T * T} weights. Largest |row sum − 1| with dropout: `, parts.on,
+          '; with dropout off: ', parts.off, '.'),
+        parts.meanLine, parts.verdict);
+      this.check = parts;
+    }
+    return this.check;
+  },
+
+  /** The mean row sums over SEEDS draws and the check that they are about 1. */
+  drawMean(st, mean) {
+    const { mean: meanNode, meanError: meanErrorNode, lead, tail, verdict, meanLine } = this.check;
     let meanError = 0;
     for (let i = 0; i < T; i++) meanError = Math.max(meanError, Math.abs(mean[i] - 1));
     // A row sum's variance is sum_j w_j² p/(1 − p) <= p/(1 − p), so the mean of SEEDS
     // draws strays from 1 by a standard error of at most √(p/(1 − p)/SEEDS): allow 4 of them.
     const allowed = 4 * Math.sqrt(st.p / (1 - st.p) / SEEDS) + 1e-6;
     const ok = meanError <= allowed;
-    ctx.slot(this.id, 'check').replaceChildren(
-      h('p', { class: 'readout' }, `This draw dropped `, h('strong', { 'data-out': 'drop-count', text: String(droppedCount) }),
-        ` of ${T * T} weights. Largest |row sum − 1| with dropout: `, h('strong', { 'data-out': 'drop-error-on', text: fmtSci(sumErrorOn) }),
-        '; with dropout off: ', h('strong', { 'data-out': 'drop-error-off', text: fmtSci(sumErrorOff) }), '.'),
-      h('p', { class: 'readout' }, `Mean row sums over ${SEEDS} seeds: `, h('strong', { 'data-out': 'drop-mean', text: fmtVec(mean, 3) })),
-      h('p', { class: `check ${ok ? 'pass' : 'fail'}`, 'data-check': 'drop-expected', 'data-passed': String(ok) },
-        ok ? '✓ On average the rows still sum to 1: the mean is off by at most '
-          : '✗ The mean row sum is far from 1: off by ',
-        h('strong', { 'data-out': 'drop-mean-error', text: fmtSci(meanError) }),
-        `, within 4 standard errors of ${SEEDS} draws (${fmtSci(allowed)}).`),
-    );
+    setText(meanNode, fmtVec(mean, 3));
+    const cls = `check ${ok ? 'pass' : 'fail'}`;
+    if (verdict.className !== cls) verdict.className = cls;
+    if (verdict.dataset.passed !== String(ok)) verdict.dataset.passed = String(ok);
+    setText(lead, ok ? '✓ On average the rows still sum to 1: the mean is off by at most ' : '✗ The mean row sum is far from 1: off by ');
+    setText(meanErrorNode, fmtSci(meanError));
+    setText(tail, `, within 4 standard errors of ${SEEDS} draws (${fmtSci(allowed)}).`);
+    for (const node of [meanLine, verdict]) node.removeAttribute('aria-busy');
   },
 };
 

@@ -3,9 +3,9 @@
 // comes from the core: the module's forward with { cache, useCache }, and
 // one full causal pass to compare with.
 
-import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtSci } from '../lesson-ui.js';
+import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtSci, setText } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
-import { dimLabel, keyLabel } from './common.js';
+import { dimLabel, keyLabel, afterFrameIdle } from './common.js';
 
 const T = 5; // tokens
 const C = 4; // dModel
@@ -71,6 +71,7 @@ export const kvCache = {
   },
 
   update(ctx, st) {
+    this.timing = null; // a measurement still waiting is for the old inputs
     const hosts = ['cache', 'check', 'work'].map((name) => ctx.slot(this.id, name));
     const res = ctx.core(this.status, () => {
       const mha = this.moduleFor(ctx, st.seed);
@@ -88,30 +89,10 @@ export const kvCache = {
     }, hosts);
     if (!res) return;
     const { full, steps } = res;
-    this.stepText.textContent = `Token ${st.step} of ${T}`;
+    setText(this.stepText, `Token ${st.step} of ${T}`);
     this.prev.disabled = st.step <= 1;
     this.next.disabled = st.step >= T;
-
-    // The cache and one new row of weights per step, head by head.
-    const tables = [];
-    for (let head = 0; head < HEADS; head++) {
-      const head_ = h('tr', {}, h('td', { class: 'corner' }), ...Array.from({ length: T }, (_, j) => h('th', { scope: 'col', text: keyLabel(j) })));
-      const rows = steps.map((r, t) => {
-        const w = r.weights.data; // (1, H, 1, t + 1)
-        return h('tr', { 'data-step': t }, h('th', { scope: 'row', text: `step ${t + 1}` }),
-          ...Array.from({ length: T }, (_, j) => (j <= t
-            ? h('td', { 'data-out': `kv-w${head}`, text: fmt(w[head * (t + 1) + j], 3) })
-            : h('td', { class: 'not-yet', text: '' }))));
-      });
-      tables.push(h('div', { class: 'grid-wrap' }, h('table', { class: 'values', 'data-values': `kv-weights-${head}` },
-        h('caption', { text: `Head ${head + 1}: the new query’s weights at each step` }), h('thead', {}, head_), h('tbody', {}, ...rows))));
-    }
-    ctx.slot(this.id, 'cache').replaceChildren(
-      h('p', { class: 'readout' }, 'After token ', String(st.step), ' the cache holds keys and values of shape ',
-        h('strong', { 'data-out': 'kv-cache-shape', text: `(${res.cacheShape.join(', ')})` }), ': (batch, heads, tokens so far, head width). ',
-        'The query offset passed at each step is the cache’s length before the step',
-        st.stale ? '; the core’s stale-offset bug ignores it and stands every new query at position 0.' : '.'),
-      ...tables);
+    this.drawCache(ctx, st, steps, res.cacheShape);
 
     // The check: the decoded outputs against the full causal pass, rows 1..step.
     const got = steps.flatMap((r) => Array.from(r.output.data));
@@ -122,38 +103,111 @@ export const kvCache = {
       size = Math.max(size, Math.abs(want[n]));
     }
     const ok = diff <= 1e-5 * size;
-    ctx.slot(this.id, 'check').replaceChildren(h('p', { class: `check ${ok ? 'pass' : 'fail'}`, 'data-check': 'kv-equal', 'data-passed': String(ok) },
-      ok ? `✓ Tokens 1 to ${st.step} decoded one at a time equal one full causal pass: the largest difference is `
-        : `✗ Tokens 1 to ${st.step} decoded one at a time differ from the full causal pass by up to `,
-      h('strong', { 'data-out': 'kv-diff', text: fmtSci(diff) }),
-      ok ? '.' : st.stale ? ': each query was rotated as if it stood at position 0, and the causal rule let it see token 1 only.' : '.'));
+    const checkHost = ctx.slot(this.id, 'check');
+    if (!this.check || !checkHost.contains(this.check.node)) {
+      this.check = { lead: document.createTextNode(''), diff: h('strong', { 'data-out': 'kv-diff' }), tail: document.createTextNode('') };
+      this.check.node = h('p', { 'data-check': 'kv-equal' }, this.check.lead, this.check.diff, this.check.tail);
+      checkHost.replaceChildren(this.check.node);
+    }
+    const { node, lead, diff: diffNode, tail } = this.check;
+    const cls = `check ${ok ? 'pass' : 'fail'}`;
+    if (node.className !== cls) node.className = cls;
+    if (node.dataset.passed !== String(ok)) node.dataset.passed = String(ok);
+    setText(lead, ok ? `✓ Tokens 1 to ${st.step} decoded one at a time equal one full causal pass: the largest difference is `
+      : `✗ Tokens 1 to ${st.step} decoded one at a time differ from the full causal pass by up to `);
+    setText(diffNode, fmtSci(diff));
+    setText(tail, ok ? '.' : st.stale ? ': each query was rotated as if it stood at position 0, and the causal rule let it see token 1 only.' : '.');
 
-    // Work per step: multiply-adds counted, and time measured here and now
-    // (data-measured, not data-values: a time is never the same twice).
+    this.drawWork(ctx, st);
+  },
+
+  /**
+   * The cache and one new row of weights per step, head by head. The tables
+   * are built once per step count; an edit sets their numbers in place.
+   */
+  drawCache(ctx, st, steps, cacheShape) {
+    const host = ctx.slot(this.id, 'cache');
+    if (!this.cache || this.cache.step !== st.step || !host.contains(this.cache.readout)) {
+      const cells = [];
+      const tables = [];
+      for (let head = 0; head < HEADS; head++) {
+        const head_ = h('tr', {}, h('td', { class: 'corner' }), ...Array.from({ length: T }, (_, j) => h('th', { scope: 'col', text: keyLabel(j) })));
+        const rows = steps.map((r, t) => h('tr', { 'data-step': t }, h('th', { scope: 'row', text: `step ${t + 1}` }),
+          ...Array.from({ length: T }, (_, j) => {
+            if (j > t) return h('td', { class: 'not-yet', text: '' });
+            const td = h('td', { 'data-out': `kv-w${head}` });
+            cells.push([td, head, t, j]);
+            return td;
+          })));
+        tables.push(h('div', { class: 'grid-wrap' }, h('table', { class: 'values', 'data-values': `kv-weights-${head}` },
+          h('caption', { text: `Head ${head + 1}: the new query’s weights at each step` }), h('thead', {}, head_), h('tbody', {}, ...rows))));
+      }
+      const shape = h('strong', { 'data-out': 'kv-cache-shape' });
+      const stale = document.createTextNode('');
+      const readout = h('p', { class: 'readout' }, 'After token ', String(st.step), ' the cache holds keys and values of shape ',
+        shape, ': (batch, heads, tokens so far, head width). ', 'The query offset passed at each step is the cache’s length before the step', stale);
+      host.replaceChildren(readout, ...tables);
+      this.cache = { step: st.step, readout, shape, stale, cells };
+    }
+    const { shape, stale, cells } = this.cache;
+    setText(shape, `(${cacheShape.join(', ')})`);
+    setText(stale, st.stale ? '; the core’s stale-offset bug ignores it and stands every new query at position 0.' : '.');
+    for (const [td, head, t, j] of cells) setText(td, fmt(steps[t].weights.data[head * (t + 1) + j], 3)); // (1, H, 1, t + 1)
+  },
+
+  /**
+   * Work per step: multiply-adds counted now, time measured once the edit's
+   * frame is painted (200 calls of each path would hold the frame back).
+   * The table is data-measured, not data-values: a time is never the same twice.
+   */
+  drawWork(ctx, st) {
     const t = st.step;
     const cached = 4 * C * C + 2 * t * C;          // project one token (q, k, v, out); one row of scores and mix
     const recompute = 4 * t * C * C + 2 * t * t * C; // project all t tokens; t rows of scores and mix
-    const time = (fn) => {
-      const t0 = performance.now();
-      for (let n = 0; n < REPEATS; n++) fn();
-      return ((performance.now() - t0) / REPEATS) * 1000;
-    };
-    const timing = ctx.core(this.status, () => {
-      const mha = this.module;
-      let prefix = null;
-      for (let i = 0; i < t - 1; i++) prefix = mha.forward([[st.x[i]]], { cache: prefix, useCache: true, causal: true }).cache;
-      return {
-        cached: time(() => mha.forward([[st.x[t - 1]]], { cache: prefix, useCache: true, causal: true, needWeights: false })),
-        full: time(() => mha.forward([st.x.slice(0, t)], { causal: true, needWeights: false })),
+    const host = ctx.slot(this.id, 'work');
+    if (!this.work || !host.contains(this.work.table)) {
+      const cell = (attrs) => h('td', attrs);
+      this.work = {
+        caption: h('caption'), madds: [cell({ 'data-out': 'kv-madds-cached' }), cell({ 'data-out': 'kv-madds-full' })], times: [cell(), cell()],
       };
-    }, hosts);
-    if (!timing) return;
-    ctx.slot(this.id, 'work').replaceChildren(h('div', { class: 'grid-wrap' }, h('table', { class: 'values', 'data-measured': 'kv-work' },
-      h('caption', { text: `Work for token ${t}: multiply-adds counted, time measured in this browser (mean of ${REPEATS} calls)` }),
-      h('thead', {}, h('tr', {}, h('td', { class: 'corner' }), h('th', { scope: 'col', text: 'multiply-adds' }), h('th', { scope: 'col', text: 'µs per call' }))),
-      h('tbody', {},
-        h('tr', {}, h('th', { scope: 'row', text: 'with the cache' }), h('td', { 'data-out': 'kv-madds-cached', text: String(cached) }), h('td', { text: fmt(timing.cached, 1) })),
-        h('tr', {}, h('th', { scope: 'row', text: 'recomputing everything' }), h('td', { 'data-out': 'kv-madds-full', text: String(recompute) }), h('td', { text: fmt(timing.full, 1) }))))));
+      const { caption, madds, times } = this.work;
+      this.work.table = h('table', { class: 'values', 'data-measured': 'kv-work' }, caption,
+        h('thead', {}, h('tr', {}, h('td', { class: 'corner' }), h('th', { scope: 'col', text: 'multiply-adds' }), h('th', { scope: 'col', text: 'µs per call' }))),
+        h('tbody', {},
+          h('tr', {}, h('th', { scope: 'row', text: 'with the cache' }), madds[0], times[0]),
+          h('tr', {}, h('th', { scope: 'row', text: 'recomputing everything' }), madds[1], times[1])));
+      host.replaceChildren(h('div', { class: 'grid-wrap' }, this.work.table));
+    }
+    const { caption, madds, times } = this.work;
+    setText(caption, `Work for token ${t}: multiply-adds counted, time measured in this browser (mean of ${REPEATS} calls)`);
+    setText(madds[0], String(cached));
+    setText(madds[1], String(recompute));
+    // A time measured for another token or seed is not this one's: it waits for the new measurement.
+    const timed = `${st.seed}:${t}`;
+    if (this.work.timed !== timed) for (const td of times) setText(td, '…');
+    const run = {};
+    this.timing = run;
+    afterFrameIdle(() => {
+      if (this.timing !== run) return; // a newer edit took over
+      const time = (fn) => {
+        const t0 = performance.now();
+        for (let n = 0; n < REPEATS; n++) fn();
+        return ((performance.now() - t0) / REPEATS) * 1000;
+      };
+      const timing = ctx.core(this.status, () => {
+        const mha = this.moduleFor(ctx, st.seed);
+        let prefix = null;
+        for (let i = 0; i < t - 1; i++) prefix = mha.forward([[st.x[i]]], { cache: prefix, useCache: true, causal: true }).cache;
+        return {
+          cached: time(() => mha.forward([[st.x[t - 1]]], { cache: prefix, useCache: true, causal: true, needWeights: false })),
+          full: time(() => mha.forward([st.x.slice(0, t)], { causal: true, needWeights: false })),
+        };
+      }, [], { keepNote: false });
+      if (!timing) return;
+      setText(times[0], fmt(timing.cached, 1));
+      setText(times[1], fmt(timing.full, 1));
+      this.work.timed = timed;
+    });
   },
 };
 

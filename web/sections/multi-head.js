@@ -188,8 +188,9 @@ export const multiHead = {
     const [, H, T] = res.weights.shape;
     const C = res.output.shape[2];
     this.drawSummary(ctx, { C, H, res, trained });
-    ctx.slot(this.id, 'weights').dataset.weights = st.weights;
-    headHeatmaps(ctx.slot(this.id, 'weights'), {
+    const weightsHost = ctx.slot(this.id, 'weights');
+    if (weightsHost.dataset.weights !== st.weights) weightsHost.dataset.weights = st.weights;
+    headHeatmaps(weightsHost, {
       weights: res.weights, name: 'mha-weights',
       blocked: st.causal ? blockedFrom(ctx.lab.allowedPairs([T, T], { causal: true })) : null,
       queryLabel: (i) => `t${i + 1} ${word(st.tokens[0][i])}`, keyLabel: (j) => `t${j + 1} ${word(st.tokens[0][j])}`, link: true,

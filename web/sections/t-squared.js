@@ -2,7 +2,8 @@
 // measured live in this browser, for the path that keeps the weights and
 // for the tiled path. Memory is the core's own figure (lab.lastCallBytes).
 
-import { h, s, select, numberField, statusLine, fmt } from '../lesson-ui.js';
+import { h, s, select, numberField, statusLine, fmt, setText } from '../lesson-ui.js';
+import { afterFrameIdle } from './common.js';
 import { codec } from '../lesson-state.js';
 
 const LENGTHS = ['512', '1024', '2048', '4096'];
@@ -44,8 +45,8 @@ export const tSquared = {
   /**
    * Measuring takes far longer than an edit may (a call at T = 4096 alone
    * takes tens of milliseconds), so an edit only starts it: the edit's frame
-   * shows "measuring", then one call of one path runs per task, after that
-   * frame is painted, and the page stays responsive between them. A newer
+   * shows "measuring", then one call of one path runs per idle moment after
+   * a painted frame, and the page stays responsive between them. A newer
    * edit abandons a measurement still running. The charts appear when every
    * length has been measured.
    */
@@ -56,8 +57,13 @@ export const tSquared = {
     const run = {};
     this.run = run;
     chartsHost.classList.add('measuring');
-    checkHost.replaceChildren(h('p', { class: 'readout', 'data-out': 'cost-progress', role: 'status',
-      text: `Measuring T = ${lengths.join(', ')} at d = ${st.d}…` }));
+    // One progress line, its text set in place while edits follow each other.
+    let progress = checkHost.querySelector(':scope > [data-out="cost-progress"]');
+    if (!progress) {
+      progress = h('p', { class: 'readout', 'data-out': 'cost-progress', role: 'status' });
+      checkHost.replaceChildren(progress);
+    }
+    setText(progress, `Measuring T = ${lengths.join(', ')} at d = ${st.d}…`);
     // Inputs from a fixed pattern: the cost does not depend on the values.
     const input = (T) => ({ data: Float32Array.from({ length: T * st.d }, (_, i) => Math.sin(0.37 * i)), shape: [T, st.d] });
     const measure = (call) => {
@@ -87,12 +93,12 @@ export const tSquared = {
         return;
       }
       point[path] = done;
-      if (todo.length) setTimeout(step, 0);
+      if (todo.length) afterFrameIdle(step);
       else this.drawMeasured(ctx, st, res.map(({ T, weights, tiled }) => ({ T, weights, tiled })));
     };
-    // The first call waits for the edit's frame (a hidden page paints no frame).
-    if (document.hidden) setTimeout(step, 0);
-    else requestAnimationFrame(() => setTimeout(step, 0));
+    // Each call waits for a painted frame and an idle moment: it never holds
+    // back the frame of an edit, nor the work that follows that frame.
+    afterFrameIdle(step);
   },
 
   drawMeasured(ctx, st, res) {

@@ -210,6 +210,18 @@ export const watchLearn = {
     this.startButton.disabled = false;
     this.stepButton.disabled = false;
     this.task = st.task;
+    // The untrained model, its held-out check and its maps do not depend on
+    // the learning rate, which only scales the optimiser's steps: when the
+    // page already shows this model untrained (a new rate before any step),
+    // nothing it shows changes and nothing is evaluated or drawn again.
+    const untrained = JSON.stringify([st.task, st.seed, st.cheat]);
+    if (this.shown && this.shown.untrained === untrained && ctx.slot(this.id, 'maps').contains(this.mapCanvases?.[0] ?? null)) {
+      this.losses = [];
+      this.ablated = new Set();
+      this.loss = NaN;
+      return;
+    }
+    this.untrained = untrained;
     // which keys each query may see in the maps: the core's rule, causal as in evaluation
     const T = trainer.config.seqLen;
     this.allowed = ctx.lab.allowedPairs([T, T], { causal: trainer.config.causal }).data;
@@ -356,6 +368,8 @@ export const watchLearn = {
     if (!this.trainer) return;
     const { vocab, layers: L, heads: H } = this.trainer.config;
     const step = this.step();
+    // What the page shows: the untrained model of these settings, or a later state.
+    this.shown = step === 0 && this.ablated.size === 0 && maps ? { untrained: this.untrained } : null;
     const off = this.ablated.size ? ` with ${this.ablated.size} head${this.ablated.size > 1 ? 's' : ''} switched off` : '';
     ctx.slot(this.id, 'readout').replaceChildren(
       'Step ', h('strong', { 'data-out': 'learn-step', text: String(step) }),

@@ -2,7 +2,7 @@
 // Every number shown comes from the wasm core.
 
 import {
-  h, numberField, statusLine, fmt, binCounts, histogramSvg, updateHistogram, lineChartSvg, srOnly, setText,
+  h, numberField, statusLine, fmt, binCounts, histogramSvg, updateHistogram, lineChartSvg, moveMarker, srOnly, setText,
 } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { slot } from './markup.js';
@@ -158,8 +158,8 @@ export const whyScale = {
     const now = marker >= 0 ? this.curve[marker]
       : ctx.core(this.status, () => this.sampled(ctx, 'peak', st.dk, st));
     if (!now) return;
-    // The chart and its table change with the keys, the seed and the marker
-    // only; the sentence under them with every d_k.
+    // The chart and its table change with the keys and the seed only; the
+    // marker moves in place, and the sentence under them changes with every d_k.
     const peakHost = ctx.slot(this.id, 'peak');
     if (!peakHost.peakParts || !peakHost.contains(peakHost.peakParts.readout)) {
       const chartHost = h('div');
@@ -169,29 +169,31 @@ export const whyScale = {
       this.drawnParts?.delete('peak-chart');
     }
     const { chartHost, readout } = peakHost.peakParts;
-    ctx.part(this, 'peak-chart', [peakKey, marker], () => {
+    ctx.part(this, 'peak-chart', [peakKey], () => {
       const table = h('table', {},
         h('caption', { text: `Mean largest softmax weight over ${st.keys} keys` }),
         h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'd_k' }), h('th', { scope: 'col', text: 'scaled' }), h('th', { scope: 'col', text: 'unscaled' }))),
         h('tbody', {}, this.curve.map((p, i) => h('tr', {},
           h('th', { scope: 'row', text: String(PEAK_DKS[i]) }), h('td', { text: fmt(p.meanMaxWeightScaled, 3) }), h('td', { text: fmt(p.meanMaxWeightUnscaled, 3) })))),
       );
+      chartHost.peakSvg = lineChartSvg({
+        xs: PEAK_DKS.map(String), yRange: [0, 1], marker: null,
+        title: `Mean largest softmax weight over ${st.keys} keys as d_k grows, with and without scaling`,
+        series: [
+          { values: this.curve.map((p) => p.meanMaxWeightUnscaled), cls: 'unscaled' },
+          { values: this.curve.map((p) => p.meanMaxWeightScaled), cls: 'scaled' },
+        ],
+      });
       chartHost.replaceChildren(
         h('figure', { class: 'peak' },
-          lineChartSvg({
-            xs: PEAK_DKS.map(String), yRange: [0, 1], marker: marker >= 0 ? marker : null,
-            title: `Mean largest softmax weight over ${st.keys} keys as d_k grows, with and without scaling`,
-            series: [
-              { values: this.curve.map((p) => p.meanMaxWeightUnscaled), cls: 'unscaled' },
-              { values: this.curve.map((p) => p.meanMaxWeightScaled), cls: 'scaled' },
-            ],
-          }),
+          chartHost.peakSvg,
           h('figcaption', {},
             h('span', { class: 'key-swatch unscaled' }), ' unscaled  ',
             h('span', { class: 'key-swatch scaled' }), ' scaled by 1/√d_k. ',
             `x: d_k (doubling), y: average largest weight among ${st.keys} keys (1/${st.keys} = perfectly even, 1 = all on one key).`)),
         srOnly(table));
     });
+    moveMarker(chartHost.peakSvg, marker >= 0 ? marker : null);
     // The sentence is built once; an edit sets its three texts.
     if (!readout.parts) {
       readout.parts = [document.createTextNode(''), h('strong', { 'data-out': 'peak-unscaled' }), h('strong', { 'data-out': 'peak-scaled' })];
