@@ -29,7 +29,7 @@
  */
 import { CHECKS, runChecks, intendedRule } from './checks.js';
 import { EXERCISES } from './exercises.js';
-import { h, fmt as fmtNumber, oneBased } from './lesson-ui.js';
+import { h, fmt as fmtNumber, oneBased, setText, setClass } from './lesson-ui.js';
 import { Progress, lessonProgress, BREAKIT_DEFAULT, isBreakItState } from './progress.js';
 import { paintRamp, rampLegend } from './palette.js';
 
@@ -85,56 +85,101 @@ const fmt = (x) => fmtNumber(x).replace('-', '−');
 // ---------------------------------------------------------------------------
 
 /**
- * A real <table> of numbers. `worst` (or null) is marked with an outline and
- * a ◆; its row and column headers get ▶ and ▼, so the mark does not rest on
- * colour. Weights are coloured with the page's one ramp (palette.js);
- * blocked(i, j) cells are hatched like everywhere else and say so in text.
+ * A real <table> of numbers, with empty cells: drawNumberTable fills them.
+ * A card keeps its tables from one draw to the next (a bug turned on or off,
+ * another entry marked), so that only the cells' texts, classes and colours
+ * change, not the whole panel.
  */
-function numberTable({ caption, values, rows, cols, rowLabel, colLabel, colour, blocked, worst, name, panel }) {
+function buildNumberTable({ caption, rows, cols, rowLabel, colLabel, name, panel }) {
   const table = el('table', { cls: 'bk-table', attrs: { 'data-table': name } }, el('caption', { text: caption }));
-  const head = el('tr', {}, el('td', { cls: 'bk-corner' }));
-  for (let j = 0; j < cols; j++) {
-    const marked = worst && worst.column === j;
-    head.append(el('th', { cls: marked ? 'bk-mark-col' : '', text: `${marked ? '▼ ' : ''}${colLabel(j)}`, attrs: { scope: 'col' } }));
-  }
-  table.append(el('thead', {}, head));
+  const colHeads = Array.from({ length: cols }, () => el('th', { attrs: { scope: 'col' } }));
+  table.append(el('thead', {}, el('tr', {}, el('td', { cls: 'bk-corner' }), ...colHeads)));
   const body = el('tbody');
+  const rowHeads = [];
+  const cells = [];
   for (let i = 0; i < rows; i++) {
-    const rowMarked = worst && worst.row === i;
-    const tr = el('tr', {}, el('th', {
-      cls: rowMarked ? 'bk-mark-row' : '', text: `${rowMarked ? '▶ ' : ''}${rowLabel(i)}`, attrs: { scope: 'row' },
-    }));
+    const th = el('th', { attrs: { scope: 'row' } });
+    const tr = el('tr', {}, th);
+    rowHeads.push(th);
     for (let j = 0; j < cols; j++) {
-      const v = values[i * cols + j];
-      const td = el('td', { attrs: { 'data-row': i, 'data-col': j } });
-      const classes = ['bk-cell'];
-      const isBlocked = Boolean(blocked && blocked(i, j));
-      if (Number.isNaN(v)) classes.push('bk-nan');
-      if (isBlocked) classes.push('blocked');
-      const isWorst = worst && worst.row === i && (worst.column === j || worst.column === null);
-      if (isWorst) classes.push(worst.column === null ? 'bk-worst-row' : 'bk-worst');
-      td.className = classes.join(' ');
-      if (colour && !isBlocked && !Number.isNaN(v)) paintRamp(td, v);
-      if (isWorst && worst.column === j) td.append(el('span', { cls: 'bk-diamond', text: '◆ ' }));
-      td.append(fmt(v));
-      if (blocked && blocked(i, j)) td.append(el('span', { cls: 'bk-sr', text: ' (blocked)' }));
-      if (isWorst) td.append(el('span', { cls: 'bk-sr', text: ' (marked by the check)' }));
+      const td = el('td', { cls: 'bk-cell', attrs: { 'data-row': i, 'data-col': j } });
+      cells.push(td);
       tr.append(td);
     }
     body.append(tr);
   }
   table.append(body);
-  return el('div', { cls: 'bk-table-wrap', attrs: { 'data-panel': panel } }, table);
+  return { node: el('div', { cls: 'bk-table-wrap', attrs: { 'data-panel': panel } }, table), rowLabel, colLabel, colHeads, rowHeads, cells };
 }
 
-/** The tables for one core result, with `worst` marked where it lies. */
-function resultTables(lab, exercise, result, worst) {
+/**
+ * Fill a buildNumberTable(). `worst` (or null) is marked with an outline and
+ * a ◆; its row and column headers get ▶ and ▼, so the mark does not rest on
+ * colour. Weights are coloured with the page's one ramp (palette.js);
+ * blocked(i, j) cells are hatched like everywhere else and say so in text.
+ */
+function drawNumberTable(table, { values, colour, blocked, worst }) {
+  const { rowLabel, colLabel, colHeads, rowHeads, cells } = table;
+  const cols = colHeads.length;
+  colHeads.forEach((th, j) => {
+    const marked = Boolean(worst) && worst.column === j;
+    setClass(th, marked ? 'bk-mark-col' : '');
+    setText(th, `${marked ? '▼ ' : ''}${colLabel(j)}`);
+  });
+  rowHeads.forEach((th, i) => {
+    const marked = Boolean(worst) && worst.row === i;
+    setClass(th, marked ? 'bk-mark-row' : '');
+    setText(th, `${marked ? '▶ ' : ''}${rowLabel(i)}`);
+  });
+  cells.forEach((td, k) => {
+    const i = Math.floor(k / cols);
+    const j = k % cols;
+    const v = values[k];
+    const isBlocked = Boolean(blocked && blocked(i, j));
+    const isWorst = Boolean(worst) && worst.row === i && (worst.column === j || worst.column === null);
+    const diamond = isWorst && worst.column === j;
+    const classes = ['bk-cell'];
+    if (Number.isNaN(v)) classes.push('bk-nan');
+    if (isBlocked) classes.push('blocked');
+    if (isWorst) classes.push(worst.column === null ? 'bk-worst-row' : 'bk-worst');
+    const painted = colour && !isBlocked && !Number.isNaN(v);
+    if (painted) {
+      // The ramp's ink class is kept on the cell, so that an equal class list is not written again.
+      const ink = [...td.classList].find((c) => c.startsWith('ink-'));
+      setClass(td, [...classes, ...(ink ? [ink] : [])].join(' '));
+      paintRamp(td, v);
+    } else {
+      setClass(td, classes.join(' '));
+      if (td.style.backgroundColor) td.style.backgroundColor = '';
+    }
+    // The cell's text: a ◆, the number, and what a screen reader adds. Only
+    // the number changes in place; a new mark or state rebuilds the cell.
+    const marks = `${diamond}${isBlocked}${isWorst}`;
+    const number = fmt(v);
+    if (td.bkMarks === marks) {
+      if (td.bkNumber.data !== number) td.bkNumber.data = number;
+      return;
+    }
+    td.bkMarks = marks;
+    td.bkNumber = document.createTextNode(number);
+    td.replaceChildren(
+      ...(diamond ? [el('span', { cls: 'bk-diamond', text: '◆ ' })] : []),
+      td.bkNumber,
+      ...(isBlocked ? [el('span', { cls: 'bk-sr', text: ' (blocked)' })] : []),
+      ...(isWorst ? [el('span', { cls: 'bk-sr', text: ' (marked by the check)' })] : []));
+  });
+}
+
+/**
+ * The tables for one core result, with `worst` marked where it lies, drawn
+ * into `host`. The tables are built again only when their layout changes.
+ */
+function resultTables(host, exercise, result, worst, allowed) {
   const q = (i) => `q${i + 1}`;
   const k = (j) => `k${j + 1}`;
-  const wrap = el('div', { cls: 'bk-maps' });
   const { weights, output, scores } = result;
   const [H, T, Tk] = weights.shape.length === 4 ? weights.shape.slice(1) : [1, ...weights.shape.slice(-2)];
-  const allowed = intendedRule(lab, exercise, { B: 1, H, Tq: T, Tk });
+  const tables = []; // [layout, fill]: the legend follows the weights
   for (let h = 0; h < H; h++) {
     const head = H > 1 ? ` of head ${h + 1}` : '';
     // The weights always show where the blame lies: the cell itself, or for
@@ -142,35 +187,43 @@ function resultTables(lab, exercise, result, worst) {
     const inHead = worst && (worst.head === null || worst.head === h);
     const mark = !inHead || !['weights', 'output'].includes(worst.tensor) ? null
       : worst.tensor === 'output' ? { row: worst.row, column: null } : worst;
-    wrap.append(numberTable({
-      caption: `Weights${head} (rows: queries, columns: keys; hatched: blocked)`,
-      values: weights.data.subarray(h * T * Tk, (h + 1) * T * Tk), rows: T, cols: Tk,
-      rowLabel: q, colLabel: k, colour: true, blocked: (i, j) => !allowed(0, h, i, j), worst: mark, name: `weights${h}`, panel: 'weights',
-    }));
+    tables.push([{
+      caption: `Weights${head} (rows: queries, columns: keys; hatched: blocked)`, rows: T, cols: Tk,
+      rowLabel: q, colLabel: k, name: `weights${h}`, panel: 'weights',
+    }, {
+      values: weights.data.subarray(h * T * Tk, (h + 1) * T * Tk), colour: true, blocked: (i, j) => !allowed(0, h, i, j), worst: mark,
+    }]);
   }
-  wrap.append(rampLegend(document));
   if (scores) {
-    wrap.append(numberTable({
-      caption: 'Scores before masking', values: scores.data, rows: T, cols: Tk, rowLabel: q, colLabel: k,
-      worst: worst && worst.tensor === 'scores' ? worst : null, name: 'scores', panel: 'scores',
-    }));
+    tables.push([{ caption: 'Scores before masking', rows: T, cols: Tk, rowLabel: q, colLabel: k, name: 'scores', panel: 'scores' },
+      { values: scores.data, worst: worst && worst.tensor === 'scores' ? worst : null }]);
   }
   const d = output.shape[output.shape.length - 1];
-  wrap.append(numberTable({
-    caption: 'Output (rows: tokens, columns: features)', values: output.data, rows: T, cols: d,
-    rowLabel: (i) => `token ${i + 1}`, colLabel: (c) => `f${c + 1}`,
-    worst: worst && worst.tensor === 'output' ? worst : null, name: 'output', panel: 'output',
-  }));
+  tables.push([{
+    caption: 'Output (rows: tokens, columns: features)', rows: T, cols: d,
+    rowLabel: (i) => `token ${i + 1}`, colLabel: (c) => `f${c + 1}`, name: 'output', panel: 'output',
+  }, { values: output.data, worst: worst && worst.tensor === 'output' ? worst : null }]);
   // The backward cards also show the gradients of the loss for q, k and v.
   for (const [name, rowLabel] of exercise.backward && result.gradients ? [['dq', q], ['dk', k], ['dv', k]] : []) {
     const g = result.gradients[name];
-    wrap.append(numberTable({
+    tables.push([{
       caption: `Gradient ${name} (rows: ${name === 'dq' ? 'queries' : 'keys'}, columns: features)`,
-      values: g.data, rows: g.shape[0], cols: g.shape[1], rowLabel, colLabel: (c) => `f${c + 1}`,
-      worst: worst && worst.tensor === name ? worst : null, name, panel: 'output',
-    }));
+      rows: g.shape[0], cols: g.shape[1], rowLabel, colLabel: (c) => `f${c + 1}`, name, panel: 'output',
+    }, { values: g.data, worst: worst && worst.tensor === name ? worst : null }]);
   }
-  return wrap;
+  const key = JSON.stringify(tables.map(([{ caption, rows, cols, name }]) => [caption, rows, cols, name]));
+  let built = host.bkTables;
+  if (!built || built.key !== key || !host.contains(built.wrap)) {
+    const wrap = el('div', { cls: 'bk-maps' });
+    const parts = tables.map(([layout]) => buildNumberTable(layout));
+    parts.forEach((part, n) => {
+      wrap.append(part.node);
+      if (n === H - 1) wrap.append(rampLegend(document));
+    });
+    host.replaceChildren(wrap);
+    built = host.bkTables = { key, wrap, parts };
+  }
+  tables.forEach(([, fill], n) => drawNumberTable(built.parts[n], fill));
 }
 
 // ---------------------------------------------------------------------------
@@ -220,7 +273,10 @@ class Card {
 
     this.status = el('p', { cls: 'bk-status', attrs: { role: 'status' } });
     this.verdict = el('p', { cls: 'bk-verdict' });
-    this.checkList = el('ul', { cls: 'bk-checks', attrs: { 'aria-label': 'Checks', 'data-panel': 'checks' } });
+    // One item per check, in CHECKS order (as runChecks returns them), kept from one draw to the next.
+    this.checkItems = CHECKS.map((check) => this.checkItem(check));
+    this.checkList = el('ul', { cls: 'bk-checks', attrs: { 'aria-label': 'Checks', 'data-panel': 'checks' } },
+      ...this.checkItems.map((item) => item.li));
     this.maps = el('div');
     this.repairBox = el('div', { cls: 'bk-repair' },
       el('h4', { text: 'The repair' }),
@@ -245,10 +301,10 @@ class Card {
       o.input.disabled = state.broken;
     }
     this.toggle.setAttribute('aria-pressed', String(state.on));
-    this.switchState.textContent = state.on ? ': bug on' : ': bug off';
-    this.badges.textContent = [
+    setText(this.switchState, state.on ? ': bug on' : ': bug off');
+    setText(this.badges, [
       state.prediction ? 'predicted' : '', state.broken ? 'broken' : '', state.repaired ? 'repaired' : '',
-    ].filter(Boolean).join(' · ');
+    ].filter(Boolean).join(' · '));
     this.node.classList.toggle('bk-is-on', state.on);
     this.repairBox.hidden = !state.broken;
 
@@ -267,18 +323,20 @@ class Card {
       this.selected = first ? first.name : null;
     }
 
-    this.status.textContent = state.on
+    setText(this.status, state.on
       ? `Bug “${exercise.bug}” is on: ${failed.length} of ${results.length} checks fail.`
-      : `Bug off: ${failed.length === 0 ? 'every check passes' : `${failed.length} checks fail`}${state.repaired ? ' (repaired)' : ''}.`;
-    this.verdict.textContent = this.verdictText(state);
+      : `Bug off: ${failed.length === 0 ? 'every check passes' : `${failed.length} checks fail`}${state.repaired ? ' (repaired)' : ''}.`);
+    setText(this.verdict, this.verdictText(state));
 
-    this.checkList.replaceChildren(...results.map((r) => this.checkItem(r)));
+    results.forEach((r, n) => this.drawCheck(this.checkItems[n], r));
     const run = results.run;
     this.owner.ran(exercise.bug, run);
     const worst = failed.find((r) => r.name === this.selected)?.worst || null;
-    this.maps.replaceChildren(run.refused
-      ? el('p', { cls: 'bk-refused', text: `The core refused the call: ${run.refused.code}, ${oneBased(run.refused.message)}.` })
-      : resultTables(this.owner.lab, exercise, run, worst));
+    if (run.refused) {
+      this.maps.replaceChildren(el('p', { cls: 'bk-refused', text: `The core refused the call: ${run.refused.code}, ${oneBased(run.refused.message)}.` }));
+    } else {
+      resultTables(this.maps, exercise, run, worst, this.allowedFor(run.weights.shape));
+    }
     return failed.map((r) => r.name);
   }
 
@@ -307,27 +365,46 @@ class Card {
     return `“${check.title}” still passes. This bug is caught by ${names}.${locked}`;
   }
 
-  checkItem(result) {
-    const check = CHECKS.find((c) => c.name === result.name);
-    const state = result.skipped ? 'skip' : result.passed ? 'pass' : 'fail';
-    const mark = { pass: '✓ pass', fail: '✗ fail', skip: '– n/a' }[state];
-    const li = el('li', { cls: `bk-check is-${state}`, attrs: { 'data-check': result.name, 'data-state': state } },
-      el('span', { cls: 'bk-check-mark', text: mark }),
-      el('span', { cls: 'bk-check-title', text: check.title }),
-      el('span', { cls: 'bk-check-reason', text: result.reason }));
-    if (!result.passed && result.worst) {
-      const selected = this.selected === result.name;
-      const show = el('button', {
-        cls: 'bk-show', text: 'Mark it below', attrs: { type: 'button', 'aria-pressed': String(selected) },
-      });
-      show.addEventListener('click', () => {
-        this.selected = result.name;
-        this.owner.redraw(this.index);
-        this.checkList.querySelector(`[data-check="${result.name}"] .bk-show`)?.focus();
-      });
-      li.append(show);
+  /** The intended rule (which key each query may see) for weights of this shape, from the core, asked once per shape. */
+  allowedFor(shape) {
+    const [H, T, Tk] = shape.length === 4 ? shape.slice(1) : [1, ...shape.slice(-2)];
+    const key = `${H},${T},${Tk}`;
+    if (this.allowedKey !== key) {
+      this.allowed = intendedRule(this.owner.lab, this.exercise, { B: 1, H, Tq: T, Tk });
+      this.allowedKey = key;
     }
-    return li;
+    return this.allowed;
+  }
+
+  /** The list item of one check, empty until drawCheck. */
+  checkItem(check) {
+    const mark = el('span', { cls: 'bk-check-mark' });
+    const reason = el('span', { cls: 'bk-check-reason' });
+    const li = el('li', { cls: 'bk-check', attrs: { 'data-check': check.name } },
+      mark, el('span', { cls: 'bk-check-title', text: check.title }), reason);
+    // Shown on a failed check that blames one entry.
+    const show = el('button', { cls: 'bk-show', text: 'Mark it below', attrs: { type: 'button' } });
+    show.addEventListener('click', () => {
+      this.selected = check.name;
+      this.owner.redraw(this.index);
+      show.focus();
+    });
+    return { li, mark, reason, show };
+  }
+
+  drawCheck({ li, mark, reason, show }, result) {
+    const state = result.skipped ? 'skip' : result.passed ? 'pass' : 'fail';
+    setClass(li, `bk-check is-${state}`);
+    if (li.dataset.state !== state) li.dataset.state = state;
+    setText(mark, { pass: '✓ pass', fail: '✗ fail', skip: '– n/a' }[state]);
+    setText(reason, result.reason);
+    if (!result.passed && result.worst) {
+      const pressed = String(this.selected === result.name);
+      if (show.getAttribute('aria-pressed') !== pressed) show.setAttribute('aria-pressed', pressed);
+      if (!show.isConnected || show.parentNode !== li) li.append(show);
+    } else if (show.parentNode === li) {
+      show.remove();
+    }
   }
 }
 

@@ -374,7 +374,7 @@ function setLabel(node, text) {
   if (node.getAttribute('aria-label') !== text) node.setAttribute('aria-label', text);
 }
 
-function setClass(node, cls) {
+export function setClass(node, cls) {
   if (node.className !== cls) node.className = cls;
 }
 

@@ -1,7 +1,7 @@
 // Mask conventions: allowed, blocked and additive masks, and the classic migration bug.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, figures, blockedFrom } from '../lesson-ui.js';
+import { h, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, figures, blockedFrom, setText } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros, emptyRows, causalBits } from './common.js';
 import { slot } from './markup.js';
@@ -47,6 +47,8 @@ export const conventions = {
       reset));
     this.status = statusLine();
     ctx.slot(this.id, 'misuse-status').replaceChildren(this.status.node);
+    this.diagonal = h('p', { class: 'readout', 'data-out': 'conv-diagonal' });
+    ctx.slot(this.id, 'checks').replaceChildren(this.diagonal);
   },
 
   update(ctx, st, focus) {
@@ -95,9 +97,8 @@ export const conventions = {
 
     let diagonalOk = true;
     for (let i = 0; i < T; i++) if (!at(allowed, i, i)) diagonalOk = false;
-    ctx.slot(this.id, 'checks').replaceChildren(h('p', { class: 'readout', 'data-out': 'conv-diagonal' },
-      diagonalOk ? '✓ Every query may attend to itself: the diagonal is allowed in the allowed mask and 0 in the blocked mask.'
-        : '⚠ Some query may not attend to itself: for a causal self-attention mask that usually means the convention was flipped.'));
+    setText(this.diagonal, diagonalOk ? '✓ Every query may attend to itself: the diagonal is allowed in the allowed mask and 0 in the blocked mask.'
+      : '⚠ Some query may not attend to itself: for a causal self-attention mask that usually means the convention was flipped.');
 
     // What happens if the allowed mask is handed, unchanged, to an API that
     // reads 1 as "blocked". The core runs each query on its own, so that a
@@ -123,11 +124,16 @@ export const conventions = {
     heatmap(mapHost, { name: 'conv-misuse', values, rows: T, cols: T, digits: 3, refusedRows: refused,
       blocked: blockedFrom(ctx.lab.allowedPairs([T, T], { mask: blocked })), rowLabel: queryLabel, colLabel: keyLabel,
       caption: 'Weights when the mask meaning is flipped' });
+    // The note is written again only when the refused rows change (most clicks keep them).
     const names = [...refused].map((i) => queryLabel(i));
-    ctx.slot(this.id, 'misuse-note').replaceChildren(
+    const note = ctx.slot(this.id, 'misuse-note');
+    const noteKey = names.join(', ');
+    if (note.noteKey === noteKey && note.firstChild) return;
+    note.noteKey = noteKey;
+    note.replaceChildren(
       refused.size === 0 ? h('p', { class: 'readout', 'data-out': 'conv-refused', text: 'Read this way, every query still has a key, so nothing warns you: the weights are simply wrong.' })
         : h('p', { class: 'readout', 'data-out': 'conv-refused' },
-          h('strong', { text: `${names.join(', ')} ${refused.size > 1 ? 'are' : 'is'} marked ⚠: ` }),
+          h('strong', { text: `${noteKey} ${refused.size > 1 ? 'are' : 'is'} marked ⚠: ` }),
           `read the wrong way round, the mask leaves ${refused.size > 1 ? 'these queries' : 'this query'} with no key at all. `
           + 'A softmax over nothing has no answer, so the core refuses such a row (ALL_MASKED_ROW) instead of returning NaN. '
           + 'The other rows are computed, and they read only the keys they should not.'),

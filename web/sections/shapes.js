@@ -1,7 +1,7 @@
 // Batches, heads and shapes: the shape table of multi-head attention and the split/merge picture.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, checkbox, statusLine, fmtShape, fmtPlain, setText } from '../lesson-ui.js';
+import { h, numberField, checkbox, statusLine, fmtShape, fmtPlain, setText, setClass } from '../lesson-ui.js';
 import { headColour } from '../palette.js';
 import { codec } from '../lesson-state.js';
 import { mhaCache } from './common.js';
@@ -119,7 +119,11 @@ export const shapes = {
     ctx.part(this, 'picture', pic, () => this.drawPicture(ctx, ...pic));
   },
 
-  /** The split/merge picture for one sequence, with small sizes. */
+  /**
+   * The split/merge picture for one sequence, with small sizes. Its elements
+   * are kept from one draw to the next: a new size only changes the cells'
+   * texts and colours, and adds or removes the cells that differ in number.
+   */
   drawPicture(ctx, T, H, D, wrong) {
     const C = H * D;
     const head = (c) => Math.floor(c / D);
@@ -129,43 +133,56 @@ export const shapes = {
       const flat = hh * T * D + t * D + d; // reshaping (T, C) straight to (H, T, D)
       return [Math.floor(flat / C), flat % C];
     };
-    const cell = (t, c) => {
-      const { colour, ink } = headColour(head(c), H);
-      const node = h('div', { class: `pic-cell ${ink}`, text: `${t + 1}${'abcdefgh'[head(c)]}` });
-      node.style.backgroundColor = colour;
-      return node;
-    };
-    const grid = (rows, cols, at) => {
-      const g = h('div', { class: 'pic-grid' });
-      g.style.setProperty('--cols', String(cols));
-      for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) g.append(cell(...at(i, j)));
-      return g;
-    };
-    const x = grid(T, C, (t, c) => [t, c]);
-    const blocks = h('div', { class: 'pic-blocks' });
-    const notes = [];
-    for (let hh = 0; hh < H; hh++) {
-      blocks.append(h('div', { class: 'pic-block' }, h('span', { class: 'pic-label', text: `head ${hh + 1}` }),
-        grid(T, D, (t, d) => source(hh, t, d))));
-      const positions = new Set(), heads = new Set();
-      for (let t = 0; t < T; t++) for (let d = 0; d < D; d++) {
-        const [st, sc] = source(hh, t, d);
-        positions.add(st + 1);
-        heads.add(head(sc) + 1);
-      }
-      const mixed = heads.size > 1 || positions.size < T;
-      notes.push(`Head ${hh + 1} holds positions ${[...positions].join(', ')} and channels belonging to head ${[...heads].join(', ')}${mixed ? ': mixed up.' : '.'}`);
+    const host = ctx.slot(this.id, 'picture');
+    if (!host.picParts || !host.contains(host.picParts.x)) {
+      const step = (grid) => h('div', { class: 'pic-step' }, h('p', { class: 'pic-title' }), grid);
+      const x = h('div', { class: 'pic-grid' });
+      const blocks = h('div', { class: 'pic-blocks' });
+      const merged = h('div', { class: 'pic-grid' });
+      const steps = [step(x), step(blocks), step(merged)];
+      const notes = h('ul', { class: 'pic-notes', 'data-out': 'shape-notes' });
+      host.replaceChildren(h('div', { class: 'picture', 'aria-hidden': 'true' }, ...steps), notes);
+      host.picParts = { x, blocks, merged, titles: steps.map((n) => n.firstChild), notes };
     }
+    const { x, blocks, merged, titles, notes } = host.picParts;
+    /** Make `parent` hold exactly n children, reusing those it has; make(k) builds a missing one. */
+    const resize = (parent, n, make) => {
+      while (parent.children.length > n) parent.lastChild.remove();
+      for (let k = parent.children.length; k < n; k++) parent.append(make(k));
+      return [...parent.children];
+    };
+    const fill = (g, rows, cols, at) => {
+      const width = String(cols);
+      if (g.style.getPropertyValue('--cols') !== width) g.style.setProperty('--cols', width);
+      resize(g, rows * cols, () => h('div')).forEach((cell, k) => {
+        const [t, c] = at(Math.floor(k / cols), k % cols);
+        const { colour, ink } = headColour(head(c), H);
+        setClass(cell, `pic-cell ${ink}`);
+        setText(cell, `${t + 1}${'abcdefgh'[head(c)]}`);
+        if (cell.style.backgroundColor !== colour) cell.style.backgroundColor = colour;
+      });
+    };
+    setText(titles[0], `x for one sequence: ${T} positions × C = ${C}`);
+    setText(titles[1], wrong ? 'reshape straight to (H, T, D): wrong' : 'split into heads, then transpose: (H, T, D)');
+    setText(titles[2], 'merge: transpose back, join heads');
+    fill(x, T, C, (t, c) => [t, c]);
+    const texts = [];
+    resize(blocks, H, () => h('div', { class: 'pic-block' }, h('span', { class: 'pic-label' }), h('div', { class: 'pic-grid' })))
+      .forEach((block, hh) => {
+        setText(block.firstChild, `head ${hh + 1}`);
+        fill(block.lastChild, T, D, (t, d) => source(hh, t, d));
+        const positions = new Set(), heads = new Set();
+        for (let t = 0; t < T; t++) for (let d = 0; d < D; d++) {
+          const [st, sc] = source(hh, t, d);
+          positions.add(st + 1);
+          heads.add(head(sc) + 1);
+        }
+        const mixed = heads.size > 1 || positions.size < T;
+        texts.push(`Head ${hh + 1} holds positions ${[...positions].join(', ')} and channels belonging to head ${[...heads].join(', ')}${mixed ? ': mixed up.' : '.'}`);
+      });
     // Merging reads each block back with the inverse of the correct split.
-    const merged = grid(T, C, (t, c) => source(head(c), t, c % D));
-    ctx.slot(this.id, 'picture').replaceChildren(
-      h('div', { class: 'picture', 'aria-hidden': 'true' },
-        h('div', { class: 'pic-step' }, h('p', { class: 'pic-title', text: `x for one sequence: ${T} positions × C = ${C}` }), x),
-        h('div', { class: 'pic-step' }, h('p', { class: 'pic-title', text: wrong ? 'reshape straight to (H, T, D): wrong' : 'split into heads, then transpose: (H, T, D)' }), blocks),
-        h('div', { class: 'pic-step' }, h('p', { class: 'pic-title', text: 'merge: transpose back, join heads' }), merged),
-      ),
-      h('ul', { class: 'pic-notes', 'data-out': 'shape-notes' }, notes.map((n) => h('li', { text: n }))),
-    );
+    fill(merged, T, C, (t, c) => source(head(c), t, c % D));
+    resize(notes, texts.length, () => h('li')).forEach((li, k) => setText(li, texts[k]));
   },
 };
 
