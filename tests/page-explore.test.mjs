@@ -60,6 +60,9 @@ test('masks: a custom mask cell and a causal weight light only their own figure 
   const custom = await lit(page, 'masks');
   assert.ok(custom.includes('*mask-custom:2,0') && custom.includes('mask-custom-weights:2,0'), custom.join(' '));
   assert.ok(!custom.some((x) => x.startsWith('mask-causal')), `the causal figure is another scope: ${custom.join(' ')}`);
+  // The pointer leaves first: focusing scrolls the page, and a pointer left
+  // where it was would come to rest on (and light) another cell.
+  await page.mouse.move(0, 0);
   await page.locator('[data-heatmap="mask-causal-weights"] .hm-cell[tabindex="0"]').focus();
   await page.keyboard.press('ArrowDown');
   const causal = await lit(page, 'masks');

@@ -659,6 +659,8 @@ test('every section at 1280 px and 390 px: screenshots, no sideways scroll, and 
     await page.locator('#quiz details.answer summary').first().click();
     await page.locator('details.more summary').click();
     await page.locator('#masks').screenshot({ path: `${SHOTS}page-${viewport.width}-masks-error.png` });
+    // "What T² costs" measures after load and then draws its table: checked once it is there.
+    await page.waitForSelector('#t-squared [data-measured="cost-table"]', { state: 'attached', timeout: 60000 });
     await runAxe(page, `${viewport.width} px`, { impacts: ['serious', 'critical'] });
     assertClean(problems, `${viewport.width} px`);
     await context.close();

@@ -133,6 +133,9 @@ export async function typeInto(page, locator, text) {
  * impacts: only these impacts count (default all).
  */
 export async function runAxe(target, where, { include = null, impacts = null } = {}) {
+  // The page finishes some work when idle (a new scroll box's tab stop, for
+  // one): it is checked as a learner would meet it, once that has run.
+  await target.evaluate(() => new Promise((resolve) => requestIdleCallback(() => resolve(), { timeout: 2000 })));
   await target.addScriptTag({ path: AXE });
   const violations = await target.evaluate(async (sel) => {
     const r = await window.axe.run(sel ?? document, { resultTypes: ['violations'] });
