@@ -55,6 +55,21 @@ function example({ q, k, v, allowed, output, weights }) {
   };
 }
 
+/**
+ * The lines of both scripts that set q, k, v, the allowed mask and the
+ * page's numbers, with the library's array constructor and float32 type.
+ */
+function inputLines(e, array, float32) {
+  return `q = ${array}(${e.q}, dtype=${float32})  # (Tq=${e.Tq}, d_k=${e.dk})
+k = ${array}(${e.k}, dtype=${float32})  # (Tk=${e.Tk}, d_k=${e.dk})
+v = ${array}(${e.v}, dtype=${float32})  # (Tk=${e.Tk}, d_v=${e.dv})
+allowed = ${array}(${e.allowed})  # (Tq, Tk): True = may attend
+
+# What the page showed, computed by attention-lab's core
+page_output = ${array}(${e.output}, dtype=${float32})
+page_weights = ${array}(${e.weights}, dtype=${float32})`;
+}
+
 /** The PyTorch script (F.scaled_dot_product_attention, by hand, nn.MultiheadAttention). */
 export function pytorchScript(input) {
   const e = example(input);
@@ -66,14 +81,7 @@ import torch.nn.functional as F
 
 torch.set_printoptions(precision=6, sci_mode=False)
 
-q = torch.tensor(${e.q}, dtype=torch.float32)  # (Tq=${e.Tq}, d_k=${e.dk})
-k = torch.tensor(${e.k}, dtype=torch.float32)  # (Tk=${e.Tk}, d_k=${e.dk})
-v = torch.tensor(${e.v}, dtype=torch.float32)  # (Tk=${e.Tk}, d_v=${e.dv})
-allowed = torch.tensor(${e.allowed})  # (Tq, Tk): True = may attend
-
-# What the page showed, computed by attention-lab's core
-page_output = torch.tensor(${e.output}, dtype=torch.float32)
-page_weights = torch.tensor(${e.weights}, dtype=torch.float32)
+${inputLines(e, 'torch.tensor', 'torch.float32')}
 
 # (B, H, T, d) = (1, 1, T, d): the layout these functions work on
 qb, kb, vb = q[None, None], k[None, None], v[None, None]
@@ -125,14 +133,7 @@ import numpy as np
 
 np.set_printoptions(precision=6, suppress=True)
 
-q = np.array(${e.q}, dtype=np.float32)  # (Tq=${e.Tq}, d_k=${e.dk})
-k = np.array(${e.k}, dtype=np.float32)  # (Tk=${e.Tk}, d_k=${e.dk})
-v = np.array(${e.v}, dtype=np.float32)  # (Tk=${e.Tk}, d_v=${e.dv})
-allowed = np.array(${e.allowed})  # (Tq, Tk): True = may attend
-
-# What the page showed, computed by attention-lab's core
-page_output = np.array(${e.output}, dtype=np.float32)
-page_weights = np.array(${e.weights}, dtype=np.float32)
+${inputLines(e, 'np.array', 'np.float32')}
 
 # swapaxes(-2, -1) is transpose(-2, -1): on a batched k, k.T would reverse every axis
 scores = q @ k.swapaxes(-2, -1) / np.sqrt(np.float32(${e.dk}))
