@@ -195,8 +195,11 @@ let scrollObserver = null;
  */
 function markScrollBoxList(boxes) {
   const list = [...boxes];
-  const needs = list.map((box) => box.scrollWidth > box.clientWidth + 1 && box.querySelector('input, button, select, a[href]') === null);
-  list.forEach((box, i) => markScrollBox(box, needs[i]));
+  // null: the box has no layout now (hidden, or not laid out yet), so
+  // whether it overflows is unknown and its mark stays as it is.
+  const needs = list.map((box) => (box.clientWidth === 0 ? null
+    : box.scrollWidth > box.clientWidth + 1 && box.querySelector('input, button, select, a[href]') === null));
+  list.forEach((box, i) => { if (needs[i] !== null) markScrollBox(box, needs[i]); });
 }
 
 /** Give a box its own tab stop and name (needsStop), or take them away. */

@@ -112,7 +112,7 @@ export const tSquared = {
       h('figure', { class: 'cost' },
         logLogChart({ points: res, value: (p) => p.bytes / MiB, unit: 'MiB', title: `Memory per call against T, d = ${st.d}, log-log` }),
         h('figcaption', {}, 'Memory per call (MiB), the core’s figure. ', legendText())),
-      h('div', { class: 'grid-wrap' }, h('table', { class: 'values', 'data-measured': 'cost-table' },
+      h('div', { class: 'grid-wrap' }, h('table', { class: 'values cost-table', 'data-measured': 'cost-table' },
         h('caption', { text: 'The measurements' }),
         h('thead', {}, h('tr', {}, ...['T', 'with weights: ms', 'MiB', 'tiled: ms', 'MiB'].map((c) => h('th', { scope: 'col', text: c })))),
         h('tbody', {}, ...res.map((p) => h('tr', { 'data-t': p.T },
