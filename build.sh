@@ -91,13 +91,28 @@ EMFLAGS=(-O3 -std=c11 -Wall -Wextra -sSTANDALONE_WASM --no-entry
 # Every C file of the core, by glob: a new one cannot be left out of a build.
 C_FILES=(c_src/*.c)
 
+# Each output is built by its own job, as many at a time as there are cores;
+# a job that fails stops the script once the others have finished.
+MAX_JOBS="$(nproc 2>/dev/null || echo 2)"
+running=0
+failed=0
+job() { # job CMD...: run CMD in the background
+  if [ "$running" -ge "$MAX_JOBS" ]; then wait -n || failed=1; running=$((running - 1)); fi
+  "$@" &
+  running=$((running + 1))
+}
+wait_jobs() {
+  while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
+  if [ "$failed" != 0 ]; then say "a build step failed (its error is above)"; exit 1; fi
+}
+
 if stale web/wasm/attention-simd.wasm; then
   say "building web/wasm/attention-simd.wasm"
-  emcc "${EMFLAGS[@]}" -msimd128 "${C_FILES[@]}" -o web/wasm/attention-simd.wasm
+  job emcc "${EMFLAGS[@]}" -msimd128 "${C_FILES[@]}" -o web/wasm/attention-simd.wasm
 fi
 if stale web/wasm/attention-scalar.wasm; then
   say "building web/wasm/attention-scalar.wasm"
-  emcc "${EMFLAGS[@]}" "${C_FILES[@]}" -o web/wasm/attention-scalar.wasm
+  job emcc "${EMFLAGS[@]}" "${C_FILES[@]}" -o web/wasm/attention-scalar.wasm
 fi
 # Native C tests: each tests/c/test_NAME.c is its own program, linked with the
 # core into build/native/test_NAME (scalar code only: gcc, no wasm SIMD).
@@ -107,22 +122,23 @@ for test_c in tests/c/test_*.c; do
   bin="build/native/$(basename "$test_c" .c)"
   if stale "$bin" "$test_c" tests/c/*.h; then
     say "building $bin (gcc, ASan + UBSan)"
-    gcc "${NATIVE_FLAGS[@]}" "${C_FILES[@]}" "$test_c" -lm -o "$bin"
+    job gcc "${NATIVE_FLAGS[@]}" "${C_FILES[@]}" "$test_c" -lm -o "$bin"
   fi
 done
 
 KERNEL_TEST=(c_src/kernels.c tests/c/kernel_exports.c)
 if stale build/wasm-test/kernels-simd.wasm tests/c/kernel_exports.c; then
   say "building build/wasm-test/kernels-{simd,scalar}.wasm"
-  emcc "${EMFLAGS[@]}" -msimd128 -Ic_src "${KERNEL_TEST[@]}" -o build/wasm-test/kernels-simd.wasm
-  emcc "${EMFLAGS[@]}" -Ic_src "${KERNEL_TEST[@]}" -o build/wasm-test/kernels-scalar.wasm
+  job emcc "${EMFLAGS[@]}" -msimd128 -Ic_src "${KERNEL_TEST[@]}" -o build/wasm-test/kernels-simd.wasm
+  job emcc "${EMFLAGS[@]}" -Ic_src "${KERNEL_TEST[@]}" -o build/wasm-test/kernels-scalar.wasm
 fi
 
 # The C of attn_sdpa's passes, as the lesson page shows it (web/generated/).
 if stale web/generated/c-source.js c_src/attention.c c_src/kernels.c web/c-source.mjs; then
   say "writing web/generated/c-source.js"
-  node web/c-source.mjs
+  job node web/c-source.mjs
 fi
+wait_jobs
 
 # ---------------------------------------------------------------------------
 # Modes
