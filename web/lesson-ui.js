@@ -299,8 +299,8 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
     rowNames.map((_, i) => refused(i)), link]);
   let built = host.heatmapParts;
   if (!built || built.key !== key || !host.contains(built.visual)) built = buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain, link });
-  built.rowHeads.forEach(([visual, th], i) => { setText(visual, refused(i) ? `${rowNames[i]} ⚠` : rowNames[i]); setText(th, rowNames[i]); });
-  built.colHeads.forEach(([visual, th], j) => { setText(visual, colNames[j]); setText(th, colNames[j]); });
+  built.rowHeads.forEach(([visual, th], i) => { setText(visual, refused(i) ? `${rowNames[i]} ⚠` : rowNames[i]); setTextLater(th, rowNames[i]); });
+  built.colHeads.forEach(([visual, th], j) => { setText(visual, colNames[j]); setTextLater(th, colNames[j]); });
   const [lo, hi] = domain;
   for (let i = 0; i < rows; i++) {
     for (let j = 0; j < cols; j++) {
@@ -544,7 +544,7 @@ export function maskGrid(host, { rows, cols, get, onToggle, label, rowLabel, col
         const aria = `${rowNames[i]}, ${colNames[j]}: ${cellText}`;
         if (cell.getAttribute('aria-label') !== aria) cell.setAttribute('aria-label', aria);
       } else {
-        setText(td, open ? `${cellText} (allowed)` : `${cellText} (blocked)`);
+        setTextLater(td, open ? `${cellText} (allowed)` : `${cellText} (blocked)`);
       }
     }
   }
