@@ -154,6 +154,25 @@ test('16 heads of 8 × 8: after an edit every head shows the core\'s weights, th
     if (!(Math.abs(got - w) <= 0.005 + 1e-6)) bad.push(`head ${h + 1} [${i + 1}, ${j + 1}]: page ${got}, core ${w.toFixed(4)}`);
   })));
   assert.deepEqual(bad.slice(0, 8), [], `${bad.length} of ${16 * 64} weights differ`);
+  // The table a screen reader reads beside each map takes the new labels and
+  // numbers once the edits pause: then it says what the map shows.
+  const readAloud = (h) => page.evaluate((h) => {
+    const fig = document.querySelector(`[data-heatmap="mha-weights-h${h}"]`).closest('figure');
+    const table = fig.querySelector('.sr-only table');
+    return {
+      shown: [...fig.querySelectorAll('.heatmap .hm-head, .heatmap .hm-cell')].map((n) => n.textContent),
+      table: [...table.querySelectorAll('th, tbody td')].map((n) => n.textContent.replace(' (blocked)', '')),
+    };
+  }, h);
+  for (const h of [0, 15]) {
+    await page.waitForFunction((h) => document.querySelector(`[data-heatmap="mha-weights-h${h}"]`).closest('figure').querySelector('.sr-only th[scope="row"]')?.textContent === 't1 mat', h, { timeout: 5000 });
+    const { shown, table } = await readAloud(h);
+    // The map lists the column heads, then each row's head and cells; the table its column heads, then its rows.
+    const T = 8;
+    const map = { cols: shown.slice(0, T), rows: Array.from({ length: T }, (_, i) => shown.slice(T + i * (T + 1), T + (i + 1) * (T + 1))) };
+    const tab = { cols: table.slice(0, T), rows: Array.from({ length: T }, (_, i) => table.slice(T + i * (T + 1), T + (i + 1) * (T + 1))) };
+    assert.deepEqual(tab, map, `head ${h + 1}: the screen-reader table says what the map shows`);
+  }
   assertClean(problems, 'multi-head, 16 heads');
   await context.close();
 });
