@@ -54,6 +54,23 @@ test('3×3 example: hovering or focusing a weight lights its query row, key, val
   await context.close();
 });
 
+test('linked highlighting stays inside its own section, by pointer and by keyboard', async () => {
+  const { context, page, problems } = await open('#view=multi-head');
+  /** The sections outside `own` that have something lit. */
+  const litElsewhere = (own) => page.$$eval('.linked, .link-source', (ns, own) => [...new Set(ns.map((n) => n.closest('section')?.id ?? n.tagName)
+    .filter((id) => id !== own))], own);
+  await page.locator('#multi-head [data-grid="mha-tokens"] input').first().focus();
+  assert.ok(await page.locator('#multi-head .link-source').count() > 0, 'the focused token is lit');
+  assert.deepEqual(await litElsewhere('multi-head'), [], 'a focused multi-head token lights nothing in other sections');
+  await page.locator('#multi-head [data-grid="mha-tokens"] input').first().blur();
+  assert.deepEqual(await litElsewhere(null), [], 'nothing is lit once the token loses the focus');
+  await page.locator('[data-heatmap="ex-weights"] .hm-cell[data-row="0"][data-col="0"]').hover();
+  assert.ok(await page.locator('#three-by-three .link-source').count() > 0, 'the pointed-at weight is lit');
+  assert.deepEqual(await litElsewhere('three-by-three'), [], 'a pointed-at 3×3 weight lights nothing in other sections');
+  assertClean(problems, 'links inside a section');
+  await context.close();
+});
+
 test('masks: a custom mask cell and a causal weight light only their own figure pair', async () => {
   const { context, page, problems } = await open('#view=masks');
   await page.locator('[data-mask="mask-custom"] button[data-row="2"][data-col="0"]').hover();

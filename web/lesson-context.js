@@ -109,7 +109,10 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
       for (const section of sections) {
         section.drawnParts = new Map(); // a new mount draws every part
         section.mount(ctx, ctx.states[section.prefix]);
-        linkHighlights(ctx.node(section.id));
+        // Links stay inside one <section>. An entry that stands for the whole
+        // page (the open disclosures, whose node is <main>) has none.
+        const node = ctx.node(section.id);
+        if (node && node.localName === 'section') linkHighlights(node);
       }
       for (const section of sections) update(section);
     },
