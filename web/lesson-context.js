@@ -13,7 +13,7 @@ import {
   AttentionError, causalMask, paddingMask,
   blockedFromAllowed, allowedFromBlocked, additiveFromAllowed,
 } from './attention.js';
-import { oneBased } from './lesson-ui.js';
+import { oneBased, whenIdle } from './lesson-ui.js';
 import { linkHighlights } from './lesson-links.js';
 
 /**
@@ -177,12 +177,11 @@ export function markScrollBoxes(roots) {
   }
   if (unmeasured.size > 0 && !idlePending) {
     idlePending = true;
-    const idle = globalThis.requestIdleCallback ?? ((fn) => setTimeout(fn, 50));
-    idle(() => {
+    whenIdle(() => {
       idlePending = false;
       markScrollBoxList([...unmeasured].filter((box) => box.isConnected));
       unmeasured.clear();
-    }, { timeout: 1000 });
+    });
   }
 }
 

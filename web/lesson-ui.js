@@ -378,6 +378,18 @@ export function setClass(node, cls) {
   if (node.className !== cls) node.className = cls;
 }
 
+/** A check's line (class "check pass" or "check fail", data-passed) set in place, writing only what changed. */
+export function setCheck(node, ok) {
+  setClass(node, `check ${ok ? 'pass' : 'fail'}`);
+  if (node.dataset.passed !== String(ok)) node.dataset.passed = String(ok);
+}
+
+/** Run fn() when the page is idle, within a second at the latest (a timer where requestIdleCallback is missing). */
+export function whenIdle(fn) {
+  if (globalThis.requestIdleCallback) requestIdleCallback(() => fn(), { timeout: 1000 });
+  else setTimeout(fn, 50);
+}
+
 /** The heatmap's elements (a visual grid, a table for screen readers, a legend), with empty cells. */
 function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain, link }) {
   // A linked map's cells can be focused (one tab stop, arrows move; see

@@ -1,6 +1,6 @@
 // Labels, example tensors and helpers that several sections use.
 
-import { heatmap, h, legend, figures, emptyRowsOf } from '../lesson-ui.js';
+import { heatmap, h, legend, figures, emptyRowsOf, whenIdle } from '../lesson-ui.js';
 import { headColour } from '../palette.js';
 
 export const keyLabel = (j) => `key ${j + 1}`;
@@ -166,7 +166,6 @@ function farMaps(host, hosts) {
  * that may be overtaken by a newer edit checks that itself when fn runs.
  */
 export function afterFrameIdle(fn) {
-  const idle = () => (globalThis.requestIdleCallback ? requestIdleCallback(() => fn(), { timeout: 1000 }) : setTimeout(fn, 50));
-  if (typeof document === 'undefined' || document.hidden || typeof requestAnimationFrame !== 'function') idle();
-  else requestAnimationFrame(idle);
+  if (typeof document === 'undefined' || document.hidden || typeof requestAnimationFrame !== 'function') whenIdle(fn);
+  else requestAnimationFrame(() => whenIdle(fn));
 }

@@ -3,7 +3,7 @@
 // longer 1, though its expected sum still is. Every number shown comes from
 // the core (lab.sdpa with { dropout, seed }).
 
-import { h, numberGrid, numberField, statusLine, heatmap, fmt, fmtVec, fmtSci, setText } from '../lesson-ui.js';
+import { h, numberGrid, numberField, statusLine, heatmap, fmt, fmtVec, fmtSci, setText, setCheck } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, keyLabel, queryLabel, afterFrameIdle } from './common.js';
 
@@ -148,9 +148,7 @@ export const dropout = {
     const allowed = 4 * Math.sqrt(st.p / (1 - st.p) / SEEDS) + 1e-6;
     const ok = meanError <= allowed;
     setText(meanNode, fmtVec(mean, 3));
-    const cls = `check ${ok ? 'pass' : 'fail'}`;
-    if (verdict.className !== cls) verdict.className = cls;
-    if (verdict.dataset.passed !== String(ok)) verdict.dataset.passed = String(ok);
+    setCheck(verdict, ok);
     setText(lead, ok ? '✓ On average the rows still sum to 1: the mean is off by at most ' : '✗ The mean row sum is far from 1: off by ');
     setText(meanErrorNode, fmtSci(meanError));
     setText(tail, `, within 4 standard errors of ${SEEDS} draws (${fmtSci(allowed)}).`);

@@ -3,7 +3,7 @@
 // comes from the core: the module's forward with { cache, useCache }, and
 // one full causal pass to compare with.
 
-import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtSci, setText } from '../lesson-ui.js';
+import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtSci, setText, setCheck } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, keyLabel, afterFrameIdle } from './common.js';
 
@@ -110,9 +110,7 @@ export const kvCache = {
       checkHost.replaceChildren(this.check.node);
     }
     const { node, lead, diff: diffNode, tail } = this.check;
-    const cls = `check ${ok ? 'pass' : 'fail'}`;
-    if (node.className !== cls) node.className = cls;
-    if (node.dataset.passed !== String(ok)) node.dataset.passed = String(ok);
+    setCheck(node, ok);
     setText(lead, ok ? `✓ Tokens 1 to ${st.step} decoded one at a time equal one full causal pass: the largest difference is `
       : `✗ Tokens 1 to ${st.step} decoded one at a time differ from the full causal pass by up to `);
     setText(diffNode, fmtSci(diff));
