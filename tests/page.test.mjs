@@ -625,6 +625,9 @@ test('a malformed, oversized or hostile hash is ignored with a notice and runs n
   }
   // Typed into the address bar of a page in use: the current state stays and its hash is written back.
   await typeInto(page, gridInput(page, 'ex-q', 0, 0), '4');
+  // The edit reaches the address bar once edits pause (a short debounce); a
+  // learner types a new address after that, so the test does too.
+  await page.waitForFunction(() => /ex\.q=4,0,1,0;/.test(location.hash));
   const kept = await heat(page, 'ex-weights');
   for (const hash of hostile.slice(4)) {
     await page.evaluate(() => { document.getElementById('notice').hidden = true; });
