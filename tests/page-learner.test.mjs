@@ -94,11 +94,20 @@ test('numbers are never grouped: a typed 12345 survives a reload and stays edita
   assert.equal(await page.locator('input[data-field="mha-seed"]').inputValue(), '10000', 'the seed too');
   await typeInto(page, token, '12346');
   assert.equal(await token.getAttribute('aria-invalid'), null, 'it can be edited again');
+  // The edit's debounced hash write must land before the next address is
+  // typed, or it would overwrite that address (as it would for a learner who
+  // typed faster than 120 ms).
+  await page.waitForFunction(() => location.hash.includes('12346'));
 
-  // Huge scores: q·k = 1e12 prints as 1.0e12, not 999999995904.000.
+  // Huge scores: q·k = 1e12 prints as 1.0e12, not 999999995904.000. Only the
+  // hash changes, so this is a same-document navigation: wait for the page to
+  // take the new state before reading it.
   await page.goto(`${suite.server.url}#one.q=1000000,0&one.k=1000000,0;0,1&one.v=1000000,0;0,1`);
   await page.waitForSelector('html[data-ready="true"]');
-  assert.equal(await page.locator('[data-out="one-dots"]').textContent(), '[1.0e12, 0.000]');
+  const dots = page.locator('[data-out="one-dots"]');
+  await page.waitForFunction(() => document.querySelector('[data-out="one-dots"]').textContent.includes('e12'),
+    null, { timeout: 5000 }).catch(() => {}); // on a timeout the assertion below says what was shown
+  assert.equal(await dots.textContent(), '[1.0e12, 0.000]');
   await renderEverySection(page);
   const all = await page.evaluate(() => [
     ...[...document.querySelectorAll('main input')].map((n) => n.value),
