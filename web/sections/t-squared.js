@@ -8,6 +8,7 @@ import { codec } from '../lesson-state.js';
 
 const LENGTHS = ['512', '1024', '2048', '4096'];
 const MiB = 1024 * 1024;
+const REPEATS = 3; // timed calls per length and path
 
 /** Slope of log(y) against log(x) between two points. */
 const slope = (x0, y0, x1, y1) => Math.log(y1 / y0) / Math.log(x1 / x0);
@@ -66,35 +67,35 @@ export const tSquared = {
     setText(progress, `Measuring T = ${lengths.join(', ')} at d = ${st.d}…`);
     // Inputs from a fixed pattern: the cost does not depend on the values.
     const input = (T) => ({ data: Float32Array.from({ length: T * st.d }, (_, i) => Math.sin(0.37 * i)), shape: [T, st.d] });
-    const measure = (call) => {
-      call(); // warm-up, and the memory figure of one call
-      const bytes = ctx.lab.lastCallBytes();
-      const times = [];
-      for (let r = 0; r < 3; r++) {
-        const t0 = performance.now();
-        call();
-        times.push(performance.now() - t0);
-      }
-      times.sort((a, b) => a - b);
-      return { ms: Math.max(times[1], 0.001), bytes };
-    };
-    const todo = lengths.flatMap((T) => [[T, 'weights'], [T, 'tiled']]);
+    // Per length and path: one warm-up call, which also gives the memory
+    // figure, then REPEATS timed calls; the median is kept.
+    const todo = lengths.flatMap((T) => ['weights', 'tiled'].flatMap((path) =>
+      Array.from({ length: 1 + REPEATS }, (_, rep) => ({ T, path, rep }))));
     const res = [];
     const step = () => {
       if (this.run !== run) return; // a newer edit took over
-      const [T, path] = todo.shift();
-      if (path === 'weights') res.push({ T, x: input(T) });
+      const { T, path, rep } = todo.shift();
+      if (path === 'weights' && rep === 0) res.push({ T, x: input(T) });
       const point = res[res.length - 1];
-      const done = ctx.core(this.status, () => measure(() => (path === 'weights' ? ctx.lab.sdpa : ctx.lab.sdpaTiled).call(ctx.lab, point.x, point.x, point.x)),
-        [chartsHost, checkHost]);
-      if (!done) {
+      const fn = path === 'weights' ? ctx.lab.sdpa : ctx.lab.sdpaTiled;
+      const ms = ctx.core(this.status, () => {
+        const t0 = performance.now();
+        fn.call(ctx.lab, point.x, point.x, point.x);
+        return performance.now() - t0;
+      }, [chartsHost, checkHost]);
+      if (ms === null) {
         chartsHost.classList.remove('measuring');
         checkHost.replaceChildren();
         return;
       }
-      point[path] = done;
+      if (rep === 0) point[path] = { bytes: ctx.lab.lastCallBytes(), times: [] };
+      else point[path].times.push(ms);
       if (todo.length) afterFrameIdle(step);
-      else this.drawMeasured(ctx, st, res.map(({ T, weights, tiled }) => ({ T, weights, tiled })));
+      else {
+        const median = (times) => Math.max([...times].sort((a, b) => a - b)[Math.floor(times.length / 2)], 0.001);
+        this.drawMeasured(ctx, st, res.map(({ T, weights, tiled }) => ({
+          T, weights: { ms: median(weights.times), bytes: weights.bytes }, tiled: { ms: median(tiled.times), bytes: tiled.bytes } })));
+      }
     };
     // Each call waits for a painted frame and an idle moment: it never holds
     // back the frame of an edit, nor the work that follows that frame.
