@@ -735,8 +735,48 @@ static void uniform_blocked(const sdpa_plan *p, float *probs, int b, int h, int 
             if (!is_allowed(&p->vis, b, h, i0 + r, j)) probs[(long)r * Tk + j] = 1.0f / (float)Tk;
 }
 
+/* p (n, Tk): saved probability rows i0..i0+n-1 of head (b, h). Refuses
+ * what the forward cannot have returned under the plan's rule: a
+ * non-finite entry, one outside [0, 1], a blocked pair that is not exactly
+ * 0, a row with no allowed key, a row that does not sum to 1. */
+static int check_saved_rows(const float *p, const sdpa_plan *plan, int b, int h, int i0, int n, int Tk) {
+    const int rule = blocks_anything(&plan->vis);
+    for (int r = 0; r < n; r++) {
+        const float *p_r = p + (long)r * Tk;
+        const int i = i0 + r;
+        double sum = 0.0;
+        int allowed_count = 0;
+        for (int j = 0; j < Tk; j++) {
+            const float x = p_r[j];
+            if (!isfinite(x))
+                return attn_fail(ATTN_NON_FINITE_INPUT,
+                                 "weights (saved probabilities) have a non-finite value (%s) at batch %d, head %d, query %d, key %d",
+                                 isnan(x) ? "NaN" : (x > 0 ? "Infinity" : "-Infinity"), b, h, i, j);
+            if (x < 0.0f || x > 1.0f)
+                return attn_fail(ATTN_BAD_ARGUMENT,
+                                 "weights (saved probabilities) hold %g at batch %d, head %d, query %d, key %d: "
+                                 "a probability is in [0, 1]", x, b, h, i, j);
+            if (rule && !is_allowed(&plan->vis, b, h, i, j)) {
+                if (x != 0.0f)
+                    return attn_fail(ATTN_BAD_ARGUMENT,
+                                     "weights (saved probabilities) hold %g at batch %d, head %d, query %d, key %d, "
+                                     "a pair the rule blocks: pass the weights sdpa returned with this rule", x, b, h, i, j);
+                continue;
+            }
+            allowed_count++;
+            sum += x;
+        }
+        if (allowed_count == 0) return fail_all_masked(b, h, i);
+        if (fabs(sum - 1.0) > 1e-4)
+            return attn_fail(ATTN_BAD_ARGUMENT,
+                             "weights (saved probabilities) of batch %d, head %d, query %d sum to %.6g, not 1: "
+                             "pass the weights sdpa returned for these inputs", b, h, i, sum);
+    }
+    return ATTN_OK;
+}
+
 int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *dprobs,
-                       const float *dout, const float *q, const float *k, const float *v,
+                       const float *dout, const float *probs, const float *q, const float *k, const float *v,
                        const attn_visibility *vis, const attn_dims *dims, float scale, int bug) {
     attn_clear_error();
 
@@ -750,6 +790,10 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
     if ((status = make_plan(&plan, bug, scale, vis, dims))) return status;
     const int keep_full = bug == ATTN_BUG_MASK_AFTER_SOFTMAX; /* softmax saw every key */
     const int through_blocked = bug == ATTN_BUG_GRAD_THROUGH_BLOCKED;
+    if (probs && bug != ATTN_BUG_NONE && bug != ATTN_BUG_SOFTMAX_BACKWARD_NO_ROWSUM && !through_blocked)
+        return attn_fail(ATTN_BAD_ARGUMENT,
+                         "weights (saved probabilities) work with no bug or a backward bug only: "
+                         "leave them out, and the backward recomputes those of the bugged forward");
     /* softmax-over-queries mixes every row of a column: one block of all rows */
     const int block = plan.softmax == softmax_columns ? Tq : ATTN_BACKWARD_BLOCK;
 
@@ -789,12 +833,23 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
                 float *dscores_blk = dscores ? dscores + (bh * Tq + i0) * Tk : NULL;
                 float *dprobs_blk = dprobs ? dprobs + (bh * Tq + i0) * Tk : NULL;
 
-                /* 0. recompute: p = softmax(mask(scale * q k^T)), as the forward */
-                attn_gemm_packed(p, Tk, q_blk, Dk, kt, n, Tk, Dk, plan.scale);
-                if ((status = mask_rows(p, &plan, b, h, i0, n, Tk))) goto done;
-                plan.softmax(p, n, Tk);
-                if (keep_full) memcpy(p_full, p, sizeof(float) * n * Tk);
-                if (plan.after_softmax) plan.after_softmax(&plan, p, Tk, b, h, i0, n, Tk);
+                /* 0. the probabilities pr: the saved ones, or recomputed as
+                 * the forward made them, p = softmax(mask(scale * q k^T)) */
+                const float *pr = p;
+                if (probs) {
+                    pr = probs + (bh * Tq + i0) * Tk;
+                    if ((status = check_saved_rows(pr, &plan, b, h, i0, n, Tk))) goto done;
+                    if (through_blocked) {
+                        memcpy(p, pr, sizeof(float) * n * Tk);
+                        pr = p;
+                    }
+                } else {
+                    attn_gemm_packed(p, Tk, q_blk, Dk, kt, n, Tk, Dk, plan.scale);
+                    if ((status = mask_rows(p, &plan, b, h, i0, n, Tk))) goto done;
+                    plan.softmax(p, n, Tk);
+                    if (keep_full) memcpy(p_full, p, sizeof(float) * n * Tk);
+                    if (plan.after_softmax) plan.after_softmax(&plan, p, Tk, b, h, i0, n, Tk);
+                }
                 if (through_blocked) uniform_blocked(&plan, p, b, h, i0, n, Tk);
 
                 /* 1. mix: out = p v, so dp = dout v^T and dv += p^T dout */
@@ -805,16 +860,16 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
                     g = dout_masked;
                 }
                 attn_gemm_packed(dp, Tk, g, Dv, vt, n, Tk, Dv, 1.0f);
-                attn_transpose(pt, p, n, Tk);
+                attn_transpose(pt, pr, n, Tk);
                 attn_gemm_add(dv_bh, Dv, pt, n, g, Dv, Tk, Dv, n, 1.0f);
                 /* a blocked probability is a constant 0: it takes no gradient */
                 if (!plan.after_mix && !through_blocked) zero_blocked_pairs(&plan, dp, b, h, i0, n, Tk);
                 if (dprobs_blk) memcpy(dprobs_blk, dp, sizeof(float) * n * Tk);
 
                 /* 2. softmax: ds = p * (dp - rowsum(dp * p)), in place in dp */
-                if (bug == ATTN_BUG_SOFTMAX_BACKWARD_NO_ROWSUM) softmax_backward_no_rowsum(dp, p, dp, (long)n * Tk);
-                else if (plan.softmax == softmax_columns) softmax_columns_backward(dp, p, dp, n, Tk);
-                else attn_softmax_backward_rows(dp, keep_full ? p_full : p, dp, Tk, n, Tk);
+                if (bug == ATTN_BUG_SOFTMAX_BACKWARD_NO_ROWSUM) softmax_backward_no_rowsum(dp, pr, dp, (long)n * Tk);
+                else if (plan.softmax == softmax_columns) softmax_columns_backward(dp, pr, dp, n, Tk);
+                else attn_softmax_backward_rows(dp, keep_full ? p_full : pr, dp, Tk, n, Tk);
 
                 /* 3. mask: a blocked logit was replaced by -INFINITY, a constant */
                 if (plan.mask_logits && !through_blocked) zero_blocked_pairs(&plan, dp, b, h, i0, n, Tk);

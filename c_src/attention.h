@@ -153,12 +153,18 @@ ATTN_API int attn_sdpa(float *out, float *probs, float *scores,
  * scaled logits attn_sdpa returns as scores), dprobs (B, H, Tq, Tk) or NULL
  * receives dL/dprobs. dout (B, H, Tq, dv); q, k, v, vis, dims, scale and bug
  * as given to attn_sdpa (here dk and dv name gradient buffers; the widths
- * are dims->dk, dims->dv). The probabilities are recomputed, not read back.
+ * are dims->dk, dims->dv). probs (B, H, Tq, Tk) are the probabilities
+ * attn_sdpa returned for these inputs, or NULL: then they are recomputed
+ * from q and k (a fifth more matmul work, and the exponentials). Given
+ * probabilities are checked first: finite, in [0, 1], exactly 0 on blocked
+ * pairs, each row summing to 1; they work with no bug or a backward bug
+ * only (a forward bug's backward recomputes its own).
  * Blocked pairs get exactly 0 in dscores and dprobs, and a key no query may
  * see gets exactly 0 in dk and dv. A forward bug gives the gradient of that
  * bugged forward; the two backward bugs change only the backward. */
 ATTN_API int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *dprobs,
-                                const float *dout, const float *q, const float *k, const float *v,
+                                const float *dout, const float *probs,
+                                const float *q, const float *k, const float *v,
                                 const attn_visibility *vis, const attn_dims *dims, float scale, int bug);
 
 /* Dropout on the attention probabilities (inverted dropout): after the

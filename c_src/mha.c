@@ -522,7 +522,7 @@ int attn_mha_backward(attn_mha *m, float *dquery, float *dkv, float *dweight, fl
     merge_back(d_attn, d_merged, B, Tq, H, D);
 
     /* 6. attend */
-    status = attn_sdpa_backward(dq_heads, dk_heads, dv_heads, NULL, NULL, d_attn,
+    status = attn_sdpa_backward(dq_heads, dk_heads, dv_heads, NULL, NULL, d_attn, NULL,
                                 sv->q_heads, sv->k_heads, sv->v_heads, &sv->rule, &sv->dims,
                                 (float)(1.0 / sqrt((double)D)), sv->bug);
     if (status) goto done;

@@ -467,7 +467,7 @@ static int model_backward(attn_trainer *t, const int *tokens, const int *targets
         linear_backward(t, t->dmerged, G + t->o_wo[l], t->dx, t->merged[l], P + t->o_wo[l], t->flat, N, C, C);
         split_heads(t->datto, t->dmerged, B, T, H, D);
         attn_scratch_arena(t->arena, t->arena_bytes);
-        const int status = attn_sdpa_backward(t->dq, t->dk, t->dv, NULL, NULL, t->datto,
+        const int status = attn_sdpa_backward(t->dq, t->dk, t->dv, NULL, NULL, t->datto, NULL,
                                               t->q[l], t->k[l], t->v[l], &rule, &dims,
                                               1.0f / sqrtf((float)D), t->bug);
         attn_scratch_arena(NULL, 0);

@@ -189,6 +189,33 @@ test('needWeights: false gives the same dq, dk, dv and no (Tq, Tk) matrices', ()
   }
 });
 
+test('given the forward\'s weights, the backward returns what it returns when it recomputes them, bit for bit', (t) => {
+  let n = 0;
+  for (const c of CASES) {
+    if (c.options.bug) continue;
+    for (const lab of Object.values(labs)) {
+      const { weights } = lab.sdpa(c.q, c.k, c.v, c.options);
+      const recomputed = lab.sdpaBackward(c.q, c.k, c.v, c.dOutput, c.options);
+      const saved = lab.sdpaBackward(c.q, c.k, c.v, c.dOutput, { ...c.options, weights });
+      for (const name of [...GRADS, 'dScores', 'dProbs']) {
+        const at = saved[name].data.findIndex((x, i) => !Object.is(x, recomputed[name].data[i]));
+        assert.equal(at, -1, `${c.label} (${lab.simd ? 'simd' : 'scalar'}): ${name}[${at}] is ${saved[name].data[at]} from the weights, ${recomputed[name].data[at]} recomputed`);
+      }
+      n++;
+    }
+  }
+  // The two backward bugs take the weights too.
+  const c = CASES.find((x) => x.options.causal && !x.options.bug);
+  for (const bug of ['softmax-backward-no-rowsum', 'grad-through-blocked']) {
+    const { weights } = labs.simd.sdpa(c.q, c.k, c.v, c.options);
+    const recomputed = labs.simd.sdpaBackward(c.q, c.k, c.v, c.dOutput, { ...c.options, bug });
+    const saved = labs.simd.sdpaBackward(c.q, c.k, c.v, c.dOutput, { ...c.options, bug, weights });
+    for (const name of GRADS) assert.deepEqual(saved[name], recomputed[name], `${bug}: ${name}`);
+  }
+  assert.ok(n >= 20, `${n} cases`);
+  t.diagnostic(`${n} cases`);
+});
+
 test('a larger case exercises the SIMD tiles and tails (T = 37, d = 19)', () => {
   const random = rng(99);
   const q = randomTensor([2, 37, 19], random);
@@ -203,6 +230,8 @@ test('a larger case exercises the SIMD tiles and tails (T = 37, d = 19)', () => 
       const e = close(got[name].data, want[name], got[name].shape, name, 1e-4);
       assert.ok(e.ok, `${lab.simd ? 'simd' : 'scalar'}: ${e.report}`);
     }
+    const saved = lab.sdpaBackward(q, k, v, g, { ...options, weights: lab.sdpa(q, k, v, options).weights });
+    for (const name of GRADS) assert.deepEqual(saved[name], got[name], `${lab.simd ? 'simd' : 'scalar'}: ${name} from the saved weights`);
   }
 });
 
@@ -219,7 +248,14 @@ describe('refusals', () => {
     ['dOutput with NaN', () => lab.sdpaBackward(q, k, v, [[1, 0, 0], [0, NaN, 0], [0, 0, 1]]), 'NON_FINITE_INPUT', /dOutput.*NaN.*row 1, column 1/],
     ['dOutput with Infinity', () => lab.sdpaBackward(q, k, v, [[1, 0, 0], [0, 0, 0], [0, 0, -Infinity]]), 'NON_FINITE_INPUT', /dOutput.*-Infinity/],
     ['no dOutput', () => lab.sdpaBackward(q, k, v), 'BAD_ARGUMENT', /dOutput is required/],
-    ['an unknown option', () => lab.sdpaBackward(q, k, v, g, { weights: true }), 'BAD_ARGUMENT', /unknown option "weights"/],
+    ['an unknown option', () => lab.sdpaBackward(q, k, v, g, { probs: true }), 'BAD_ARGUMENT', /unknown option "probs"/],
+    ['weights not a tensor', () => lab.sdpaBackward(q, k, v, g, { weights: true }), 'BAD_ARGUMENT', /weights must be a tensor/],
+    ['weights of the wrong shape', () => lab.sdpaBackward(q, k, v, g, { weights: [[1, 0], [0, 1]] }), 'SHAPE_MISMATCH', /weights must have the shape of the weights \[3, 2\]/],
+    ['weights with NaN', () => lab.sdpaBackward(q, k, v, g, { weights: [[1, 0], [NaN, 1], [0.5, 0.5]] }), 'NON_FINITE_INPUT', /weights \(saved probabilities\) have a non-finite value \(NaN\) at batch 0, head 0, query 1, key 0/],
+    ['weights above 1', () => lab.sdpaBackward(q, k, v, g, { weights: [[1, 0], [0, 1], [1.5, -0.5]] }), 'BAD_ARGUMENT', /weights .*hold 1\.5 at batch 0, head 0, query 2, key 0: a probability is in \[0, 1\]/],
+    ['weights whose row does not sum to 1', () => lab.sdpaBackward(q, k, v, g, { weights: [[1, 0], [0.25, 0.25], [0.5, 0.5]] }), 'BAD_ARGUMENT', /query 1 sum to 0\.5, not 1/],
+    ['weights on a blocked pair', () => lab.sdpaBackward(q, k, v, g, { causal: true, weights: [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]] }), 'BAD_ARGUMENT', /query 0, key 1, a pair the rule blocks/],
+    ['weights with a forward bug', () => lab.sdpaBackward(q, k, v, g, { bug: 'no-scale', weights: lab.sdpa(q, k, v).weights }), 'BAD_ARGUMENT', /no bug or a backward bug only/],
     ['needWeights not a boolean', () => lab.sdpaBackward(q, k, v, g, { needWeights: 0 }), 'BAD_ARGUMENT', /needWeights must be true or false/],
     ['an unknown bug', () => lab.sdpaBackward(q, k, v, g, { bug: 'forgot-everything' }), 'BAD_ARGUMENT', /forgot-everything/],
     ['a head bug', () => lab.sdpaBackward(q, k, v, g, { bug: 'heads-without-transpose' }), 'BAD_ARGUMENT', /mha\.forward/],

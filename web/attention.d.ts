@@ -60,6 +60,8 @@ export interface SdpaBackwardOptions {
   needWeights?: boolean;
   /** A forward bug (the gradient of that bugged forward) or a backward bug. */
   bug?: BugName | null;
+  /** The weights sdpa returned for these inputs: not recomputed then (no bug or a backward bug only). */
+  weights?: TensorLike;
 }
 
 export interface SdpaGradients {

@@ -551,6 +551,7 @@ function checkRank(t, name) {
 }
 const RULE_OPTIONS = ['mask', 'keyPaddingMask', 'causal', 'causalOffset'];
 const SDPA_FORWARD_OPTIONS = [...SDPA_OPTIONS, 'dropout', 'seed'];
+const SDPA_BACKWARD_OPTIONS = [...SDPA_OPTIONS, 'weights'];
 const SDPA_TILED_OPTIONS = ['mask', 'causal', 'scale', 'blockKeys', 'trace', 'bug'];
 
 
@@ -818,39 +819,47 @@ class Lab {
    * @param [options] mask, causal, scale as for sdpa; bug: a forward bug
    *   (the gradient of that bugged forward) or a backward bug
    *   ('softmax-backward-no-rowsum', 'grad-through-blocked'); needWeights:
-   *   false returns only { dq, dk, dv }.
+   *   false returns only { dq, dk, dv }; weights: the weights sdpa returned
+   *   for these inputs and options, which spares recomputing them (q·kᵀ and
+   *   the softmax, about a fifth of the backward's time). They are checked
+   *   (finite, in [0, 1], 0 on blocked pairs, rows summing to 1) and work
+   *   with no bug or a backward bug only.
    * @returns {{ dq, dk, dv, dScores?, dProbs? }} with the shapes of q, k, v
    *   and (batch…, Tq, Tk): dScores is dL/dscores (sdpa's scaled logits),
    *   dProbs is dL/dweights. Blocked pairs are exactly 0 in both; a key no
    *   query may see gets exactly 0 in dk and dv.
    */
   sdpaBackward(q, k, v, dOutput, options) {
-    const { Q, K, V, batch, B, H, Tq, Tk, dk, dv, keep, s, bugId, rule } =
-      sdpaArguments(q, k, v, options, SDPA_OPTIONS, 'sdpaBackward');
+    const { Q, K, V, batch, B, H, Tq, Tk, dk, dv, keep, s, bugId, rule, opts } =
+      sdpaArguments(q, k, v, options, SDPA_BACKWARD_OPTIONS, 'sdpaBackward');
     const G = toTensor(dOutput, 'dOutput');
     const outShape = [...batch, Tq, dv];
     sameShape(G, { shape: outShape }, 'dOutput', 'the output');
     const nW = B * H * Tq * Tk;
+    const wShape = [...batch, Tq, Tk];
+    const P = opts.weights === undefined ? null : toTensor(opts.weights, 'weights');
+    if (P) sameShape(P, { shape: wShape }, 'weights', 'the weights');
     const layout = new Layout(this)
       .add('q', 4 * Q.n).add('k', 4 * K.n).add('v', 4 * V.n)
       .add('dout', 4 * G.n).add('dims', 4 * DIMS_WORDS)
       .add('dq', 4 * Q.n).add('dk', 4 * K.n).add('dv', 4 * V.n);
     if (keep) layout.add('dscores', 4 * nW).add('dprobs', 4 * nW);
+    if (P) layout.add('probs', 4 * nW);
     addVisibility(layout, rule);
     layout.commit();
     layout.put('q', Q.data);
     layout.put('k', K.data);
     layout.put('v', V.data);
     layout.put('dout', G.data);
+    if (P) layout.put('probs', P.data);
     putVisibility(layout, rule);
     layout.words('dims', B, H, Tq, Tk, dk, dv);
     const p = (name) => layout.ptr(name);
     this.check(this.exports.attn_sdpa_backward(p('dq'), p('dk'), p('dv'), p('dscores'), p('dprobs'),
-      p('dout'), p('q'), p('k'), p('v'), p('vis'), p('dims'), s, bugId));
+      p('dout'), p('probs'), p('q'), p('k'), p('v'), p('vis'), p('dims'), s, bugId));
     const out = (name, n, shape) => ({ data: layout.get(name, n), shape: shape.slice() });
     const grads = { dq: out('dq', Q.n, Q.shape), dk: out('dk', K.n, K.shape), dv: out('dv', V.n, V.shape) };
     if (!keep) return grads;
-    const wShape = [...batch, Tq, Tk];
     return Object.assign(grads, { dScores: out('dscores', nW, wShape), dProbs: out('dprobs', nW, wShape) });
   }
 

@@ -8,6 +8,28 @@
  * and the forward refuses the same call unless dOutput is at fault. */
 #include "fuzz.h"
 
+/* The backward given the forward's probabilities computes what it computes
+ * when it recomputes them, bit for bit; with one entry spoiled (made NaN,
+ * negative, above 1, or nonzero on a blocked pair) it refuses the call. */
+static void check_saved_probs(const sdpa_call *c, const float *dout, float *probs,
+                              const float *dq, const float *dk, const float *dv, bytes_in *in) {
+    const attn_dims *d = &c->dims;
+    float *sq = malloc(sizeof(float) * c->nq), *sk = malloc(sizeof(float) * c->nk), *sv = malloc(sizeof(float) * c->nv);
+    int status = attn_sdpa_backward(sq, sk, sv, NULL, NULL, dout, probs, c->q, c->k, c->v, c->rule, d, c->scale, c->bug);
+    INVARIANT(status == ATTN_OK, "the backward refused the forward's own probabilities: %s", attn_last_error());
+    INVARIANT(!memcmp(sq, dq, sizeof(float) * c->nq) && !memcmp(sk, dk, sizeof(float) * c->nk) &&
+              !memcmp(sv, dv, sizeof(float) * c->nv), "gradients from saved probabilities differ from recomputed ones");
+    const long at = take_u32(in) % c->nw;
+    const float kept = probs[at];
+    const float spoiled[] = {NAN, -0.25f, 1.5f, kept <= 0.75f ? kept + 0.25f : kept - 0.25f};
+    probs[at] = spoiled[take_u8(in) % 4];
+    status = attn_sdpa_backward(sq, sk, sv, NULL, NULL, dout, probs, c->q, c->k, c->v, c->rule, d, c->scale, c->bug);
+    INVARIANT(status != ATTN_OK, "the backward took spoiled probabilities (entry %ld: %g for %g)", at, probs[at], kept);
+    check_refusal(status, "attn_sdpa_backward with spoiled probabilities");
+    probs[at] = kept;
+    free(sq), free(sk), free(sv);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     bytes_in in = {data, size, 0};
     sdpa_call c;
@@ -21,10 +43,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t *allowed = malloc(c.nw);
 
     const int status = attn_sdpa_backward(dq, dk, dv, c.keep ? dscores : NULL, c.keep ? dprobs : NULL,
-                                          dout, c.q, c.k, c.v, c.rule, d, c.scale, c.bug);
+                                          dout, NULL, c.q, c.k, c.v, c.rule, d, c.scale, c.bug);
     const int forward = attn_sdpa(out, probs, NULL, c.q, c.k, c.v, c.rule, d, c.scale, c.bug);
     if (status != ATTN_OK) {
-        attn_sdpa_backward(dq, dk, dv, NULL, NULL, dout, c.q, c.k, c.v, c.rule, d, c.scale, c.bug);
+        attn_sdpa_backward(dq, dk, dv, NULL, NULL, dout, NULL, c.q, c.k, c.v, c.rule, d, c.scale, c.bug);
         check_refusal(status, "attn_sdpa_backward");
         INVARIANT(forward != ATTN_OK || !dout_finite || status == ATTN_OVERFLOW,
                   "backward refused (%d) what the forward ran", status);
@@ -77,6 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             INVARIANT(fabs(row) <= 1e-5 * (Tk + 1) * row_size + 1e-30, "dScores row %d of head %ld sums to %g", i, bh, row);
         }
     }
+    check_saved_probs(&c, dout, probs, dq, dk, dv, &in);
 done:
     sdpa_call_free(&c);
     free(dout), free(dq), free(dk), free(dv), free(dscores), free(dprobs), free(out), free(probs), free(allowed);
