@@ -108,7 +108,16 @@ function randomSdpa(r, lab) {
   if (r.chance(0.05)) options[r.pick(['casual', '__proto__', 'constructor'])] = 1;
   const opts = r.chance(0.1) ? oddValue(r) : options;
   const args = [tensor(r, [...batch, Tq, dk]), tensor(r, [...batch, Tk, dk]), tensor(r, [...batch, Tk, dv])];
-  if (r.chance(0.3)) return () => lab.sdpaBackward(...args, tensor(r, [...batch, Tq, dv]), opts);
+  if (r.chance(0.3)) {
+    // weights: random numbers (mostly refused), or those of a forward call on the same arguments
+    if (opts === options && r.chance(0.3)) {
+      const forward = () => {
+        try { return lab.sdpa(...args, { ...options, needWeights: true }).weights; } catch { return oddValue(r); }
+      };
+      options.weights = r.chance(0.5) ? tensor(r, [...batch, Tq, Tk]) : forward();
+    }
+    return () => lab.sdpaBackward(...args, tensor(r, [...batch, Tq, dv]), opts);
+  }
   return () => lab.sdpa(...args, opts);
 }
 
