@@ -23,4 +23,5 @@ test('the README API and multi-head examples run together without error', () => 
   assert.match(run.stdout, /150 1\ntrue/);
   assert.match(run.stdout, /^3 Float32Array/m);
   assert.match(run.stdout, /^true$/m);
+  assert.match(run.stdout, /^same dv: true$/m);
 });
