@@ -838,7 +838,7 @@ class Lab {
     const nW = B * H * Tq * Tk;
     const wShape = [...batch, Tq, Tk];
     const P = opts.weights === undefined ? null : toTensor(opts.weights, 'weights');
-    if (P) sameShape(P, { shape: wShape }, 'weights', 'the weights');
+    if (P) sameShape(P, { shape: wShape }, 'weights', "sdpa's weights (batch…, Tq, Tk)");
     const layout = new Layout(this)
       .add('q', 4 * Q.n).add('k', 4 * K.n).add('v', 4 * V.n)
       .add('dout', 4 * G.n).add('dims', 4 * DIMS_WORDS)
