@@ -4,6 +4,7 @@
 #   bash build.sh            build what changed (wasm SIMD, wasm scalar, native tests)
 #   bash build.sh --serve    ... then serve web/ on 127.0.0.1 (npm start)
 #   bash build.sh --test     ... then run every test (npm test)
+#   bash build.sh --bench-page  ... then time edits on the lesson page (npm run bench:page)
 #
 # On a fresh Debian 12 machine it installs what is missing when run as root
 # (apt: emscripten node-acorn gcc, plus chromium and clang-14 with
@@ -36,7 +37,7 @@ need_apt=()
 command -v emcc >/dev/null 2>&1 || need_apt+=(emscripten)
 [ -d /usr/share/nodejs/acorn ] || need_apt+=(node-acorn)
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
-if [ "$MODE" = "--test" ] && [ ! -x /usr/bin/chromium ]; then need_apt+=(chromium); fi
+if { [ "$MODE" = "--test" ] || [ "$MODE" = "--bench-page" ]; } && [ ! -x /usr/bin/chromium ]; then need_apt+=(chromium); fi
 # libFuzzer for tests/fuzz (tests/fuzz/fuzz.sh builds the harnesses).
 if [ "$MODE" = "--test" ] && { ! command -v clang-14 >/dev/null 2>&1 ||
     ! ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1; }; then
@@ -150,5 +151,6 @@ case "$MODE" in
   # Two test files at a time: most of a browser test's time is waiting on
   # Chromium, so a second file keeps both cores busy.
   --test) exec node --test --test-concurrency=2 --test-reporter=spec tests/*.test.mjs ;;
-  *) say "unknown option $MODE (use --serve or --test)"; exit 2 ;;
+  --bench-page) exec node tests/bench/page.mjs ;;
+  *) say "unknown option $MODE (use --serve, --test or --bench-page)"; exit 2 ;;
 esac

@@ -149,7 +149,9 @@ function bindNumberInput(input, msg, { parse, current, onValue }) {
   input.addEventListener('change', handle);
 }
 
+/** Undo what an invalid text marked; a valid edit over a valid one writes nothing. */
 function clearInvalid(input, msg, describedBy) {
+  if (msg.hidden) return;
   input.removeAttribute('aria-invalid');
   if (describedBy) input.setAttribute('aria-describedby', describedBy);
   else input.removeAttribute('aria-describedby');
@@ -637,7 +639,8 @@ export function statusLine() {
   return {
     node,
     show(message) { node.textContent = message; node.hidden = false; },
-    clear() { node.textContent = ''; node.hidden = true; },
+    // Called after every valid edit: an equal write would still restyle the line.
+    clear() { if (!node.hidden) { node.textContent = ''; node.hidden = true; } },
   };
 }
 

@@ -1,5 +1,5 @@
 // Lesson page benchmark: one edit in each section, to the next painted frame,
-// in headless Chromium.  npm run bench:page   (builds the wasm first)
+// in headless Chromium.  npm run bench:page   (installs Chromium if missing and builds the wasm first)
 //
 // An edit is what a learner does (a typed value, a click, a slider step),
 // dispatched as the browser would. Its time is the work it causes: the
