@@ -23,6 +23,43 @@ export function h(tag, attrs = {}, ...children) {
   return node;
 }
 
+/**
+ * Redraw host's content as `children` (fresh nodes from h(), or strings),
+ * keeping the live nodes where the structure is the same: then only the
+ * texts and attributes that changed are written, which costs the browser far
+ * less than new elements. A level whose node count or tags differ is
+ * replaced. Kept nodes keep their listeners and properties, so content with
+ * listeners or inputs is not redrawn this way, nor maps drawn by heatmap()
+ * or maskGrid(), whose screen-reader tables are written later.
+ */
+export function redraw(host, ...children) {
+  const next = children.flat().filter((c) => c != null && c !== false)
+    .map((c) => (typeof c === 'string' ? document.createTextNode(c) : c));
+  redrawChildren(host, next);
+}
+
+/** The same for one node: live takes fresh's attributes and content, or is replaced by it. */
+export function redrawNode(live, fresh) {
+  if (!sameKind(live, fresh)) live.replaceWith(fresh);
+  else if (live.nodeType === 3) { if (live.data !== fresh.data) live.data = fresh.data; }
+  else {
+    for (const { name, value } of fresh.attributes) if (live.getAttribute(name) !== value) live.setAttribute(name, value);
+    // A scroll box's tab stop and name are the page's (markScrollBoxes in lesson-context.js), not the section's.
+    const kept = live.dataset?.autoScroll ? SCROLL_MARKS : [];
+    for (const { name } of [...live.attributes]) if (!fresh.hasAttribute(name) && !kept.includes(name)) live.removeAttribute(name);
+    redrawChildren(live, [...fresh.childNodes]);
+  }
+}
+
+function redrawChildren(host, next) {
+  const live = host.childNodes;
+  if (live.length !== next.length || next.some((n, k) => !sameKind(live[k], n))) host.replaceChildren(...next);
+  else [...live].forEach((node, k) => redrawNode(node, next[k]));
+}
+
+const SCROLL_MARKS = ['tabindex', 'role', 'aria-label', 'data-auto-scroll'];
+const sameKind = (a, b) => a.nodeType === b.nodeType && (a.nodeType !== 1 || a.namespaceURI === b.namespaceURI && a.tagName === b.tagName);
+
 /** Same as h() for SVG elements. */
 export function s(tag, attrs = {}, ...children) {
   const node = document.createElementNS(SVG_NS, tag);

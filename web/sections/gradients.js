@@ -7,7 +7,7 @@
 // (lab.sdpaLossSlope).
 
 import {
-  h, numberGrid, numberField, checkbox, heatmap, valueTable, legend, statusLine, fmt, fmtSci, figures, blockedFrom,
+  h, numberGrid, numberField, checkbox, heatmap, valueTable, legend, statusLine, fmt, fmtSci, figures, blockedFrom, redraw, redrawNode,
 } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, dimLabel } from './common.js';
@@ -155,7 +155,7 @@ export const gradients = {
     // Which pairs are blocked is the core's answer too (the rule lives in C).
     const blocked = st.causal ? blockedFrom(ctx.lab.allowedPairs([T, T], { causal: true })) : null;
 
-    ctx.slot(this.id, 'loss').replaceChildren('Loss ½‖output − target‖² = ',
+    redraw(ctx.slot(this.id, 'loss'), 'Loss ½‖output − target‖² = ',
       h('strong', { 'data-out': 'grad-loss', text: fmt(loss, 4) }), '.');
 
     // The maps are updated in place from one redraw to the next; the two gradient maps share one legend.
@@ -177,7 +177,7 @@ export const gradients = {
       rowLabel: queryLabel, colLabel: keyLabel, caption: 'Gradient of the loss for each scaled score (dScores)' });
     const shared = legend({ lo: signed[0], hi: signed[1], what: 'gradient (dProbs, dScores)' });
     const oldLegend = maps.querySelector(':scope > .ramp-legend');
-    if (oldLegend) oldLegend.replaceWith(shared);
+    if (oldLegend) redrawNode(oldLegend, shared);
     else maps.append(shared);
 
     const table = (caption, values, name, rowLabel) => {
@@ -185,7 +185,7 @@ export const gradients = {
       valueTable(host, { values, rows: T, cols: D, rowLabel, colLabel: dimLabel, caption, digits: 4, name });
       return host;
     };
-    ctx.slot(this.id, 'grads').replaceChildren(
+    redraw(ctx.slot(this.id, 'grads'),
       table('Output (rows: queries)', forward.output.data, 'grad-output', queryLabel),
       table('dV: gradient of each value row', grads.dv.data, 'grad-dv', valueLabel),
       table('dQ: gradient of each query row', grads.dq.data, 'grad-dq', queryLabel));
@@ -194,7 +194,7 @@ export const gradients = {
       ? ['Last step: the loss went from ', h('strong', { 'data-out': 'grad-before', text: fmt(this.lastStep.before, 4) }), ' to ',
         h('strong', { 'data-out': 'grad-after', text: fmt(this.lastStep.after, 4) }), '.']
       : ['Press “Take one step” to move q by −', String(st.lr), ' × dQ.'];
-    ctx.slot(this.id, 'step').replaceChildren(...stepText);
+    redraw(ctx.slot(this.id, 'step'), ...stepText);
 
     this.drawCheck(ctx, st, grads.dq.data);
   },
@@ -205,7 +205,7 @@ export const gradients = {
     const slope = ctx.core(this.status, () => ctx.lab.sdpaLossSlope(tensor(st.q), K, V, tensor(st.target),
       { at: i * D + j, eps: st.eps, causal: st.causal })) ?? NaN;
     const analytic = dq[i * D + j];
-    ctx.slot(this.id, 'fd').replaceChildren(
+    redraw(ctx.slot(this.id, 'fd'),
       `Query ${st.row}, entry ${st.col}: the backward pass gives `, h('strong', { 'data-out': 'grad-analytic', text: fmtSci(analytic, 4) }),
       `; nudging by ±${st.eps} gives a slope of `, h('strong', { 'data-out': 'grad-slope', text: fmtSci(slope, 4) }),
       '. Difference: ', h('span', { 'data-out': 'grad-fd-diff', text: fmtSci(Math.abs(analytic - slope), 2) }),

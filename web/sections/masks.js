@@ -2,7 +2,7 @@
 // Every number shown comes from the wasm core.
 
 import {
-  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmtShape, figures, blockedFrom,
+  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmtShape, figures, blockedFrom, redraw,
 } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros, emptyRows, causalBits } from './common.js';
@@ -160,13 +160,18 @@ export const masks = {
     const combinedHost = ctx.slot(this.id, 'combined');
     const pm = ctx.api.paddingMask(st.tokens, st.pad);
     const real = (b, j) => pm.data[b * 5 + j] === 1;
-    const padGrid = h('div');
+    // The line and the grid are kept from one edit to the next and set in place.
+    let [line, padGrid] = padHost.children;
+    if (!padGrid) {
+      [line, padGrid] = [h('p', { class: 'readout' }), h('div')];
+      padHost.replaceChildren(line, padGrid);
+    }
+    redraw(line, 'paddingMask(token ids, ', String(st.pad), ') has shape ',
+      h('code', { 'data-out': 'mask-pshape', text: fmtShape(pm.shape) }),
+      ': one row of keys per sequence, repeated for every head and every query.');
     maskGrid(padGrid, { name: 'mask-padding', rows: 2, cols: 5, get: (b, j) => real(b, j),
       label: `Padding allowed mask, shape ${fmtShape(pm.shape)}: 1 = real token`,
       rowLabel: (b) => `sequence ${b + 1}`, colLabel: keyLabel, text: (on) => (on ? '1' : '0') });
-    padHost.replaceChildren(h('p', { class: 'readout' }, 'paddingMask(token ids, ', String(st.pad), ') has shape ',
-      h('code', { 'data-out': 'mask-pshape', text: fmtShape(pm.shape) }),
-      ': one row of keys per sequence, repeated for every head and every query.'), padGrid);
     const z = zeros([2, 1], 5);
     // Which pairs are blocked comes from the core's own rule for the same options.
     const twoMaps = (host, name, what, weights, options) => {

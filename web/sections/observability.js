@@ -1,7 +1,7 @@
 // The four numbers the core measures on every call, on an example of the learner's choice.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, select, heatmap, statusLine, fmt, fmtSci, figures, blockedFrom } from '../lesson-ui.js';
+import { h, numberField, select, heatmap, statusLine, fmt, fmtSci, figures, blockedFrom, redraw } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros } from './common.js';
 import { slot, group } from './markup.js';
@@ -95,7 +95,7 @@ export const observability = {
     const blockedAt = opts.mask || opts.causal ? blockedFrom(ctx.lab.allowedPairs(res.weights.shape, opts)) : null;
     heatmap(mapHost, { name: 'obs-weights', values: res.weights.data.subarray(0, Tq * Tk), rows: Tq, cols: Tk, digits: 3,
       blocked: blockedAt, rowLabel: queryLabel, colLabel: keyLabel, caption: 'Weights of the chosen example' });
-    host.replaceChildren(h('dl', { class: 'stats' }, rows.map(([name, value, key, note]) => h('div', { class: 'stat' },
+    redraw(host, h('dl', { class: 'stats' }, rows.map(([name, value, key, note]) => h('div', { class: 'stat' },
       h('dt', { text: name }), h('dd', {}, h('strong', { 'data-out': key, text: value }), h('span', { class: 'hint', text: note }))))));
   },
 };

@@ -3,7 +3,7 @@
 // accumulator. Every number shown comes from the core's tiled path
 // (lab.sdpaTiled with its trace) and its ordinary path (lab.sdpa).
 
-import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtVec, fmtSci } from '../lesson-ui.js';
+import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtVec, fmtSci, redraw } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, keyLabel } from './common.js';
 
@@ -102,7 +102,7 @@ export const onlineSoftmax = {
       head.append(h('th', { scope: 'col', class: `tile-${tileOf(j) % 2}`, text: `${keyLabel(j)} (tile ${tileOf(j) + 1})` }));
       scoreRow.append(h('td', { class: `tile-${tileOf(j) % 2}${shown ? '' : ' not-yet'}`, 'data-col': j, text: fmt(scores[j], 3) }));
     }
-    ctx.slot(this.id, 'scores').replaceChildren(h('div', { class: 'grid-wrap' },
+    redraw(ctx.slot(this.id, 'scores'), h('div', { class: 'grid-wrap' },
       h('table', { class: 'values', 'data-values': 'flash-scores' }, h('caption', { text: 'The query’s scores, by tile' }),
         h('thead', {}, head), h('tbody', {}, scoreRow))));
 
@@ -119,7 +119,7 @@ export const onlineSoftmax = {
         h('td', { 'data-out': 'flash-l', text: fmt(sum.data[t], 4) }),
         h('td', { 'data-out': 'flash-acc', text: fmtVec(acc, 4) })));
     }
-    ctx.slot(this.id, 'steps').replaceChildren(h('div', { class: 'grid-wrap' },
+    redraw(ctx.slot(this.id, 'steps'), h('div', { class: 'grid-wrap' },
       h('table', { class: 'values', 'data-values': 'flash-trace' },
         h('caption', { text: 'After each tile: running max m, rescale exp(m_old − m_new), running sum l, accumulator' }),
         h('thead', {}, h('tr', {}, ...['tile', 'm', 'rescale', 'l', 'accumulator'].map((c) => h('th', { scope: 'col', text: c })))),
@@ -128,7 +128,7 @@ export const onlineSoftmax = {
     // The check: after the last tile, accumulator / l against the ordinary softmax.
     const checkHost = ctx.slot(this.id, 'check');
     if (st.step < tiles) {
-      checkHost.replaceChildren(h('p', { class: 'readout', 'data-out': 'flash-wait',
+      redraw(checkHost, h('p', { class: 'readout', 'data-out': 'flash-wait',
         text: `Step to tile ${tiles} to compare the result with the ordinary softmax.` }));
       return;
     }
@@ -139,7 +139,7 @@ export const onlineSoftmax = {
       size = Math.max(size, Math.abs(want[c]));
     }
     const ok = diff <= AGREEMENT * size;
-    checkHost.replaceChildren(
+    redraw(checkHost,
       h('p', { class: 'readout' }, 'Tiled result, accumulator ÷ l: ', h('strong', { 'data-out': 'flash-tiled', text: fmtVec(got, 4) })),
       h('p', { class: 'readout' }, 'Ordinary softmax(scores) · V: ', h('strong', { 'data-out': 'flash-plain', text: fmtVec(want, 4) })),
       h('p', { class: `check ${ok ? 'pass' : 'fail'}`, 'data-check': 'flash-equal', 'data-passed': String(ok) },

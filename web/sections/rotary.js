@@ -3,7 +3,7 @@
 // are. Every number shown comes from the core (lab.applyRope rotates, and
 // lab.sdpa with scale 1 gives the dot products).
 
-import { h, s, numberGrid, numberField, statusLine, fmt, fmtVec, fmtSci } from '../lesson-ui.js';
+import { h, s, numberGrid, numberField, statusLine, fmt, fmtVec, fmtSci, redraw } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel } from './common.js';
 
@@ -74,7 +74,7 @@ export const rotary = {
       h('td', { text: `${pq}, ${pk}` }),
       h('td', { text: String(pq - pk) }),
       h('td', { 'data-out': `rope-${key}`, text: fmt(r.dot, 4) }));
-    ctx.slot(this.id, 'scores').replaceChildren(
+    redraw(ctx.slot(this.id, 'scores'),
       h('div', { class: 'grid-wrap' }, h('table', { class: 'values', 'data-values': 'rope-scores' },
         h('caption', { text: 'Score rope(q)·rope(k) at three pairs of positions' }),
         h('thead', {}, h('tr', {}, ...['', 'positions (q, k)', 'distance', 'score'].map((c, i) => (i ? h('th', { scope: 'col', text: c }) : h('td', { class: 'corner' }))))),
@@ -93,7 +93,7 @@ export const rotary = {
     );
 
     // The first pair (entries 1 and 1 + d/2) of q and k, before and after the rotation.
-    ctx.slot(this.id, 'picture').replaceChildren(h('figure', { class: 'rope-pic' },
+    redraw(ctx.slot(this.id, 'picture'), h('figure', { class: 'rope-pic' },
       pairPicture(st, given),
       h('figcaption', {},
         `The first pair of entries (d1, d${1 + D / 2}) as arrows: q turns by its position ${st.pq} in radians, k by ${st.pk}. `,

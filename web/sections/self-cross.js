@@ -1,7 +1,7 @@
 // Self- versus cross-attention through the core's multi-head module.
 // Every number shown comes from the wasm core.
 
-import { h, numberGrid, numberField, radios, valueTable, statusLine, fmtShape, blockedFrom } from '../lesson-ui.js';
+import { h, numberGrid, numberField, radios, valueTable, statusLine, fmtShape, blockedFrom, redraw } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, resized, mhaCache, headHeatmaps } from './common.js';
 import { slot } from './markup.js';
@@ -137,7 +137,7 @@ export const selfCross = {
       keyLabel: (j) => (cross ? `s${j + 1} ${SOURCE_WORDS[j]}` : `t${j + 1} ${TARGET_WORDS[j]}`),
       link: true,
     });
-    ctx.slot(this.id, 'shapes').replaceChildren(h('p', { class: 'readout' },
+    redraw(ctx.slot(this.id, 'shapes'), h('p', { class: 'readout' },
       'Queries ', h('code', { text: fmtShape([1, st.tq, CROSS_D]) }),
       cross ? ' read keys and values from the source ' : ' read keys and values from themselves',
       cross ? h('code', { text: fmtShape([1, st.tk, CROSS_D]) }) : null,
