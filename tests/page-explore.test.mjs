@@ -181,3 +181,30 @@ test('leak test by hand: with the causal mask, changing the last token moves no 
   assertClean(problems, 'leak test');
   await context.close();
 });
+
+test('an edit sets readouts and tables in place: the same elements take the new numbers, and a sideways scroll box keeps its tab stop', async () => {
+  const { context, page, problems } = await open('#view=gradients');
+  const loss = page.locator('[data-out="grad-loss"]');
+  const before = await loss.textContent();
+  await loss.evaluate((n) => { n.kept = true; });
+  await page.locator('[data-grid="grad-q"] input[data-row="1"][data-col="0"]').fill('3');
+  await page.waitForFunction((t) => document.querySelector('[data-out="grad-loss"]').textContent !== t, before);
+  assert.equal(await loss.evaluate((n) => n.kept === true), true, 'the loss line is the element it was, its number rewritten');
+  await context.close();
+
+  // At 390 px the online-softmax scores scroll sideways: the page gives the box a tab stop, and an edit keeps it.
+  const phone = await open('#view=online-softmax', { width: 390, height: 900 });
+  const box = phone.page.locator('#online-softmax [data-slot="scores"] > .grid-wrap');
+  await phone.page.waitForFunction(() => document.querySelector('#online-softmax [data-slot="scores"] > .grid-wrap')?.getAttribute('tabindex') === '0');
+  await box.evaluate((n) => { n.kept = true; });
+  const score = phone.page.locator('[data-values="flash-scores"] td[data-col="0"]');
+  const old = await score.textContent();
+  await phone.page.locator('[data-grid="flash-k"] input[data-row="0"][data-col="0"]').fill('5');
+  await phone.page.waitForFunction((t) => document.querySelector('[data-values="flash-scores"] td[data-col="0"]').textContent !== t, old);
+  await phone.page.evaluate(() => new Promise((resolve) => requestIdleCallback(resolve, { timeout: 1000 })));
+  assert.deepEqual(await box.evaluate((n) => [n.kept === true, n.getAttribute('tabindex'), n.getAttribute('role')]), [true, '0', 'region'],
+    'the scroll box is the same element and keeps its tab stop and role');
+  assertClean(problems, 'gradients');
+  assertClean(phone.problems, 'online softmax at 390 px');
+  await phone.context.close();
+});

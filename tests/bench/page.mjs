@@ -43,7 +43,8 @@ const CASES = [
   { section: 'masks', kind: 'click', selector: '[data-mask="mask-custom"] button[data-row="0"][data-col="1"]' },
   { section: 'masks', kind: 'input', selector: cell('mask-tokens', 1, 4) },
   { section: 'masks', hash: 'mask.ct=8', kind: 'input', selector: cell('mask-tokens', 1, 4), size: 'largest' },
-  { section: 'gradients', kind: 'input', selector: cell('grad-q') },
+  // Query 2: under the default causal mask query 1 sees key 1 only, so editing it changes no number.
+  { section: 'gradients', kind: 'input', selector: cell('grad-q', 1, 0) },
   { section: 'self-cross', kind: 'input', selector: cell('cross-tgt') },
   { section: 'self-cross', hash: 'cross.tq=8&cross.tk=10', kind: 'input', selector: cell('cross-tgt'), size: 'largest' },
   { section: 'multi-head', kind: 'input', selector: cell('mha-tokens') },
