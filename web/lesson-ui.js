@@ -57,6 +57,18 @@ function redrawChildren(host, next) {
   else [...live].forEach((node, k) => redrawNode(node, next[k]));
 }
 
+/**
+ * The `count` child boxes of host, kept from one redraw to the next so that
+ * what is drawn into them (valueTable, maskGrid, redraw) is set in place;
+ * make() builds them the first time, or when host holds something else.
+ */
+export function keptChildren(host, count, make) {
+  if (host.children.length === count && host.childNodes.length === count) return [...host.children];
+  const nodes = make();
+  host.replaceChildren(...nodes);
+  return nodes;
+}
+
 const SCROLL_MARKS = ['tabindex', 'role', 'aria-label', 'data-auto-scroll'];
 const sameKind = (a, b) => a.nodeType === b.nodeType && (a.nodeType !== 1 || a.namespaceURI === b.namespaceURI && a.tagName === b.tagName);
 

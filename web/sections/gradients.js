@@ -7,7 +7,7 @@
 // (lab.sdpaLossSlope).
 
 import {
-  h, numberGrid, numberField, checkbox, heatmap, valueTable, legend, statusLine, fmt, fmtSci, figures, blockedFrom, redraw, redrawNode,
+  h, numberGrid, numberField, checkbox, heatmap, valueTable, legend, statusLine, fmt, fmtSci, figures, blockedFrom, redraw, redrawNode, keptChildren,
 } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, dimLabel } from './common.js';
@@ -180,15 +180,12 @@ export const gradients = {
     if (oldLegend) redrawNode(oldLegend, shared);
     else maps.append(shared);
 
-    const table = (caption, values, name, rowLabel) => {
-      const host = h('div');
-      valueTable(host, { values, rows: T, cols: D, rowLabel, colLabel: dimLabel, caption, digits: 4, name });
-      return host;
-    };
-    redraw(ctx.slot(this.id, 'grads'),
-      table('Output (rows: queries)', forward.output.data, 'grad-output', queryLabel),
-      table('dV: gradient of each value row', grads.dv.data, 'grad-dv', valueLabel),
-      table('dQ: gradient of each query row', grads.dq.data, 'grad-dq', queryLabel));
+    const tables = keptChildren(ctx.slot(this.id, 'grads'), 3, () => [h('div'), h('div'), h('div')]);
+    [['Output (rows: queries)', forward.output.data, 'grad-output', queryLabel],
+      ['dV: gradient of each value row', grads.dv.data, 'grad-dv', valueLabel],
+      ['dQ: gradient of each query row', grads.dq.data, 'grad-dq', queryLabel],
+    ].forEach(([caption, values, name, rowLabel], k) => valueTable(tables[k], {
+      values, rows: T, cols: D, rowLabel, colLabel: dimLabel, caption, digits: 4, name }));
 
     const stepText = this.lastStep
       ? ['Last step: the loss went from ', h('strong', { 'data-out': 'grad-before', text: fmt(this.lastStep.before, 4) }), ' to ',

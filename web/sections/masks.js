@@ -2,7 +2,7 @@
 // Every number shown comes from the wasm core.
 
 import {
-  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmtShape, figures, blockedFrom, redraw,
+  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmtShape, figures, blockedFrom, redraw, keptChildren,
 } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros, emptyRows, causalBits } from './common.js';
@@ -160,12 +160,7 @@ export const masks = {
     const combinedHost = ctx.slot(this.id, 'combined');
     const pm = ctx.api.paddingMask(st.tokens, st.pad);
     const real = (b, j) => pm.data[b * 5 + j] === 1;
-    // The line and the grid are kept from one edit to the next and set in place.
-    let [line, padGrid] = padHost.children;
-    if (!padGrid) {
-      [line, padGrid] = [h('p', { class: 'readout' }), h('div')];
-      padHost.replaceChildren(line, padGrid);
-    }
+    const [line, padGrid] = keptChildren(padHost, 2, () => [h('p', { class: 'readout' }), h('div')]);
     redraw(line, 'paddingMask(token ids, ', String(st.pad), ') has shape ',
       h('code', { 'data-out': 'mask-pshape', text: fmtShape(pm.shape) }),
       ': one row of keys per sequence, repeated for every head and every query.');
