@@ -100,6 +100,20 @@ for (const simd of [true, false]) {
   });
 }
 
+test('every failing reason reads as a sentence: an entry\'s head and batch come after its name, not inside "the …"', () => {
+  const lab = labs.true;
+  const garbled = [];
+  for (const exercise of EXERCISES) {
+    for (const r of runChecks(lab, exercise)) {
+      // "the head 1, weight of …" is how a prefix reads once it lands after "the".
+      if (!r.passed && /\bthe (head|batch) \d+,/i.test(r.reason)) garbled.push(`${exercise.bug} / ${r.name}: ${r.reason}`);
+    }
+  }
+  assert.deepEqual(garbled, [], 'reasons with "the head N," or "the batch N,"');
+  const stale = runChecks(lab, EXERCISES.find((e) => e.bug === 'stale-cache-offset')).find((r) => r.name === 'diagonalAllowed');
+  assert.equal(stale.reason, 'Query 2 may see itself, yet the weight of query 2 on key 2 in head 1 is 0.');
+});
+
 describe('the bug switches in the core', () => {
   const lab = labs.true;
   const q = [[1, 0], [0, 1], [1, 1]];

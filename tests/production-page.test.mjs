@@ -169,6 +169,30 @@ test('rotary positions: shifting both positions keeps the score, shifting one ch
   await page.context().close();
 });
 
+test('rotary: a zero query is named as the reason the score does not move; the formula counts pairs from 1 like the labels', async () => {
+  const { page, problems } = await suite.open('#rotary');
+  const section = page.locator('#rotary');
+  const intro = await section.locator('p').first().textContent();
+  assert.ok(!/−2c\/d/.test(intro), `the formula counts c from 0 while the entries are d1…d4: ${intro}`);
+  assert.match(intro, /pair i = 1, …, d\/2 is turned by the angle position × 10000−2\(i−1\)\/d/);
+  assert.match(intro, /d1 with d3 and d2 with d4/);
+  await typeInto(page, section.locator('input[data-field="rope-shift"]'), '44');
+  await page.keyboard.press('Enter');
+  for (let c = 0; c < 4; c++) {
+    await typeInto(page, section.locator(`[data-grid="rope-q"] input[data-row="0"][data-col="${c}"]`), '0');
+    await page.keyboard.press('Enter');
+  }
+  const [given, , one] = await expectRotary(page);
+  assert.ok(given === 0 && one === 0, `a zero query scores 0: ${given}, ${one}`);
+  const line = section.locator('[data-check="rope-shift-one"]');
+  assert.equal(await line.getAttribute('data-passed'), 'false');
+  const text = await line.textContent();
+  assert.ok(!/2π/.test(text), `the reason blames the shift: ${text}`);
+  assert.match(text, /q is all zeros, so the score is 0 at every position/);
+  assertClean(problems, 'rotary zero query');
+  await page.context().close();
+});
+
 // ---------------------------------------------------------------------------
 // Dropout and row sums
 // ---------------------------------------------------------------------------
@@ -186,10 +210,24 @@ async function expectDropout(page, kept = {}) {
   checkShown('dropout weights', await page.$$eval('[data-heatmap="drop-weights"] .hm-cell:not(.hm-extra)', (ns) => ns.map((n) => n.textContent)), r.weights.data, 3);
   checkShown('row sums', await page.$$eval('[data-heatmap="drop-weights"] .hm-cell.hm-extra', (ns) => ns.map((n) => n.textContent)), r.output.data, 3);
   assert.equal((await texts(page, 'drop-count'))[0], String(r.dropoutMask.data.filter((x) => x === 0).length));
-  const mean = new Float64Array(4);
-  for (let s = 0; s < 200; s++) lab.sdpa(q, k, ONES, { dropout: p, seed: s }).output.data.forEach((x, i) => { mean[i] += x / 200; });
+  const mean = meanRowSums(q, k, p);
   checkShown('mean row sums', await texts(page, 'drop-mean'), mean, 3);
   return { r, mean, p };
+}
+
+/** The mean row sums over DRAWS draws: one call of the core on DRAWS copies of the example (seed 0). */
+const DRAWS = 10000;
+function meanRowSums(q, k, p) {
+  const copies = (m) => {
+    const one = m.flat();
+    const data = new Float32Array(DRAWS * one.length);
+    for (let b = 0; b < DRAWS; b++) data.set(one, b * one.length);
+    return { data, shape: [DRAWS, m.length, m[0].length] };
+  };
+  const sums = lab.sdpa(copies(q), copies(k), copies(ONES), { dropout: p, seed: 0, needWeights: false }).output.data;
+  const mean = new Float64Array(4);
+  for (let b = 0; b < DRAWS; b++) for (let i = 0; i < 4; i++) mean[i] += sums[b * 4 + i] / DRAWS;
+  return mean;
 }
 
 test('dropout: the core\'s weights and row sums, a new seed resamples, the mean row sum is about 1', async () => {
@@ -216,6 +254,58 @@ test('dropout: the core\'s weights and row sums, a new seed resamples, the mean 
   assert.equal(await section.locator('input[data-field="drop-p"]').getAttribute('aria-invalid'), 'true');
   await expectDropout(page, { 'drop-p': 0 });
   assertClean(problems, 'dropout');
+  await page.context().close();
+});
+
+test('dropout at p = 0.95: the check\'s band is narrow enough to mean something, and says so', async () => {
+  const { page, problems } = await suite.open('#dropout');
+  const section = page.locator('#dropout');
+  await typeInto(page, section.locator('input[data-field="drop-p"]'), '0.95');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelectorAll('#dropout [aria-busy="true"]').length === 0);
+  const verdict = section.locator('[data-check="drop-expected"]');
+  const bands = await texts(page, 'drop-band');
+  assert.equal(bands.length, 1, `the verdict names no expected spread around 1: "${await verdict.textContent()}"`);
+  const band = Number(bands[0]);
+  // A wrong scale (no 1/(1 − p)) would put the mean at 0.05: a band of 0.2 tells the two apart.
+  assert.ok(band <= 0.2, `the band around 1 at p = 0.95 is ±${band}, wider than 0.2: the check would pass almost anything`);
+  const { mean } = await expectDropout(page);
+  const off = Math.max(...Array.from(mean, (m) => Math.abs(m - 1)));
+  assert.ok(off <= band, `the core's mean row sums are off by ${off}, outside the band ±${band}`);
+  assert.equal(await verdict.getAttribute('data-passed'), 'true');
+  assert.match(await verdict.textContent(), new RegExp(`expected within ±${band.toFixed(4).replace('.', '\\.')} of 1`), 'the verdict states the expected spread');
+  assertClean(problems, 'dropout band');
+  await page.context().close();
+});
+
+test('dropout: the colour legend\'s ends are written as the page writes numbers', async () => {
+  const { page, problems } = await suite.open('#dropout');
+  const section = page.locator('#dropout');
+  // Query 2 puts almost all its weight on one key; dropout at p = 0.5 doubles it: an end that is not a whole number.
+  const set = async (grid, row, col, value) => {
+    await typeInto(page, section.locator(`[data-grid="${grid}"] input[data-row="${row}"][data-col="${col}"]`), value);
+    await page.keyboard.press('Enter');
+  };
+  await set('drop-q', 0, 0, '0');
+  await set('drop-q', 0, 1, '0');
+  await set('drop-q', 1, 0, '0');
+  await set('drop-q', 1, 1, '20');
+  await set('drop-k', 0, 0, '0');
+  await set('drop-k', 0, 1, '0');
+  await typeInto(page, section.locator('input[data-field="drop-p"]'), '0.5');
+  await page.keyboard.press('Enter');
+  await typeInto(page, section.locator('input[data-field="drop-seed"]'), '4');
+  await page.keyboard.press('Enter');
+  const { r } = await expectDropout(page);
+  const top = Math.max(1, ...r.weights.data);
+  assert.ok(!Number.isInteger(top), `the example's largest weight ${top} is not whole`);
+  const ends = await section.locator('.ramp-legend .ramp-end').allTextContents();
+  assert.equal(ends.length, 2);
+  const long = ends.filter((t) => !/^-?\d+(\.\d{1,3})?$/.test(t));
+  assert.deepEqual(long, [], `legend ends with more than 3 decimals (${ends.join(' … ')})`);
+  assert.equal(ends[0], '0');
+  assert.ok(Math.abs(Number(ends[1]) - top) <= 0.0005 + 1e-6, `the legend's top ${ends[1]}, the largest weight ${top}`);
+  assertClean(problems, 'dropout legend');
   await page.context().close();
 });
 
@@ -294,6 +384,34 @@ test('KV cache: one row of scores per step, equal to one full causal pass; a sta
   await page.context().close();
 });
 
+test('KV cache: a size where the times mean something backs the prose; at token 1 the words fit one token', async () => {
+  const { page, problems } = await suite.open('#kv-cache');
+  const section = page.locator('#kv-cache');
+  const long = section.locator('[data-measured="kv-work-long"]');
+  assert.equal(await long.count(), 1, 'the page times the cached step against recomputing on a size where the arithmetic dominates');
+  assert.match(await long.locator('caption').textContent(), /token 256 of 256, dModel 64, 4 heads/);
+  // Multiply-adds at token 256 of width 64: 4·64² + 2·256·64 with the cache, 4·256·64² + 2·256²·64 without.
+  assert.equal((await texts(page, 'kv-long-madds-cached'))[0], '49152');
+  assert.equal((await texts(page, 'kv-long-madds-full'))[0], '1.3e7');
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-measured="kv-work-long"] tbody td:last-child')]
+    .every((td) => /^\d+\.\d$/.test(td.textContent)), null, { timeout: 20000 });
+  const [cached, full] = (await long.locator('tbody td:last-child').allTextContents()).map(Number);
+  // The note says what these two times show (no speed is asserted here: times belong to the bench).
+  const note = await section.locator('[data-measured="kv-time-note"]').textContent();
+  if (full > cached) assert.match(note, new RegExp(`recomputing took ${(full / cached).toFixed(1).replace('.', '\\.')} times as long`), `${cached} µs vs ${full} µs: ${note}`);
+  else assert.match(note, /did not show the cache ahead/, `${cached} µs vs ${full} µs: ${note}`);
+  assert.match(await section.textContent(), /At this section’s size \(5 tokens, dModel 4\) a call does so little arithmetic that its fixed cost/, 'the tiny example\'s times are explained');
+  // Token 1: one token, in the singular.
+  await section.locator('button[data-field="kv-prev"]').click();
+  await section.locator('button[data-field="kv-prev"]').click();
+  await expectKv(page, { step: 1, stale: false });
+  const check = await section.locator('[data-check="kv-equal"]').textContent();
+  assert.ok(!/Tokens 1 to 1\b/.test(check), `at token 1: ${check}`);
+  assert.match(check, /^✓ Token 1, decoded on its own, equals one full causal pass/);
+  assertClean(problems, 'kv cache timing');
+  await page.context().close();
+});
+
 // ---------------------------------------------------------------------------
 // What T² costs
 // ---------------------------------------------------------------------------
@@ -323,6 +441,15 @@ test('what T² costs: the core\'s memory figure per T on both paths, slopes 2 an
     checkShown('slope tiled', await texts(page, 'cost-slope-tiled'), [slope(want.tiled)], 2);
     assert.equal(await section.locator('[data-check="cost-slopes"]').getAttribute('data-passed'), 'true');
     assert.equal(await section.locator('svg.chart').count(), 2);
+    // The dashed T² line stays between the chart's top and bottom gridlines.
+    const outside = await section.locator('svg.chart').evaluateAll((charts) => charts.flatMap((svg, n) => {
+      const ys = [...svg.querySelectorAll('line.gridline')].map((g) => Number(g.getAttribute('y1')));
+      const [top, bottom] = [Math.min(...ys), Math.max(...ys)];
+      const line = svg.querySelector('line.cost-slope-line');
+      return ['y1', 'y2'].map((a) => Number(line.getAttribute(a)))
+        .filter((y) => y < top - 0.5 || y > bottom + 0.5).map((y) => `chart ${n + 1}: the line reaches y = ${y.toFixed(1)}, the plot spans ${top.toFixed(1)} to ${bottom.toFixed(1)}`);
+    }));
+    assert.deepEqual(outside, [], 'the T² line leaves the plot');
   };
   await check(1024, 64);
   await section.locator('select[data-field="cost-max"]').selectOption('2048');
@@ -330,5 +457,57 @@ test('what T² costs: the core\'s memory figure per T on both paths, slopes 2 an
   await page.keyboard.press('Enter');
   await check(2048, 32);
   assertClean(problems, 'T² costs');
+  await page.context().close();
+});
+
+// ---------------------------------------------------------------------------
+// Watching the invariants
+// ---------------------------------------------------------------------------
+
+/** The weights map's numbers by row, with null for a blocked cell. */
+const weightRows = (page, name) => page.$$eval(`[data-heatmap="${name}"] .hm-cell:not(.hm-extra)`, (ns) => {
+  const rows = [];
+  for (const n of ns) (rows[Number(n.dataset.row)] ??= [])[Number(n.dataset.col)] = n.classList.contains('blocked') ? null : Number(n.textContent);
+  return rows;
+});
+
+test('watching the invariants: the max-score note agrees with how peaked the weights map is', async () => {
+  const { page, problems } = await suite.open('#observability');
+  const section = page.locator('#observability');
+  for (const mult of ['20', '1', '10', '0.5']) {
+    await typeInto(page, section.locator('input[data-field="obs-mult"]'), mult);
+    await page.keyboard.press('Enter');
+    // The largest weight of a row that has more than one key to choose from, as the map shows it.
+    const rows = await weightRows(page, 'obs-weights');
+    const peak = Math.max(...rows.map((r) => r.filter((w) => w !== null)).filter((r) => r.length > 1).map((r) => Math.max(...r)));
+    const note = await section.locator('[data-out="obs-maxscore"] + .hint').textContent();
+    const oneHot = peak >= 0.99;
+    assert.equal(/^Large/.test(note), oneHot, `Q × ${mult}: the map's peak weight is ${peak}, the note says "${note}"`);
+    assert.ok(note.includes(peak.toFixed(3)), `Q × ${mult}: the note names the peak weight ${peak.toFixed(3)}: "${note}"`);
+  }
+  assertClean(problems, 'observability');
+  await page.context().close();
+});
+
+// ---------------------------------------------------------------------------
+// Mask conventions
+// ---------------------------------------------------------------------------
+
+test('mask conventions: the refused-row note speaks only of rows that exist', async () => {
+  const { page, problems } = await suite.open('#conventions');
+  const section = page.locator('#conventions');
+  const note = () => section.locator('[data-out="conv-refused"]').textContent();
+  await typeInto(page, section.locator('input[data-field="conv-t"]'), '1');
+  await page.keyboard.press('Enter');
+  let text = await note();
+  assert.match(text, /^query 1 is marked ⚠/);
+  assert.ok(!/other rows/.test(text), `T = 1 has no other rows: ${text}`);
+  assert.match(text, /No row is left to compute\./);
+  await typeInto(page, section.locator('input[data-field="conv-t"]'), '2');
+  await page.keyboard.press('Enter');
+  text = await note();
+  assert.match(text, /^query 2 is marked ⚠/);
+  assert.match(text, /The one other row is computed/, `T = 2: ${text}`);
+  assertClean(problems, 'conventions');
   await page.context().close();
 });

@@ -129,3 +129,34 @@ test('the cheating switch on induction: low training loss, held-out accuracy nea
   assertClean(problems, 'watch-learn cheat');
   await context.close();
 });
+
+test('reverse, trained: the map notes and labels describe the anti-diagonal the maps show, as the core\'s weights have it', async () => {
+  const { page, problems, context } = await env.open('#learn.task=reverse&view=watch-learn');
+  const section = page.locator('#watch-learn');
+  await section.locator('[data-action="learn-start"]').click();
+  await page.waitForSelector('#watch-learn [data-action="learn-start"]:has-text("Finished")', { timeout: 90000 });
+  // The same training in Node: each head's most-weighted key per query.
+  const lab = await loadAttention();
+  const trainer = lab.createTrainer({ task: 'reverse', seed: 1 });
+  for (let n = 0; n < 600; n++) trainer.step();
+  const { tokens, layers } = trainer.attention();
+  trainer.free();
+  const T = tokens.length;
+  for (const [hd, head] of layers[0].entries()) {
+    const w = head.data ?? head;
+    // Query i (0-based) answering from the mirrored position looks at key T − 2 − i: 1-based positions add up to T.
+    const mirrored = Array.from({ length: T }, (_, i) => i).filter((i) => {
+      let best = 0;
+      for (let j = 1; j < T; j++) if (w[i * T + j] > w[i * T + best]) best = j;
+      return best === T - 2 - i;
+    });
+    const mean = mirrored.reduce((acc, i) => acc + w[i * T + T - 2 - i], 0) / mirrored.length;
+    const canvas = section.locator(`canvas[data-canvas="learn-map-1-${hd + 1}"]`);
+    const note = await canvas.locator('xpath=following-sibling::p[1]').textContent();
+    const want = `${mirrored.length} of ${T} queries look hardest at the mirror-image token (query and key positions add up to ${T}), putting ${mean.toFixed(2)} of their weight there on average.`;
+    assert.equal(note, want, `head ${hd + 1}: the note under the map`);
+    assert.ok((await canvas.getAttribute('aria-label')).endsWith(`: ${want.slice(0, -1)}`), `head ${hd + 1}: the canvas label says what the note says`);
+  }
+  assertClean(problems, 'watch-learn reverse');
+  await context.close();
+});

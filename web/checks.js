@@ -285,14 +285,17 @@ function fmt(x) {
   return String(Math.round(x * 1e4) / 1e4);
 }
 
-/** "weight of query 2 on key 3" style name of an entry, 1-based for people. */
+/**
+ * "weight of query 2 on key 3 in head 1" style name of an entry, 1-based for
+ * people. The batch and head come last, so the name reads on after "the".
+ */
 function where(w) {
-  const batch = w.batch ? `batch ${w.batch + 1}, ` : '';
-  const head = w.head === null ? '' : `head ${w.head + 1}, `;
-  if (w.tensor === 'output') return `${batch}${head}output row ${w.row + 1}, column ${w.column + 1}`;
-  if (GRADIENTS.includes(w.tensor)) return `${batch}${head}gradient ${w.tensor} row ${w.row + 1}, column ${w.column + 1}`;
+  const place = [w.batch ? `batch ${w.batch + 1}` : '', w.head === null ? '' : `head ${w.head + 1}`].filter(Boolean).join(', ');
+  const inPlace = place ? ` in ${place}` : '';
+  if (w.tensor === 'output') return `output row ${w.row + 1}, column ${w.column + 1}${inPlace}`;
+  if (GRADIENTS.includes(w.tensor)) return `gradient ${w.tensor} row ${w.row + 1}, column ${w.column + 1}${inPlace}`;
   const noun = w.tensor === 'scores' ? 'score' : 'weight';
-  return `${batch}${head}${noun} of query ${w.row + 1} on key ${w.column + 1}`;
+  return `${noun} of query ${w.row + 1} on key ${w.column + 1}${inPlace}`;
 }
 
 /**

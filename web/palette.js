@@ -12,6 +12,8 @@
 //  - Heads in the split/merge picture are categories, not values: each
 //    carries its own letter, on a colour of the ramp spread over the heads.
 
+import { fmt } from './lesson-ui.js';
+
 /** Viridis, sampled at 11 evenly spaced points (0, 0.1, ..., 1). */
 export const RAMP = Object.freeze([
   [68, 1, 84], [72, 36, 117], [65, 68, 135], [53, 95, 141], [42, 120, 142], [33, 145, 140],
@@ -92,6 +94,9 @@ export function paletteSheet() {
   return sheet;
 }
 
+/** A legend end as the page writes numbers: "1", or "1.133" for a value that is not whole. */
+const endText = (x) => fmt(x, Number.isInteger(x) ? 0 : 3);
+
 /**
  * The legend of the ramp: "0 [dark … bright] 1", and the blocked mark.
  * @param {Document} doc the document to build in
@@ -108,7 +113,7 @@ export function rampLegend(doc, { lo = 0, hi = 1, what = 'weight', blocked = tru
   legend.className = 'ramp-legend';
   const bar = span('ramp-bar');
   bar.setAttribute('aria-hidden', 'true');
-  legend.append(span('ramp-what', `Colour = ${what}:`), ' ', span('ramp-end', String(lo)), ' ', bar, ' ', span('ramp-end', String(hi)));
+  legend.append(span('ramp-what', `Colour = ${what}:`), ' ', span('ramp-end', endText(lo)), ' ', bar, ' ', span('ramp-end', endText(hi)));
   if (blocked) {
     const swatch = span('blocked ramp-blocked', '×');
     swatch.setAttribute('aria-hidden', 'true');

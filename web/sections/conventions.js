@@ -127,16 +127,19 @@ export const conventions = {
     // The note is written again only when the refused rows change (most clicks keep them).
     const names = [...refused].map((i) => queryLabel(i));
     const note = ctx.slot(this.id, 'misuse-note');
-    const noteKey = names.join(', ');
+    const others = T - refused.size; // rows the core did compute
+    const noteKey = `${names.join(', ')} of ${T}`;
     if (note.noteKey === noteKey && note.firstChild) return;
     note.noteKey = noteKey;
     note.replaceChildren(
       refused.size === 0 ? h('p', { class: 'readout', 'data-out': 'conv-refused', text: 'Read this way, every query still has a key, so nothing warns you: the weights are simply wrong.' })
         : h('p', { class: 'readout', 'data-out': 'conv-refused' },
-          h('strong', { text: `${noteKey} ${refused.size > 1 ? 'are' : 'is'} marked ⚠: ` }),
+          h('strong', { text: `${names.join(', ')} ${refused.size > 1 ? 'are' : 'is'} marked ⚠: ` }),
           `read the wrong way round, the mask leaves ${refused.size > 1 ? 'these queries' : 'this query'} with no key at all. `
           + 'A softmax over nothing has no answer, so the core refuses such a row (ALL_MASKED_ROW) instead of returning NaN. '
-          + 'The other rows are computed, and they read only the keys they should not.'),
+          + (others === 0 ? 'No row is left to compute.'
+            : others === 1 ? 'The one other row is computed, and it reads only the keys it should not.'
+              : 'The other rows are computed, and they read only the keys they should not.')),
     );
   },
 };

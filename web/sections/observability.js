@@ -13,6 +13,28 @@ const OBS_SOURCES = [
   ['padding', 'The two padded sequences of section 5, causal AND padding'],
 ];
 
+/** A largest weight at or above this makes a row one-hot in all but name. */
+const ONE_HOT = 0.99;
+
+/**
+ * The row with the largest single weight among rows that may attend to more
+ * than one key: { row, weight }, or null when no row has a choice.
+ * weights and allowed are flat, rows of Tk keys.
+ */
+function peakedRow(weights, allowed, Tk) {
+  let peak = null;
+  for (let row = 0; row * Tk < weights.length; row++) {
+    let keys = 0, top = 0;
+    for (let j = row * Tk; j < (row + 1) * Tk; j++) {
+      if (!allowed[j]) continue;
+      keys++;
+      top = Math.max(top, weights[j]);
+    }
+    if (keys > 1 && (peak === null || top > peak.weight)) peak = { row, weight: top };
+  }
+  return peak;
+}
+
 export const observability = {
   id: 'observability',
   prefix: 'obs',
@@ -78,9 +100,19 @@ export const observability = {
     if (!res) return;
     ctx.publish(`${this.prefix}.main`, res);
     const s = res.stats;
+    // What large scores do is what the map shows: a row whose largest weight
+    // is near 1 is one-hot in all but name. Rows with a single allowed key
+    // always put 1 on it, so only rows that have a choice are read.
+    const [Tq, Tk] = res.weights.shape.slice(-2);
+    const pairs = ctx.lab.allowedPairs(res.weights.shape, opts);
+    const peak = peakedRow(res.weights.data, pairs.data, Tk);
+    const oneHot = peak !== null && peak.weight >= ONE_HOT;
+    const peakText = peak === null ? 'no query has more than one key to choose from.'
+      : oneHot ? `${queryLabel(peak.row % Tq)} puts ${fmt(peak.weight, 3)} of its weight on one key, so the softmax is close to one-hot and its gradients are tiny.`
+        : `no query puts more than ${fmt(peak.weight, 3)} on one key.`;
     const rows = [
       ['max |score| before softmax', fmt(s.maxAbsScore, 3), 'obs-maxscore',
-        s.maxAbsScore > 20 ? 'Large: the softmax is close to one-hot and its gradients are tiny.' : 'Moderate: the softmax stays smooth.'],
+        `${oneHot ? 'Large: ' : 'Moderate: the softmax stays smooth; '}${peakText}`],
       ['fraction of logits masked', `${fmt(s.maskedFraction, 3)} (${fmt(100 * s.maskedFraction, 1)} %)`, 'obs-masked',
         'Blocked query–key pairs over all pairs.'],
       ['max row-sum error', fmtSci(s.maxRowSumError), 'obs-rowsum',
@@ -89,10 +121,9 @@ export const observability = {
         s.maxForbiddenWeight === 0 ? 'Exactly 0: nothing leaks past the mask.' : 'Not 0: a blocked key is being read.'],
     ];
     // The weights the numbers describe (the first sequence for the padded example).
-    const [Tq, Tk] = res.weights.shape.slice(-2);
     const [mapHost] = figures(ctx.slot(this.id, 'weights'), [
       { key: 'weights', caption: st.src === 'padding' ? 'weights of sequence 1' : 'weights of the chosen example' }]);
-    const blockedAt = opts.mask || opts.causal ? blockedFrom(ctx.lab.allowedPairs(res.weights.shape, opts)) : null;
+    const blockedAt = opts.mask || opts.causal ? blockedFrom(pairs) : null;
     heatmap(mapHost, { name: 'obs-weights', values: res.weights.data.subarray(0, Tq * Tk), rows: Tq, cols: Tk, digits: 3,
       blocked: blockedAt, rowLabel: queryLabel, colLabel: keyLabel, caption: 'Weights of the chosen example' });
     redraw(host, h('dl', { class: 'stats' }, rows.map(([name, value, key, note]) => h('div', { class: 'stat' },

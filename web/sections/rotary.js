@@ -15,7 +15,7 @@ export const rotary = {
   prefix: 'rope',
   title: 'Rotary positions: scores that depend on distance',
   body: `
-<p>Attention by itself does not know where a token sits: permute the tokens and the outputs are permuted with them. Rotary position embeddings (RoPE) put the position in by turning q and k. Their entries are taken in pairs, entry c together with entry c + d/2 (the split-halves pairing of the multi-head module here, of GPT-NeoX and of Llama), and each pair is turned by the angle position × 10000<sup>−2c/d</sup>: the first pair fast, later pairs slower.</p>
+<p>Attention by itself does not know where a token sits: permute the tokens and the outputs are permuted with them. Rotary position embeddings (RoPE) put the position in by turning q and k. Their entries are taken in pairs, pair i being entry i together with entry i + d/2 (the split-halves pairing of the multi-head module here, of GPT-NeoX and of Llama; with d = 4 here, d1 with d3 and d2 with d4), and pair i = 1, …, d/2 is turned by the angle position × 10000<sup>−2(i−1)/d</sup>: the first pair by the position itself in radians, later pairs slower.</p>
 <p>A dot product of two turned vectors depends only on the difference of their angles. So the score of a query at position p with a key at position p′ depends on p − p′ alone: shift both positions by the same amount and the score does not move; move just one and it does.</p>
 <div class="inputs" data-slot="inputs"></div>
 <div class="controls" data-slot="controls"></div>
@@ -89,7 +89,7 @@ export const rotary = {
       h('p', { class: `check ${movesWhenOne ? 'pass' : 'fail'}`, 'data-check': 'rope-shift-one', 'data-passed': String(movesWhenOne) },
         movesWhenOne ? '✓ Shifting only the query changes the score, by ' : '✗ Shifting only the query leaves the score almost where it was: it moves by ',
         h('strong', { 'data-out': 'rope-diff-one', text: fmtSci(Math.abs(one.dot - given.dot)) }),
-        movesWhenOne ? ': the distance changed.' : '. The first pair turns by the shift in radians; a shift near a multiple of 2π brings it back.'),
+        movesWhenOne ? ': the distance changed.' : `. ${stillReason(st)}`),
     );
 
     // The first pair (entries 1 and 1 + d/2) of q and k, before and after the rotation.
@@ -101,6 +101,24 @@ export const rotary = {
         ', k at ', h('span', { 'data-out': 'rope-k-pair', text: fmtVec([given.rk.data[0], given.rk.data[D / 2]], 3) }), '.')));
   },
 };
+
+/**
+ * Why shifting only the query left the score where it was. A pair of
+ * entries adds to the score only where both q and k have it non-zero; with
+ * no such pair every score is 0 at every position. Otherwise the shift
+ * happened to turn the pairs to almost the same score.
+ */
+function stillReason(st) {
+  const q = st.q[0], k = st.k[0];
+  const zero = (v) => v.every((x) => x === 0);
+  if (zero(q) || zero(k)) {
+    const which = zero(q) && zero(k) ? 'q and k are' : zero(q) ? 'q is' : 'k is';
+    return `${which} all zeros, so the score is 0 at every position: there is nothing for the rotation to turn.`;
+  }
+  const shared = Array.from({ length: D / 2 }, (_, c) => (q[c] !== 0 || q[c + D / 2] !== 0) && (k[c] !== 0 || k[c + D / 2] !== 0));
+  if (!shared.includes(true)) return 'No pair of entries is non-zero in both q and k, so the score is 0 at every position: there is nothing for the rotation to turn.';
+  return 'The score still depends on the distance, but for this shift the turned pairs happen to give almost the same score again: the first pair turns by the shift in radians, and a shift near a multiple of 2π brings it back.';
+}
 
 /** An SVG of the first pair of q and k, before (faint) and after rotation (solid). */
 function pairPicture(st, given) {

@@ -149,7 +149,11 @@ function logLogChart({ points, value, unit, title }) {
   const xs = points.map((p) => Math.log2(p.T));
   const ys = points.flatMap((p) => [value(p.weights), value(p.tiled)]).map(Math.log10);
   const [x0, x1] = [xs[0], xs[xs.length - 1]];
-  const y0 = Math.floor(Math.min(...ys)), y1 = Math.ceil(Math.max(...ys, Math.min(...ys) + 1));
+  // slope 2 in (log2 T, log10 y): log10 y rises by 2·log10(2) per doubling.
+  // The axis spans the line's ends as well as the points, so the line stays inside.
+  const start = Math.log10(value(points[0].weights));
+  const end = start + 2 * Math.log10(2) * (x1 - x0);
+  const y0 = Math.floor(Math.min(...ys, start)), y1 = Math.ceil(Math.max(...ys, end, Math.min(...ys) + 1));
   const X = (v) => padL + ((v - x0) / (x1 - x0 || 1)) * (W - padL - padR);
   const Y = (v) => padT + (1 - (v - y0) / (y1 - y0)) * (H - padT - padB);
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart', role: 'img', 'aria-label': title }, s('title', { text: title }));
@@ -161,9 +165,6 @@ function logLogChart({ points, value, unit, title }) {
   }
   points.forEach((p, k) => svg.append(s('text', { x: X(xs[k]), y: H - padB + 14, class: 'tick mid', text: String(p.T) })));
   svg.append(s('text', { x: W - padR, y: H - 4, class: 'tick end', text: `T   (y: ${unit})` }));
-  // slope 2 in (log2 T, log10 y): log10 y rises by 2·log10(2) per doubling
-  const start = Math.log10(value(points[0].weights));
-  const end = start + 2 * Math.log10(2) * (x1 - x0);
   svg.append(s('line', { x1: X(x0), y1: Y(start), x2: X(x1), y2: Y(end), class: 'cost-slope-line' }));
   for (const [key, cls] of [['weights', 'cost-weights'], ['tiled', 'cost-tiled']]) {
     const d = points.map((p, k) => `${k ? 'L' : 'M'}${X(xs[k]).toFixed(1)},${Y(Math.log10(value(p[key]))).toFixed(1)}`).join(' ');

@@ -82,19 +82,34 @@ function drawMap(canvas, weights, tokens, allowed) {
 }
 
 /**
- * In words, for screen readers and tests: the diagonal offset d (query i
- * looking at key i - d) that takes the most weight on average.
+ * In words, for screen readers and tests: the line of the map that most
+ * queries look at hardest. Each query's most-weighted key is found; the
+ * lines tried are the diagonals (query i looking at key i − d, d places back)
+ * and the anti-diagonals (key s − i, the mirror image of the query about a
+ * fixed point, as in reversing). The line holding the most of those keys is
+ * described, with the mean weight its queries put there.
  */
 function describeMap(weights, T) {
-  let best = 0, bestMean = -1;
-  for (let d = 0; d < T - 1; d++) {
-    let sum = 0;
-    for (let i = d; i < T; i++) sum += weights[i * T + i - d];
-    const mean = sum / (T - d);
-    if (mean > bestMean) { bestMean = mean; best = d; }
+  const top = Array.from({ length: T }, (_, i) => {
+    let best = 0;
+    for (let j = 1; j < T; j++) if (weights[i * T + j] > weights[i * T + best]) best = j;
+    return best;
+  });
+  const lines = [];
+  for (let d = 0; d < T; d++) lines.push({ back: d, key: (i) => i - d });
+  for (let sum = 0; sum <= 2 * T - 2; sum++) lines.push({ sum, key: (i) => sum - i });
+  let best = null;
+  for (const line of lines) {
+    const rows = top.flatMap((j, i) => (line.key(i) === j ? [i] : []));
+    if (!best || rows.length > best.rows.length) best = { line, rows };
   }
-  const where = best === 0 ? 'itself' : best === 1 ? 'the previous token' : `the token ${best} places back`;
-  return `on average a query puts ${fmt(bestMean, 2)} of its weight on ${where}`;
+  const { line, rows } = best;
+  const mean = rows.reduce((acc, i) => acc + weights[i * T + top[i]], 0) / rows.length;
+  // Positions are 1-based on the page: 0-based query i and key s − i add up to s + 2.
+  const where = line.back === 0 ? 'themselves' : line.back === 1 ? 'the previous token'
+    : line.back !== undefined ? `the token ${line.back} places back`
+      : `the mirror-image token (query and key positions add up to ${line.sum + 2})`;
+  return `${rows.length} of ${T} queries look hardest at ${where}, putting ${fmt(mean, 2)} of their weight there on average`;
 }
 
 /** The loss (left axis) and held-out accuracy (right axis, 0 to 1) against the step. */
