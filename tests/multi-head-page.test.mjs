@@ -219,3 +219,48 @@ test('linked highlighting: a weight lights its query row and key in every head, 
   assertClean(problems, 'multi-head links');
   await context.close();
 });
+
+test('Positions T, then a click in the new token (no Tab): the cell keeps the focus and takes what is typed', async () => {
+  const { page, problems, context } = await env.open('#view=multi-head', { viewport: { width: 1280, height: 900 } });
+  const section = page.locator('#multi-head');
+  await typeInto(page, section.locator('input[data-field="mha-t"]'), '6');
+  const t6 = section.locator('[data-grid="mha-tokens"] input[data-col="5"]');
+  await t6.click(); // the click's mousedown takes the focus from "Positions T"
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('8');
+  assert.deepEqual(await t6.evaluate((n) => [n.value, n === document.activeElement]), ['8', true], 'the t6 cell has the focus and the 8');
+  assert.equal(await page.locator('[data-heatmap="mha-weights-h0"] .hm-rowhead').nth(5).textContent(), 't6 dog', 'the maps read token 8 (“dog”)');
+  assertClean(problems, 'Positions T then a token');
+  await context.close();
+});
+
+test('leak check: the message describes the latest edit, also when an earlier token changes after the last one', async () => {
+  const { page, problems, context } = await env.open('#view=multi-head&mha.causal=1', { viewport: { width: 1280, height: 900 } });
+  const token = (j) => page.locator(`[data-grid="mha-tokens"] input[data-col="${j}"]`);
+  const leak = page.locator('#multi-head [data-slot="leak"]');
+  await typeInto(page, token(4), '7');
+  assert.match(await leak.textContent(), /^✓ You changed t5 \(5 → 7\)\. The outputs of t1, t2, t3, t4 did not move/);
+  await typeInto(page, token(0), '8');
+  const text = await leak.textContent();
+  assert.doesNotMatch(text, /t5 \(5 → 7\)|did not move/, 'no message about the earlier edit stays');
+  assert.match(text, /^You changed t1 \(3 → 8\), not the last token t5/);
+  // An edit that changes nothing (the same number typed again) keeps the message.
+  await typeInto(page, token(0), '8');
+  assert.equal(await leak.textContent(), text);
+  // The last token again: the check runs again, from the state after the t1 edit.
+  await typeInto(page, token(4), '2');
+  assert.match(await leak.textContent(), /^✓ You changed t5 \(7 → 2\)/);
+  assertClean(problems, 'leak check messages');
+  await context.close();
+});
+
+test('sizes line: one head is "1 head", several are "heads"', async () => {
+  const { page, problems, context } = await env.open('#view=multi-head&mha.dmodel=1&mha.heads=1', { viewport: { width: 1280, height: 900 } });
+  const summary = page.locator('#multi-head [data-slot="summary"]');
+  assert.match(await summary.textContent(), /^d_model = 1 split over 1 head gives d_head = 1\./);
+  await typeInto(page, page.locator('input[data-field="mha-dmodel"]'), '4');
+  await typeInto(page, page.locator('input[data-field="mha-heads"]'), '2');
+  assert.match(await summary.textContent(), /^d_model = 4 split over 2 heads gives d_head = 2\./);
+  assertClean(problems, 'heads in the sizes line');
+  await context.close();
+});

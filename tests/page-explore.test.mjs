@@ -147,6 +147,9 @@ test('flow view: the pointed-at row through the passes, numbers from the core, a
   const outputRow = await page.$$eval('[data-values="ex-output"] td[data-row="2"]', (ns) => ns.map((n) => n.textContent));
   assert.equal(await page.locator('#three-by-three [data-out="flow-output"]').textContent(),
     `[${outputRow.map((t) => Number(t).toFixed(3)).join(', ')}]`, 'the flow shows output row 3 as the table does');
+  // The first step shows the query row only, and says so (the keys are the K grid above it).
+  const first = await flow.locator('.flow-step').first().locator('.flow-what').textContent();
+  assert.doesNotMatch(first, /keys laid out/, `the first step promises only what it shows: ${first}`);
   const weightsRow = await page.$$eval('[data-heatmap="ex-weights"] .hm-cell[data-row="2"]:not(.hm-extra)', (ns) => ns.map((n) => Number(n.textContent)));
   const flowWeights = await flow.locator('.flow-weights').allTextContents();
   flowWeights.forEach((t, j) => assert.ok(Math.abs(Number(t) - weightsRow[j]) < 1e-3, `weight ${j + 1}: ${t} vs ${weightsRow[j]}`));
@@ -202,9 +205,42 @@ test('an edit sets readouts and tables in place: the same elements take the new 
   await phone.page.locator('[data-grid="flash-k"] input[data-row="0"][data-col="0"]').fill('5');
   await phone.page.waitForFunction((t) => document.querySelector('[data-values="flash-scores"] td[data-col="0"]').textContent !== t, old);
   await phone.page.evaluate(() => new Promise((resolve) => requestIdleCallback(resolve, { timeout: 1000 })));
-  assert.deepEqual(await box.evaluate((n) => [n.kept === true, n.getAttribute('tabindex'), n.getAttribute('role')]), [true, '0', 'region'],
-    'the scroll box is the same element and keeps its tab stop and role');
+  assert.deepEqual(await box.evaluate((n) => [n.kept === true, n.getAttribute('tabindex'), n.getAttribute('role'), n.dataset.overflows]), [true, '0', 'region', '1'],
+    'the scroll box is the same element and keeps its tab stop, role and sideways hint');
   assertClean(problems, 'gradients');
   assertClean(phone.problems, 'online softmax at 390 px');
   await phone.context.close();
+});
+
+test('cross-attention: after typing T_k (no Tab), the first click on a padding switch is not lost', async () => {
+  const { typeInto } = await import('./helpers/browser.mjs');
+  const { context, page, problems } = await open('#view=self-cross');
+  const target = page.locator('[data-grid="cross-tgt"]');
+  await target.evaluate((n) => { n.kept = true; });
+  await typeInto(page, page.locator('input[data-field="cross-tk"]'), '3');
+  const s1 = page.locator('[data-mask="cross-pad"] button[data-col="0"]');
+  assert.equal(await page.locator('[data-mask="cross-pad"] button').count(), 3, 'T_k = 3 gives three switches while typing');
+  // The cursor is still in T_k: the click's mousedown takes the focus from it.
+  await s1.click();
+  assert.deepEqual(await s1.evaluate((n) => [n.getAttribute('aria-pressed'), n.textContent, n === document.activeElement]), ['false', 's1 pad', true],
+    'the first click makes s1 padding and keeps the focus on it');
+  assert.equal(await page.locator('[data-heatmap="cross-weights-h0"] .hm-cell[data-row="0"][data-col="0"]').textContent(), '0', 's1 is blocked in the maps');
+  assert.equal(await target.evaluate((n) => n.kept === true), true, 'a T_k edit leaves the target grid as it was: it did not change');
+  assertClean(problems, 'T_k then a padding click');
+  await context.close();
+});
+
+test('self- and cross-attention: the table\'s score shapes have the heads axis, as the demo\'s weights do', async () => {
+  const { context, page, problems } = await open('#view=self-cross');
+  const tableShapes = await page.$$eval('#self-cross table.compare tbody tr', (rows) => rows.map((r) => r.lastElementChild.textContent));
+  assert.deepEqual(tableShapes, ['(B, H, T, T)', '(B, H, Tq, Tk)']);
+  for (const mode of ['cross', 'self']) {
+    await page.locator(`[data-field="cross-mode"] input[value="${mode}"]`).check();
+    const shape = await page.locator('[data-out="cross-wshape"]').textContent();
+    const shown = mode === 'cross' ? tableShapes[1] : tableShapes[0];
+    assert.equal(shape.split(',').length, shown.split(',').length, `${mode}: the demo's weights ${shape} and the table's ${shown} have as many axes`);
+    assert.match(await page.locator('#self-cross [data-slot="shapes"]').textContent(), /\(batch, heads, T_q = \d, T_k = \d\)/);
+  }
+  assertClean(problems, 'self-cross shapes');
+  await context.close();
 });

@@ -148,6 +148,28 @@ test('hostile values do not widen the page at 390 px', async () => {
   }
 });
 
+test('at 390 px no map cuts its numbers, and a box that scrolls sideways says so', async () => {
+  const { context, page, problems } = await open('#conv.t=8', { width: 390, height: 844 });
+  await renderEverySection(page);
+  await page.waitForTimeout(400); // the scroll boxes are measured after the frame that lays them out
+  const cut = await page.$$eval('main .hm-cell', (cells) => cells
+    .filter((c) => c.scrollWidth > c.clientWidth + 1)
+    .map((c) => `${c.closest('section').id} "${c.textContent}" needs ${c.scrollWidth} px, has ${c.clientWidth}`));
+  assert.deepEqual(cut, [], 'map cells too narrow for their numbers');
+  const boxes = await page.$$eval('main .grid-wrap, main .heatmap-wrap', (nodes) => nodes
+    .filter((n) => n.clientWidth > 0)
+    .map((n) => ({ where: `${n.closest('section').id} ${n.firstElementChild?.className}`, overflows: n.scrollWidth > n.clientWidth + 1,
+      marked: n.dataset.overflows === '1', hint: getComputedStyle(n, '::before').content })));
+  const wide = boxes.filter((b) => b.overflows);
+  assert.ok(wide.length > 0, 'some boxes scroll at 390 px (the T = 8 conventions maps)');
+  for (const b of boxes) {
+    assert.equal(b.marked, b.overflows, `${b.where}: marked as scrolling exactly when it does`);
+    if (b.overflows) assert.match(b.hint, /Scroll sideways/, `${b.where}: shows the hint`);
+  }
+  assertClean(problems, 'narrow maps');
+  await context.close();
+});
+
 // ---------------------------------------------------------------------------
 // Mask conventions: the classic migration bug shows its heatmap
 // ---------------------------------------------------------------------------
@@ -181,6 +203,7 @@ test('the page numbers from 1 everywhere, the core\'s messages included', async 
   const status = await page.locator('#masks [data-slot="custom-status"]').textContent();
   assert.match(status, /query 2\b/, `the message names the row the learner blocked: ${status}`);
   assert.doesNotMatch(status, /query 1\b|batch 0|head 0/, `no 0-based index: ${status}`);
+  assert.doesNotMatch(status, /batch|head/, `the 3×3 example has no batch or head axis to name: ${status}`);
   // A sequence that starts with padding: its first query.
   await typeInto(page, page.locator('[data-grid="mask-tokens"] input[data-row="0"][data-col="0"]'), '0');
   const pad = await page.locator('#masks [data-slot="padding-status"]').textContent();
@@ -197,6 +220,24 @@ test('the page numbers from 1 everywhere, the core\'s messages included', async 
   await context.close();
 });
 
+test('the split/merge picture names its own capped sizes, and its notes list heads in order', async () => {
+  const { context, page, problems } = await open('#shape.h=8&shape.d=32&shape.t=3&shape.wrong=1');
+  const title = await page.locator('#shapes .pic-title').first().textContent();
+  // The table says C = 256 (8 × 32); the picture draws 4 heads of 4 channels.
+  assert.doesNotMatch(title, /C = 16/, `the picture does not call its 16 channels the model's C: ${title}`);
+  assert.match(title, /drawn small: 3 positions × 16 channels \(4 heads × 4\)/, title);
+  const notes = await page.locator('#shapes [data-out="shape-notes"] li').allTextContents();
+  for (const note of notes) {
+    const heads = note.match(/belonging to heads? ([\d, ]+)/)[1].split(', ').map(Number);
+    assert.deepEqual(heads, [...heads].sort((a, b) => a - b), `heads in order: ${note}`);
+    const positions = note.match(/holds (positions?) ([\d, ]+)/);
+    assert.equal(positions[1], positions[2].includes(',') ? 'positions' : 'position', `singular for one: ${note}`);
+  }
+  assert.ok(notes.some((n) => /position \d and/.test(n)), `a head holding one position says so: ${notes.join(' | ')}`);
+  assertClean(problems, 'shapes picture');
+  await context.close();
+});
+
 // ---------------------------------------------------------------------------
 // Why scale: fixed, labelled axes
 // ---------------------------------------------------------------------------
@@ -206,17 +247,23 @@ test('why-scale histograms keep their axes as d_k changes, and say what the axes
   const slider = page.locator('input[data-field="scale-dk"]');
   /** Per chart: its tick labels, its axis labels, and the x extent of its non-empty bars (one "M x,y …Z" each in the bars' path). */
   const read = () => page.$$eval('#why-scale .hist svg', (svgs) => svgs.map((svg) => {
-    const xs = [...svg.querySelector('path.bar').getAttribute('d').matchAll(/M([\d.]+),/g)].map((m) => Number(m[1]));
+    const path = svg.querySelector('path.bar').getAttribute('d');
+    const xs = [...path.matchAll(/M([\d.]+),/g)].map((m) => Number(m[1]));
+    // The top of the plot: its upper gridline, which is the y axis's highest tick.
+    const top = Math.min(...[...svg.querySelectorAll('line.gridline')].map((l) => Number(l.getAttribute('y1'))));
     return {
+      tallest: Math.min(...[...path.matchAll(/V([\d.]+)H/g)].map((m) => Number(m[1]))), top,
       ticks: [...svg.querySelectorAll('.tick')].map((t) => t.textContent),
       labels: [...svg.querySelectorAll('.axis-label')].map((t) => t.textContent),
       spread: Math.max(...xs) - Math.min(...xs),
     };
   }));
   const at = {};
-  for (const dk of [4, 64, 256]) {
+  for (const dk of [1, 2, 4, 64, 256]) {
     await slider.fill(String(dk));
     at[dk] = await read();
+    // No bar is cut off by the top of its axis (at d_k = 1 a score is one product x·y, whose values crowd around 0).
+    for (const k of [0, 1]) assert.ok(at[dk][k].tallest > at[dk][k].top, `d_k ${dk}, chart ${k + 1}: the tallest bar reaches y ${at[dk][k].tallest}, the top of the axis is at y ${at[dk][k].top}`);
   }
   for (const k of [0, 1]) {
     assert.deepEqual(at[4][k].ticks, at[256][k].ticks, `chart ${k + 1}: the same ticks at d_k 4 and 256`);

@@ -193,15 +193,24 @@ let scrollObserver = null;
 
 /**
  * Every box's layout is read first, then the marks are written: a write
- * between two reads would make the browser lay the page out again.
+ * between two reads would make the browser lay the page out again. Every box
+ * that overflows is marked data-overflows (for the hint that it scrolls);
+ * one with nothing focusable inside also gets a tab stop and a name.
  */
 function markScrollBoxList(boxes) {
   const list = [...boxes];
   // null: the box has no layout now (hidden, or not laid out yet), so
   // whether it overflows is unknown and its mark stays as it is.
-  const needs = list.map((box) => (box.clientWidth === 0 ? null
-    : box.scrollWidth > box.clientWidth + 1 && box.querySelector('input, button, select, a[href]') === null));
-  list.forEach((box, i) => { if (needs[i] !== null) markScrollBox(box, needs[i]); });
+  const overflows = list.map((box) => (box.clientWidth === 0 ? null : box.scrollWidth > box.clientWidth + 1));
+  list.forEach((box, i) => {
+    if (overflows[i] === null) return;
+    markScrollBox(box, overflows[i] && box.querySelector('input, button, select, a[href]') === null);
+    // The visible hint (lesson.css) that more columns wait to the right.
+    if (overflows[i] !== (box.dataset.overflows === '1')) {
+      if (overflows[i]) box.dataset.overflows = '1';
+      else delete box.dataset.overflows;
+    }
+  });
 }
 
 /** Give a box its own tab stop and name (needsStop), or take them away. */

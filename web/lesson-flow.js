@@ -89,7 +89,7 @@ function buildFlow(host, key, o, masked) {
     h('span', { class: 'flow-op', text: label }), h('span', { class: 'flow-what', text: what }), body, passSource(pass, note));
   const title = h('h3', { class: 'flow-title' });
   const list = h('ol', { class: 'flow' },
-    step('q, Kᵀ', 'the query row, and the keys laid out as columns', cells.q, 1),
+    step('q', 'the query row; it meets every key of K above', cells.q, 1),
     step('q · Kᵀ', 'one dot product per key', nums(cells.raw), 2, 'The core folds the scale into this pass: the raw dot products shown here are the same pass run with scale 1.'),
     step(`÷ √d_k (d_k = ${o.dk})`, masked ? 'the scores; a blocked key becomes −∞' : 'the scores', nums(cells.scaled), masked ? 3 : 2),
     step('softmax', 'shares over the keys, adding up to 1', nums(cells.weights), 4),

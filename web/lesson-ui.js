@@ -44,8 +44,9 @@ export function redrawNode(live, fresh) {
   else if (live.nodeType === 3) { if (live.data !== fresh.data) live.data = fresh.data; }
   else {
     for (const { name, value } of fresh.attributes) if (live.getAttribute(name) !== value) live.setAttribute(name, value);
-    // A scroll box's tab stop and name are the page's (markScrollBoxes in lesson-context.js), not the section's.
-    const kept = live.dataset?.autoScroll ? SCROLL_MARKS : [];
+    // A scroll box's marks (its tab stop, name and sideways hint) are the
+    // page's (markScrollBoxes in lesson-context.js), not the section's.
+    const kept = live.dataset?.autoScroll || live.dataset?.overflows ? SCROLL_MARKS : [];
     for (const { name } of [...live.attributes]) if (!fresh.hasAttribute(name) && !kept.includes(name)) live.removeAttribute(name);
     redrawChildren(live, [...fresh.childNodes]);
   }
@@ -69,7 +70,7 @@ export function keptChildren(host, count, make) {
   return nodes;
 }
 
-const SCROLL_MARKS = ['tabindex', 'role', 'aria-label', 'data-auto-scroll'];
+const SCROLL_MARKS = ['tabindex', 'role', 'aria-label', 'data-auto-scroll', 'data-overflows'];
 const sameKind = (a, b) => a.nodeType === b.nodeType && (a.nodeType !== 1 || a.namespaceURI === b.namespaceURI && a.tagName === b.tagName);
 
 /** Same as h() for SVG elements. */
@@ -178,6 +179,11 @@ export function fmtShape(shape) {
  * Wire one <input> to a value: valid text calls onValue(value); invalid text
  * marks the input (aria-invalid + an inline message linked by
  * aria-describedby) and keeps the last valid value.
+ * Typing commits on every 'input' event; 'change' (fired when the input
+ * loses the focus) then finds the value already committed. A value equal to
+ * the committed one calls nothing, so nothing is redrawn: the focus moving
+ * to a control the input's last edit drew (a mousedown on a new cell) never
+ * rebuilds that control under the pointer.
  */
 function bindNumberInput(input, msg, { parse, current, onValue }) {
   const describedBy = input.getAttribute('aria-describedby') || '';
@@ -185,7 +191,7 @@ function bindNumberInput(input, msg, { parse, current, onValue }) {
     const result = parse(input.value);
     if (result.ok) {
       clearInvalid(input, msg, describedBy);
-      onValue(result.value);
+      if (result.value !== current()) onValue(result.value);
     } else {
       input.setAttribute('aria-invalid', 'true');
       input.setAttribute('aria-describedby', `${describedBy} ${msg.id}`.trim());

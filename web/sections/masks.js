@@ -2,7 +2,7 @@
 // Every number shown comes from the wasm core.
 
 import {
-  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmtShape, figures, blockedFrom, redraw, keptChildren,
+  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmtShape, figures, blockedFrom, redraw, keptChildren, oneBased,
 } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros, emptyRows, causalBits } from './common.js';
@@ -192,8 +192,11 @@ export const masks = {
   drawCustomResult(ctx, st) {
     const ex = ctx.states.ex;
     const host = ctx.slot(this.id, 'custom-weights');
+    // The 3×3 example is one sequence with one head: the core's "batch 1,
+    // head 1" would name axes the learner never sees here.
+    const explain = (err) => `${err.code}: ${oneBased(err.message).replaceAll('batch 1, head 1, ', '')}`;
     const out = ctx.core(this.customStatus, () => ctx.lab.sdpa(ex.q, ex.k, ex.v,
-      { mask: st.custom }), [host]);
+      { mask: st.custom }), [host], { explain });
     if (!out) return;
     ctx.publish(`${this.prefix}.custom`, out);
     const [mapHost] = figures(host, [{ key: 'weights', caption: 'weights of the 3×3 example under your mask' }]);

@@ -233,7 +233,7 @@ export const multiHead = {
       host.replaceChildren(this.summary.node);
     }
     const { dhead, wshape, oshape, lead, tail } = this.summary;
-    setText(lead, `d_model = ${C} split over ${H} heads gives d_head = `);
+    setText(lead, `d_model = ${C} split over ${H} ${H === 1 ? 'head' : 'heads'} gives d_head = `);
     setText(dhead, String(C / H));
     setText(wshape, fmtShape(res.weights.shape));
     setText(oshape, fmtShape(res.output.shape));
@@ -241,9 +241,12 @@ export const multiHead = {
   },
 
   /**
-   * After an edit of the last token only (same weights, same length, causal
-   * on), say which earlier output rows the core changed: none, if the mask
-   * keeps the future out. The rows are compared as the core returned them.
+   * Say what the latest edit of the tokens shows (same weights, same length).
+   * After an edit of the last token only, name the earlier output rows the
+   * core changed: none, if the causal mask keeps the future out. The rows are
+   * compared as the core returned them. An edit of an earlier token is not
+   * the test, and the line says so; any other change empties it, and a
+   * redraw that changed nothing keeps it.
    */
   leakCheck(ctx, st, output) {
     const host = ctx.slot(this.id, 'leak');
@@ -251,10 +254,20 @@ export const multiHead = {
     const before = this.leakBase;
     this.leakBase = now;
     const T = now.tokens.length;
-    const lastOnly = before && before.config === now.config && before.tokens.length === T
-      && before.tokens[T - 1] !== now.tokens[T - 1] && before.tokens.slice(0, T - 1).every((id, t) => id === now.tokens[t]);
-    if (!lastOnly) {
-      if (before && before.config !== now.config) host.replaceChildren();
+    const comparable = before && before.config === now.config && before.tokens.length === T;
+    const edited = comparable ? now.tokens.flatMap((id, t) => (id === before.tokens[t] ? [] : [t])) : [];
+    if (comparable && edited.length === 0) return;
+    if (edited.length !== 1) {
+      host.replaceChildren();
+      return;
+    }
+    const [pos] = edited;
+    const last = `t${T}`;
+    const change = `You changed t${pos + 1} (${before.tokens[pos]} → ${now.tokens[pos]})`;
+    if (pos < T - 1) {
+      const readers = st.causal ? `Under the causal mask t${pos + 1} and every later position read it` : 'Without the causal mask every position reads it';
+      host.replaceChildren(h('p', { class: 'readout', 'data-out': 'mha-leak' },
+        `${change}, not the last token ${last}. ${readers}, so their outputs may rightly move: the leak test needs an edit of ${last} only.`));
       return;
     }
     const C = output.shape[2];
@@ -265,10 +278,9 @@ export const multiHead = {
       }
     }
     const earlier = Array.from({ length: T - 1 }, (_, t) => `t${t + 1}`).join(', ');
-    const last = `t${T}`;
     host.replaceChildren(h('p', { class: 'readout', 'data-out': 'mha-leak' }, moved.length === 0
-      ? `✓ You changed ${last} (${before.tokens[T - 1]} → ${now.tokens[T - 1]}). The outputs of ${earlier || 'no earlier position'} did not move: ${st.causal ? 'the causal mask keeps the future out' : 'yet without the causal mask they could have'}.`
-      : `⚠ You changed ${last} (${before.tokens[T - 1]} → ${now.tokens[T - 1]}), and the outputs of ${moved.map((t) => `t${t + 1}`).join(', ')} moved: ${st.causal ? 'the future leaked into the past' : 'without the causal mask, every position reads the last one'}.`));
+      ? `✓ ${change}. The outputs of ${earlier || 'no earlier position'} did not move: ${st.causal ? 'the causal mask keeps the future out' : 'yet without the causal mask they could have'}.`
+      : `⚠ ${change}, and the outputs of ${moved.map((t) => `t${t + 1}`).join(', ')} moved: ${st.causal ? 'the future leaked into the past' : 'without the causal mask, every position reads the last one'}.`));
   },
 
   /** The output table (up to 8 × 64 numbers), drawn only while its disclosure is open. */

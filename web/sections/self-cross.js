@@ -24,10 +24,10 @@ export const selfCross = {
 <div class="grid-wrap">
 <table class="compare">
   <caption>Where Q, K and V come from</caption>
-  <thead><tr><th scope="col">Kind</th><th scope="col">Queries from</th><th scope="col">Keys and values from</th><th scope="col">Score shape</th></tr></thead>
+  <thead><tr><th scope="col">Kind</th><th scope="col">Queries from</th><th scope="col">Keys and values from</th><th scope="col">Score shape (B batch, H heads)</th></tr></thead>
   <tbody>
-    <tr><th scope="row">Self-attention</th><td>the sequence itself</td><td>the same sequence</td><td>(B, T, T)</td></tr>
-    <tr><th scope="row">Cross-attention</th><td>the target (decoder) states</td><td>the source (encoder) states</td><td>(B, T<sub>q</sub>, T<sub>k</sub>)</td></tr>
+    <tr><th scope="row">Self-attention</th><td>the sequence itself</td><td>the same sequence</td><td>(B, H, T, T)</td></tr>
+    <tr><th scope="row">Cross-attention</th><td>the target (decoder) states</td><td>the source (encoder) states</td><td>(B, H, T<sub>q</sub>, T<sub>k</sub>)</td></tr>
   </tbody>
 </table>
 </div>
@@ -90,32 +90,27 @@ export const selfCross = {
     // Self-attention has one sequence, so one length: T_k is T_q.
     this.tkField.hidden = !cross;
     this.tqField.querySelector('label').textContent = cross ? 'T_q (target positions)' : 'T (positions; T_q = T_k)';
+    // A part is built again only when what it shows changed: a new length
+    // gives a new matrix, the mode changes the target rows' links. So a T_k
+    // edit leaves the target grid as it is, its focus and marks with it.
+    const kept = this.inputParts || new Map();
+    this.inputParts = new Map();
+    const part = (name, key, make) => {
+      const old = kept.get(name);
+      const next = old && old.key.every((k, n) => k === key[n]) ? old : { key, node: make() };
+      this.inputParts.set(name, next);
+      return next.node;
+    };
     // Linked highlighting: a target row is a query; in self-attention it is also a key.
-    const parts = [numberGrid({ label: `Target states t (${st.tq} × d_model = ${CROSS_D})`, name: 'cross-tgt', matrix: st.tgt,
-      rowLabel: (i) => `t${i + 1}`, colLabel: dimLabel, onChange: commit, link: cross ? 'q' : 'pos' })];
+    const parts = [part('tgt', [st.tgt, cross], () => numberGrid({ label: `Target states t (${st.tq} × d_model = ${CROSS_D})`, name: 'cross-tgt', matrix: st.tgt,
+      rowLabel: (i) => `t${i + 1}`, colLabel: dimLabel, onChange: commit, link: cross ? 'q' : 'pos' }))];
     if (cross) {
-      parts.push(numberGrid({ label: `Source states s (${st.tk} × d_model = ${CROSS_D})`, name: 'cross-src', matrix: st.src,
-        rowLabel: (i) => `s${i + 1}`, colLabel: dimLabel, onChange: commit, link: 'k' }));
-      const padHost = h('div', { class: 'pad-toggles' });
-      const drawPad = () => {
-        const group = h('div', { class: 'pad-row', role: 'group', 'aria-label': 'Source positions: pressed means a real token, not pressed means padding', 'data-mask': 'cross-pad' });
-        st.pad[0].forEach((real, j) => {
-          const btn = h('button', { type: 'button', class: `mask-cell ${real ? 'allowed' : 'blocked'}`, 'aria-pressed': real ? 'true' : 'false',
-            'data-col': j, 'data-link-k': j, text: real ? `s${j + 1}` : `s${j + 1} pad` });
-          btn.addEventListener('click', () => {
-            st.pad[0][j] = !st.pad[0][j];
-            drawPad();
-            padHost.querySelector(`button[data-col="${j}"]`).focus();
-            commit();
-          });
-          group.append(btn);
-        });
-        padHost.replaceChildren(h('p', { class: 'sub-label', text: 'Source padding (click to switch a position between token and padding)' }), group);
-      };
-      drawPad();
-      parts.push(padHost);
+      parts.push(part('src', [st.src], () => numberGrid({ label: `Source states s (${st.tk} × d_model = ${CROSS_D})`, name: 'cross-src', matrix: st.src,
+        rowLabel: (i) => `s${i + 1}`, colLabel: dimLabel, onChange: commit, link: 'k' })));
+      parts.push(part('pad', [st.pad], () => padSwitches(st, commit)));
     }
-    ctx.slot(this.id, 'inputs').replaceChildren(...parts);
+    const host = ctx.slot(this.id, 'inputs');
+    if (parts.length !== host.children.length || parts.some((node, k) => host.children[k] !== node)) host.replaceChildren(...parts);
   },
 
   update(ctx, st) {
@@ -150,5 +145,27 @@ export const selfCross = {
     });
   },
 };
+
+/** The source's padding switches: pressed is a real token, not pressed padding. A click switches one in place. */
+function padSwitches(st, commit) {
+  const group = h('div', { class: 'pad-row', role: 'group', 'aria-label': 'Source positions: pressed means a real token, not pressed means padding', 'data-mask': 'cross-pad' });
+  const show = (btn, real, j) => {
+    btn.classList.toggle('allowed', real);
+    btn.classList.toggle('blocked', !real);
+    btn.setAttribute('aria-pressed', real ? 'true' : 'false');
+    btn.textContent = real ? `s${j + 1}` : `s${j + 1} pad`;
+  };
+  st.pad[0].forEach((real, j) => {
+    const btn = h('button', { type: 'button', class: 'mask-cell', 'data-col': j, 'data-link-k': j });
+    show(btn, real, j);
+    btn.addEventListener('click', () => {
+      st.pad[0][j] = !st.pad[0][j];
+      show(btn, st.pad[0][j], j);
+      commit();
+    });
+    group.append(btn);
+  });
+  return h('div', { class: 'pad-toggles' }, h('p', { class: 'sub-label', text: 'Source padding (click to switch a position between token and padding)' }), group);
+}
 
 export default selfCross;

@@ -115,7 +115,7 @@ export const shapes = {
     rows.forEach(([, shape], k) => setText(parts.cells[k], fmtShape(shape)));
     setText(parts.count, fmtPlain(res.weights.data.length));
     // The picture caps every size at PIC_MAX, so most edits leave it as it is.
-    const pic = [Math.min(T, PIC_MAX), Math.min(H, PIC_MAX), Math.min(D, PIC_MAX), st.wrong];
+    const pic = [Math.min(T, PIC_MAX), Math.min(H, PIC_MAX), Math.min(D, PIC_MAX), st.wrong, Math.max(T, H, D) > PIC_MAX];
     ctx.part(this, 'picture', pic, () => this.drawPicture(ctx, ...pic));
   },
 
@@ -124,7 +124,7 @@ export const shapes = {
    * are kept from one draw to the next: a new size only changes the cells'
    * texts and colours, and adds or removes the cells that differ in number.
    */
-  drawPicture(ctx, T, H, D, wrong) {
+  drawPicture(ctx, T, H, D, wrong, capped) {
     const C = H * D;
     const head = (c) => Math.floor(c / D);
     // Where cell (head hh, position t, channel d) of the per-head tensor comes from in x (T × C).
@@ -162,7 +162,9 @@ export const shapes = {
         if (cell.style.backgroundColor !== colour) cell.style.backgroundColor = colour;
       });
     };
-    setText(titles[0], `x for one sequence: ${T} positions × C = ${C}`);
+    // Capped sizes are the picture's own, not the model's: they are named as such.
+    setText(titles[0], capped ? `x for one sequence, drawn small: ${T} positions × ${C} channels (${H} heads × ${D})`
+      : `x for one sequence: ${T} positions × C = ${C}`);
     setText(titles[1], wrong ? 'reshape straight to (H, T, D): wrong' : 'split into heads, then transpose: (H, T, D)');
     setText(titles[2], 'merge: transpose back, join heads');
     fill(x, T, C, (t, c) => [t, c]);
@@ -178,7 +180,8 @@ export const shapes = {
           heads.add(head(sc) + 1);
         }
         const mixed = heads.size > 1 || positions.size < T;
-        texts.push(`Head ${hh + 1} holds positions ${[...positions].join(', ')} and channels belonging to head ${[...heads].join(', ')}${mixed ? ': mixed up.' : '.'}`);
+        const list = (word, set) => { const xs = [...set].sort((a, b) => a - b); return `${word}${xs.length > 1 ? 's' : ''} ${xs.join(', ')}`; };
+        texts.push(`Head ${hh + 1} holds ${list('position', positions)} and channels belonging to ${list('head', heads)}${mixed ? ': mixed up.' : '.'}`);
       });
     // Merging reads each block back with the inverse of the correct split.
     fill(merged, T, C, (t, c) => source(head(c), t, c % D));

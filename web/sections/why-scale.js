@@ -14,7 +14,10 @@ const SAMPLE_CACHE = 32; // d_k values whose samples are kept
 const cancelIdle = (id) => (globalThis.cancelIdleCallback ?? clearTimeout)(id);
 const HIST_X = 48; // the histograms' x axis: ±3 spreads of the unscaled dot product at d_k = 256 (spread 16)
 const HIST_BINS = 97; // bins about 1 wide
-const HIST_Y = 1800; // above the tallest bar of a unit-variance histogram (about 4096 × 0.99 × 0.4)
+// The histograms' y axis, above the tallest bar at any d_k. At d_k = 1 a dot
+// product is one product x·y, whose values crowd around 0: about 2400 of the
+// 4096 land in the middle bin (a unit-variance bell would put about 1600 there).
+const HIST_Y = 2800;
 
 export const whyScale = {
   id: 'why-scale',
@@ -29,7 +32,7 @@ export const whyScale = {
 <div data-slot="status"></div>
 <div class="result hist-pair" data-slot="hist"></div>
 <h3>How peaked does the softmax get?</h3>
-<p>For each d<sub>k</sub>, the core takes one random query and several random keys, applies softmax to their scores with and without the scale, and averages the largest weight. A value near 1 means one key takes almost everything.</p>
+<p>For each d<sub>k</sub>, the core draws 256 random queries, each with its own set of random keys, applies softmax to each query's scores with and without the scale, and averages the largest weight over the 256 queries. A value near 1 means one key takes almost everything.</p>
 <div class="result" data-slot="peak"></div>
 `,
   presets: {
