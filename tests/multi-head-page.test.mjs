@@ -188,6 +188,8 @@ function lit(page) {
 test('linked highlighting: a weight lights its query row and key in every head, their tokens and its output row; keyboard too', async () => {
   const { page, problems, context } = await env.open('#view=multi-head&mha.heads=2&mha.t=3', { viewport: { width: 1280, height: 900 } });
   await page.locator('details[data-disclosure="mha-output"] > summary').click();
+  // The table is drawn by the disclosure's toggle event, which comes a task after the click.
+  await page.waitForFunction(() => document.querySelectorAll('#multi-head [data-slot="output"] td').length > 0);
   const outputCells = await page.locator('#multi-head [data-slot="output"] td').count();
   const C = outputCells / 3;
   const cell = page.locator('[data-heatmap="mha-weights-h1"] .hm-cell[data-row="2"][data-col="1"]');
