@@ -318,6 +318,7 @@ describe('the gradient lesson in the core: loss, descent step, finite-difference
     ['descend that overflows', () => lab.descend([[3e38]], [[-3e38]], 10), 'OVERFLOW', /step overflows/],
     ['sdpaLossSlope outside q', () => lab.sdpaLossSlope(out, out, out, out, { at: 4 }), 'BAD_ARGUMENT', /at must be between 0 and 3/],
     ['sdpaLossSlope with eps 0', () => lab.sdpaLossSlope(out, out, out, out, { eps: 0 }), 'BAD_ARGUMENT', /eps must be a positive number/],
+    ['sdpaLossSlope with an eps that is 0 in float32', () => lab.sdpaLossSlope(out, out, out, out, { eps: 1e-50 }), 'BAD_ARGUMENT', /got 1e-50, which is 0 in float32/],
     ['sdpaLossSlope with a wrong target', () => lab.sdpaLossSlope(out, out, out, [[1]]), 'SHAPE_MISMATCH', /target/],
     ['sdpaLossSlope with a query that sees no key', () => lab.sdpaLossSlope(out, out, out, out, { mask: [[1, 1], [0, 0]] }), 'ALL_MASKED_ROW', /query 1/],
   ];

@@ -204,6 +204,26 @@ for (const simd of [true, false]) {
       assert.equal(again.forward(randomTensor([1, 2, 4], random)).output.shape.length, 3);
       again.free();
     });
+
+    test('lab.reset refuses old trainers, which must not reach a new trainer at the same address', async () => {
+      const options = { task: 'previous-token', seed: 1 };
+      const old = lab.createTrainer(options);
+      old.step(2);
+      await lab.reset();
+      const fresh = lab.createTrainer(options);
+      const control = lab.createTrainer(options);
+      refuses(() => old.step(3), 'MODULE_FREED', /reset/);
+      refuses(() => old.evaluate(), 'MODULE_FREED', /reset/);
+      refuses(() => old.parameters(), 'MODULE_FREED', /reset/);
+      old.free(); // harmless after a reset: it must not free the new trainer's block
+      const third = lab.createTrainer(options);
+      const a = fresh.step(5);
+      const b = control.step(5);
+      assert.deepEqual(a, b, `a trainer made after the reset stepped like its twin: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+      assert.deepEqual(third.step(5), b, 'a trainer made after old.free() has memory of its own');
+      for (const t of [fresh, control, third]) t.free();
+      sameAsBefore();
+    });
   });
 }
 

@@ -209,6 +209,8 @@ for (const simd of [true, false]) {
         for (const bad of [1, 1.5, -0.1, NaN, Infinity, '0.5', null]) {
           refuses(() => lab.sdpa(q, k, v, { dropout: bad }), 'BAD_ARGUMENT', /dropout/);
         }
+        refuses(() => lab.sdpa(q, k, v, { dropout: 0.999999999 }), 'BAD_ARGUMENT', /got 0\.999999999, which is 1 in float32/);
+        refuses(() => lab.sdpa(q, k, v, { dropout: -0.1 }), 'BAD_ARGUMENT', /got -0\.1\)/);
         refuses(() => lab.sdpa(q, k, v, { seed: 3 }), 'BAD_ARGUMENT', /seed/);
         refuses(() => lab.sdpa(q, k, v, { dropout: 0.1, seed: -1 }), 'BAD_ARGUMENT', /seed/);
         refuses(() => lab.sdpa(q, k, v, { dropout: 0.1, seed: 1.5 }), 'BAD_ARGUMENT', /seed/);

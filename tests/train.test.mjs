@@ -199,7 +199,9 @@ describe('refusals', () => {
 
   test('bad calls on a trainer are refused and change nothing; use after free is MODULE_FREED', () => {
     const trainer = lab.createTrainer({ task: 'previous-token', seed: 4 });
-    trainer.step(3);
+    assert.deepEqual(trainer.step(0), { step: 0, loss: null }, 'before any step there is no loss to report');
+    const last = trainer.step(3);
+    assert.ok(Number.isFinite(last.loss), `the loss after 3 steps is ${last.loss}`);
     const before = trainer.evaluate({ batches: 1 });
     const T = trainer.config.seqLen;
     const bad = [
@@ -216,7 +218,7 @@ describe('refusals', () => {
       assert.throws(call, (e) => e instanceof AttentionError && message.test(e.message), String(call));
     }
     assert.deepEqual(trainer.evaluate({ batches: 1 }), before);
-    assert.equal(trainer.step(0).step, 3);
+    assert.deepEqual(trainer.step(0), last, 'step(0) takes no step and repeats the last step\'s loss');
     trainer.free();
     trainer.free(); // twice is fine
     for (const call of [() => trainer.step(), () => trainer.evaluate(), () => trainer.attention(), () => trainer.ablate(0, 0), () => trainer.parameters()]) {

@@ -256,8 +256,11 @@ export interface TrainerConfig {
 }
 export interface Trainer {
   readonly config: TrainerConfig;
-  /** n optimiser steps (default 1); the step count so far and the last step's loss. */
-  step(n?: number): { step: number; loss: number };
+  /**
+   * n optimiser steps (default 1); the step count so far and the last step's
+   * loss. With n = 0 the loss is an earlier call's, or null before any step.
+   */
+  step(n?: number): { step: number; loss: number | null };
   /** Held-out loss and accuracy, each position from its prefix alone, causal, no bug. */
   evaluate(options?: { batches?: number }): { loss: number; accuracy: number };
   /** layers[l][h]: (seqLen, seqLen) probabilities on a fixed sample sequence or on `tokens`. */
@@ -319,8 +322,8 @@ export interface Lab {
   lastCallBytes(): number;
   /**
    * Replace the core's instance by a fresh one (memory back to its start).
-   * Multi-head modules and caches made before are refused afterwards
-   * (MODULE_FREED, CACHE_MISMATCH).
+   * Multi-head modules, trainers and caches made before are refused
+   * afterwards (MODULE_FREED, CACHE_MISMATCH).
    */
   reset(): Promise<void>;
 }

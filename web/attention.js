@@ -329,6 +329,15 @@ function checkBoolean(value, name, fallback) {
   return value;
 }
 
+/**
+ * The part of a refusal that explains why a number valid as given is not:
+ * the core reads it in float32, where 0.999999999 is 1 and 1e-50 is 0.
+ * `valid` says whether the number as given would pass the check.
+ */
+function asFloat32(x, valid) {
+  return valid ? `, which is ${Math.fround(x)} in float32` : '';
+}
+
 function checkInteger(value, name, fallback, { min = 0, max = 2 ** 31 - 1, code = 'BAD_ARGUMENT' } = {}) {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value)) fail('BAD_ARGUMENT', `${name} must be an integer (got ${show(value)})`);
@@ -607,7 +616,7 @@ class Lab {
     this.#module = module;
     /** Whether this lab runs the SIMD128 build. */
     this.simd = simd;
-    /** Counts resets: a multi-head module belongs to one instance. */
+    /** Counts resets: a multi-head module or a trainer belongs to one instance. */
     this.generation = 0;
     this.#use(instance);
   }
@@ -624,8 +633,8 @@ class Lab {
    * Wasm memory only grows: after a large call the instance keeps its peak
    * size (up to the 2 GiB maximum) for its lifetime, and this is the way to
    * give that memory back without reloading the page. Multi-head modules
-   * created before are refused (MODULE_FREED) afterwards, and so are their
-   * caches; results of calls are unchanged.
+   * and trainers created before are refused (MODULE_FREED) afterwards, and
+   * so are the modules' caches; results of calls are unchanged.
    * @returns {Promise<void>}
    */
   async reset() {
@@ -701,8 +710,8 @@ class Lab {
     if (keep && bug === 'no-rescale') {
       fail('BAD_ARGUMENT', 'bug "no-rescale" is in the tiled path, which keeps no weights: use lab.sdpaTiled or needWeights: false');
     }
-    if (dropout !== undefined && (typeof dropout !== 'number' || !(dropout >= 0 && dropout < 1))) {
-      fail('BAD_ARGUMENT', `dropout must be a number at least 0 and below 1 (got ${typeof dropout === 'string' ? JSON.stringify(dropout) : String(dropout)})`);
+    if (dropout !== undefined && (typeof dropout !== 'number' || !(dropout >= 0 && Math.fround(dropout) < 1))) {
+      fail('BAD_ARGUMENT', `dropout must be a number at least 0 and below 1 (got ${typeof dropout === 'string' ? JSON.stringify(dropout) : String(dropout)}${asFloat32(dropout, typeof dropout === 'number' && dropout >= 0 && dropout < 1)})`);
     }
     if (seed !== undefined && dropout === undefined) fail('BAD_ARGUMENT', 'seed is the seed of dropout: give dropout too');
     const dropSeed = checkInteger(seed, 'seed', 0, { max: 2 ** 32 - 1 });
@@ -1065,8 +1074,8 @@ class Lab {
     sameShape(T, { shape: [...batch, Tq, dv] }, 'target', 'the output');
     const index = checkInteger(at, 'at', 0, { max: Q.data.length - 1 });
     const step = eps === undefined ? 1e-2 : eps;
-    if (typeof step !== 'number' || !(step > 0) || !Number.isFinite(Math.fround(step))) {
-      fail('BAD_ARGUMENT', `eps must be a positive number (got ${String(step)})`);
+    if (typeof step !== 'number' || !(Math.fround(step) > 0) || !Number.isFinite(Math.fround(step))) {
+      fail('BAD_ARGUMENT', `eps must be a positive number (got ${String(step)}${asFloat32(step, typeof step === 'number' && step > 0 && Number.isFinite(step))})`);
     }
     const layout = new Layout(this)
       .add('q', 4 * Q.data.length).add('k', 4 * K.data.length).add('v', 4 * V.data.length)
@@ -1115,6 +1124,19 @@ function origin(module, version) {
  * RoPE, when on, rotates entry d with entry d + D/2 of each head (split
  * halves) by the angle position · 10000^(-2d/D).
  */
+/**
+ * Refuse a call on an object that holds memory in the core (a multi-head
+ * module or a trainer) once that memory is gone: freed by the object's
+ * free(), or left behind in the old instance by lab.reset(), where its
+ * pointer could now name another object's memory.
+ */
+function refuseIfGone(owner, what, remedy) {
+  if (!owner.ptr) fail('MODULE_FREED', `this ${what} was freed; ${remedy}`);
+  if (owner.generation !== owner.lab.generation) {
+    fail('MODULE_FREED', `the lab was reset after this ${what} was created; ${remedy}`);
+  }
+}
+
 class MultiHeadAttention {
   /** Counts setWeights calls: a cache is valid only for the weights that made it. */
   #version = 0;
@@ -1141,10 +1163,7 @@ class MultiHeadAttention {
   }
 
   alive() {
-    if (!this.ptr) fail('MODULE_FREED', 'this multi-head attention module was freed; create a new one');
-    if (this.generation !== this.lab.generation) {
-      fail('MODULE_FREED', 'the lab was reset after this multi-head attention module was created; create a new one');
-    }
+    refuseIfGone(this, 'multi-head attention module', 'create a new one');
   }
 
   /** Release the module's memory in the core. Safe to call twice, and after lab.reset(). */
@@ -1495,33 +1514,38 @@ class Trainer {
     }
     this.lab = lab;
     this.config = Object.freeze(config);
+    this.generation = lab.generation;
+    this.lastLoss = null;
     this.ptr = lab.exports.attn_train_create(taskIndex, config.layers, config.heads, config.dModel, config.seqLen,
       config.vocab, config.batch, config.lr, config.seed, config.causal ? 1 : 0, config.bug ? BUGS.indexOf(config.bug) : 0);
     if (!this.ptr) lab.throwLastError();
   }
 
   alive() {
-    if (!this.ptr) fail('MODULE_FREED', 'this trainer was freed; create a new one with lab.createTrainer');
+    refuseIfGone(this, 'trainer', 'create a new one with lab.createTrainer');
   }
 
-  /** Release the trainer's memory in the core. Safe to call twice. */
+  /** Release the trainer's memory in the core. Safe to call twice, and after lab.reset(). */
   free() {
-    if (this.ptr) this.lab.exports.attn_train_free(this.ptr);
+    if (this.ptr && this.generation === this.lab.generation) this.lab.exports.attn_train_free(this.ptr);
     this.ptr = 0;
   }
 
   /**
    * Take n optimiser steps (default 1), each on a fresh batch.
-   * @returns {{ step: number, loss: number }} the step count so far and the
-   *   training loss of the last step (NaN when n = 0).
+   * @returns {{ step: number, loss: number | null }} the step count so far
+   *   and the training loss of the last step taken: with n = 0, the loss of
+   *   an earlier call's last step, or null before the first step.
    */
   step(n = 1) {
     this.alive();
     const count = checkInteger(n, 'n', 1, { min: 0, max: 100000 });
-    const layout = new Layout(this.lab).add('loss', 4).commit();
-    this.view(Float32Array, layout.ptr('loss'), 1)[0] = NaN;
-    this.lab.check(this.lab.exports.attn_train_step(this.ptr, layout.ptr('loss'), count));
-    return { step: this.lab.exports.attn_train_step_count(this.ptr), loss: this.view(Float32Array, layout.ptr('loss'), 1)[0] };
+    if (count > 0) {
+      const layout = new Layout(this.lab).add('loss', 4).commit();
+      this.lab.check(this.lab.exports.attn_train_step(this.ptr, layout.ptr('loss'), count));
+      this.lastLoss = this.view(Float32Array, layout.ptr('loss'), 1)[0];
+    }
+    return { step: this.lab.exports.attn_train_step_count(this.ptr), loss: this.lastLoss };
   }
 
   /**

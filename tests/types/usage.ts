@@ -15,7 +15,7 @@ async function main(): Promise<number> {
   const g: SdpaGradients = lab.sdpaBackward([[1, 0]], [[1, 0]], [[1, 0]], [[1, 1]], { bug: 'grad-through-blocked' });
   mha.free();
   const trainer = lab.createTrainer({ task: 'induction', seed: 1, bug: 'no-causal-mask' });
-  const trained = trainer.step(2).loss + trainer.evaluate({ batches: 1 }).accuracy + trainer.attention().layers[0][0].data[0];
+  const trained = (trainer.step(2).loss ?? 0) + trainer.evaluate({ batches: 1 }).accuracy + trainer.attention().layers[0][0].data[0];
   trainer.ablate(0, 0, true);
   trainer.free();
   try {
