@@ -134,6 +134,25 @@ test('without localStorage the cards still work', async () => {
   await context.close();
 });
 
+test('the switch is named "Break it" in both states: its ○/● mark is drawn, not read', async () => {
+  const { page, problems, context } = await open();
+  const card = page.locator('#bk-no-scale');
+  await card.locator('summary').click();
+  const toggle = card.locator('button.bk-switch');
+  for (const pressed of ['false', 'true', 'false']) {
+    assert.equal(await toggle.getAttribute('aria-pressed'), pressed);
+    const mark = await toggle.evaluate((n) => getComputedStyle(n, '::before').content);
+    assert.match(mark, pressed === 'true' ? /●/ : /○/, `aria-pressed=${pressed}: the mark is still drawn`);
+    // The accessibility tree's own line for the button, which says what a screen reader hears.
+    const seen = await toggle.ariaSnapshot();
+    assert.equal(await card.getByRole('button', { name: 'Break it', exact: true }).count(), 1,
+      `aria-pressed=${pressed}: the switch's accessible name is exactly "Break it"; seen ${JSON.stringify(seen)}`);
+    await toggle.click();
+  }
+  assert.deepEqual(problems.pageErrors, []);
+  await context.close();
+});
+
 test('axe-core finds no violations in the section, at 1280 px and 390 px', async () => {
   for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
     const { page, problems, context } = await open({ viewport });

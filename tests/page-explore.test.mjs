@@ -2,7 +2,7 @@
 // lights up where it came from and what it feeds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { browserSuite, assertClean, runAxe } from './helpers/browser.mjs';
+import { browserSuite, assertClean, runAxe, renderEverySection } from './helpers/browser.mjs';
 
 const suite = browserSuite();
 const open = (hash = '', viewport = { width: 1280, height: 900 }) => suite.open(hash, { viewport });
@@ -162,6 +162,21 @@ test('flow view: the pointed-at row through the passes, numbers from the core, a
   assert.ok(await pass.locator('pre code .tok-kw').count() > 0, 'highlighted');
   await runAxe(page, '3×3 flow with its C open', { include: '#three-by-three' });
   assertClean(problems, 'flow');
+  await context.close();
+});
+
+test('with every disclosure open, each named region has its own name (the C of each flow step included) and axe finds nothing', async () => {
+  const { context, page, problems } = await open();
+  await renderEverySection(page);
+  await page.evaluate(() => { for (const d of document.querySelectorAll('details')) d.open = true; });
+  await runAxe(page, 'every disclosure open at 1280 px');
+  const names = await page.$$eval('[role="region"][aria-label], section[aria-label], [role="region"][aria-labelledby]', (ns) => ns
+    .map((n) => n.getAttribute('aria-label') ?? n.getAttribute('aria-labelledby').split(/\s+/).map((id) => document.getElementById(id)?.textContent).join(' ')));
+  const twice = [...new Set(names.filter((name, i) => names.indexOf(name) !== i))];
+  assert.deepEqual(twice, [], `region names used more than once, of ${names.length}`);
+  const passes = names.filter((name) => /C source of pass/.test(name));
+  assert.ok(passes.length >= 10, `the C of every flow step is a named region (two flows of five steps); seen ${JSON.stringify(passes)}`);
+  assertClean(problems, 'all disclosures open');
   await context.close();
 });
 

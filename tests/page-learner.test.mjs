@@ -3,7 +3,7 @@
 // attributes. Each test here pins down a confusion a learner ran into.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { browserSuite, assertClean, typeInto, renderEverySection } from './helpers/browser.mjs';
+import { browserSuite, assertClean, typeInto, renderEverySection, runAxe } from './helpers/browser.mjs';
 import { rampColour, SERIES } from '../web/palette.js';
 
 const suite = browserSuite();
@@ -293,6 +293,78 @@ test('self-attention: one length field, and the readout agrees with it', async (
   await page.locator('[data-field="cross-mode"] input[value="cross"]').check();
   assert.equal(await page.locator('input[data-field="cross-tk"]').isVisible(), true, 'T_k comes back for cross-attention');
   assertClean(problems, 'self-cross');
+  await context.close();
+});
+
+// ---------------------------------------------------------------------------
+// Invalid text: the message says why, on screen and to a screen reader
+// ---------------------------------------------------------------------------
+
+/**
+ * The message node of `input` (the .cell-msg beside it) as it stands: its
+ * text, whether it is drawn, and the live region it sits in, if any.
+ */
+function cellMessage(input) {
+  return input.evaluate((node) => {
+    const msg = node.parentElement.querySelector('.cell-msg');
+    const live = msg.closest('[aria-live], [role="status"], [role="alert"], [role="log"]');
+    return {
+      id: msg.id,
+      text: msg.textContent,
+      title: msg.title,
+      drawn: getComputedStyle(msg).display !== 'none' && !msg.closest('[hidden]'),
+      live: live ? `${live.tagName.toLowerCase()} role=${live.getAttribute('role')} aria-live=${live.getAttribute('aria-live')}` : null,
+      describedBy: (node.getAttribute('aria-describedby') || '').split(/\s+/),
+    };
+  });
+}
+
+test('an invalid number names the allowed range in its visible message, which a screen reader hears', async () => {
+  const { context, page, problems } = await open('#view=shapes', { width: 390, height: 844 });
+  const t = page.locator('input[data-field="shape-t"]');
+  // The live region is in the accessibility tree before anything is written to it,
+  // or the first message would not be announced.
+  const idle = await cellMessage(t);
+  assert.ok(idle.live && idle.drawn && idle.text === '',
+    `before an edit: an empty live region, drawn (so in the accessibility tree); seen ${JSON.stringify(idle)}`);
+
+  const kept = await t.inputValue();
+  await typeInto(page, t, '0');
+  const bad = await cellMessage(t);
+  assert.equal(await t.getAttribute('aria-invalid'), 'true');
+  assert.match(bad.text, new RegExp(`^Out of range \\(1 to \\d+\\): still ${kept}$`), `the visible text names the range; seen ${JSON.stringify(bad)}`);
+  assert.equal(bad.id, idle.id, 'the message is written into the node that was there before');
+  assert.ok(bad.live, `the message sits in a live region; seen ${JSON.stringify(bad)}`);
+  assert.ok(bad.describedBy.includes(bad.id), `the input is described by the message; seen ${JSON.stringify(bad)}`);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `at 390 px the message widens the page by ${overflow} px`);
+  await runAxe(page, 'shapes with an invalid T', { include: '#shapes' });
+
+  // A grid cell says why too.
+  const cell = page.locator('[data-grid="mask-tokens"] input[data-row="0"][data-col="0"]');
+  await typeInto(page, cell, '2.5');
+  const grid = await cellMessage(cell);
+  assert.match(grid.text, /whole number.*: still \d+/i, `a grid cell's message says why; seen ${JSON.stringify(grid)}`);
+  assert.ok(grid.live, `a grid cell's message sits in a live region; seen ${JSON.stringify(grid)}`);
+
+  // Valid edits over a valid value never touch the message (nothing to announce, nothing to redraw).
+  await typeInto(page, t, '4');
+  assert.deepEqual(await cellMessage(t).then((m) => [m.text, m.drawn]), ['', true], 'a valid edit clears the message');
+  const writes = await t.evaluate(async (node) => {
+    const msg = node.parentElement.querySelector('.cell-msg');
+    let count = 0;
+    const observer = new MutationObserver((records) => { count += records.length; });
+    observer.observe(msg, { attributes: true, childList: true, characterData: true, subtree: true });
+    for (const text of ['5', '6', '7']) {
+      node.value = text;
+      node.dispatchEvent(new Event('input', { bubbles: true }));
+    }
+    await Promise.resolve();
+    observer.disconnect();
+    return count + observer.takeRecords().length;
+  });
+  assert.equal(writes, 0, `valid edits wrote ${writes} changes to the empty message`);
+  assertClean(problems, 'invalid-number message');
   await context.close();
 });
 

@@ -152,6 +152,44 @@ test('keyboard only: choose, check, mark grid cells', async () => {
   await context.close();
 });
 
+test('a number answer that is not a whole number marks its input invalid, described by the message, until it is fixed', async () => {
+  const { page, problems, context } = await lesson();
+  const q = QUESTIONS.find((question) => question.kind === 'number');
+  const f = form(page, q.id);
+  const input = f.locator('input.qz-number');
+  /** The input's invalid mark and the texts of the nodes that describe it. */
+  const marked = () => input.evaluate((n) => ({
+    invalid: n.getAttribute('aria-invalid'),
+    described: (n.getAttribute('aria-describedby') || '').split(/\s+/).filter(Boolean)
+      .map((id) => n.ownerDocument.getElementById(id)?.textContent ?? `(no element #${id})`),
+  }));
+  assert.deepEqual(await marked(), { invalid: null, described: [] }, 'unmarked before any check');
+
+  await input.fill('4.5');
+  await f.locator('button[type="submit"]').click();
+  const bad = await marked();
+  assert.equal(bad.invalid, 'true', `"4.5" is marked invalid; seen ${JSON.stringify(bad)}`);
+  assert.ok(bad.described.some((text) => /Type a whole number/.test(text)), `the input is described by the message; seen ${JSON.stringify(bad)}`);
+
+  // Fixed: a whole number (wrong, then right) is checked, and the marks go.
+  await input.fill('64');
+  await f.locator('button[type="submit"]').click();
+  assert.match(await shownText(f.locator('.qz-feedback')), /Not quite/);
+  const fixed = await marked();
+  assert.deepEqual(fixed, { invalid: null, described: [] }, `a checked whole number clears the marks; seen ${JSON.stringify(fixed)}`);
+
+  // Invalid again, then the right answer: the marks go with the message.
+  await input.fill('');
+  await f.locator('button[type="submit"]').click();
+  assert.equal((await marked()).invalid, 'true', 'an empty answer is marked');
+  await input.fill(String(q.dModel / q.numHeads));
+  await f.locator('button[type="submit"]').click();
+  assert.match(await shownText(f.locator('.qz-feedback')), /Right/);
+  assert.deepEqual(await marked(), { invalid: null, described: [] }, 'the right answer clears them');
+  assertClean(problems, 'number answer');
+  await context.close();
+});
+
 test('axe-core finds no violations in the answered quiz, at 1280 px and 390 px', async () => {
   for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
     const { page, problems, context } = await lesson({ viewport });

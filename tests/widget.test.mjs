@@ -303,6 +303,45 @@ test('changing an attribute updates the widget; state, events and read-only mode
   await context.close();
 });
 
+test('a theme or editable value the element does not know is named in the status line, and an unknown preset still names the widget', async () => {
+  const { context, page, problems } = await openFixture('host.html');
+  const status = (w) => w.locator('.al-status').evaluate((n) => (n.hidden ? '' : n.textContent));
+  const background = (w) => w.locator('.al-root').evaluate((n) => getComputedStyle(n).backgroundColor);
+
+  const w = await addWidget(page, 'w', { preset: 'three-by-three', theme: 'purple' });
+  let said = await status(w);
+  assert.match(said, /theme="purple" was ignored: light, dark or auto was expected\./, `an unknown theme is said; seen ${JSON.stringify(said)}`);
+  assert.equal(await background(w), 'rgb(255, 255, 255)', 'and the light theme is used');
+  await w.evaluate((el) => el.setAttribute('theme', 'dark'));
+  assert.equal(await status(w), '', 'a known theme clears the message (seen above)');
+  assert.equal(await background(w), 'rgb(32, 33, 39)');
+
+  const input = w.locator('[data-grid="ex-q"] input[data-row="0"][data-col="0"]');
+  await w.evaluate((el) => el.setAttribute('editable', 'maybe'));
+  said = await status(w);
+  assert.match(said, /editable="maybe" was ignored: true or false was expected\./, `an unknown editable value is said; seen ${JSON.stringify(said)}`);
+  assert.equal(await input.evaluate((n) => n.readOnly), false, 'and the widget stays editable');
+  await w.evaluate((el) => el.setAttribute('editable', 'False'));
+  assert.equal(await status(w), '', 'editable="False" is known');
+  assert.equal(await input.evaluate((n) => n.readOnly), true);
+  await w.evaluate((el) => el.setAttribute('editable', ''));
+  assert.equal(await status(w), '', 'a bare editable attribute means editable');
+  assert.equal(await input.evaluate((n) => n.readOnly), false);
+
+  // An unknown preset: the group still has a name, its label when it has one.
+  const name = (widget) => widget.locator('.al-root').evaluate((n) => n.getAttribute('aria-label'));
+  const nope = await addWidget(page, 'nope', { preset: 'nope' });
+  assert.match(await status(nope), /Unknown preset "nope"/);
+  assert.ok(await name(nope), `an unknown preset: the group has an accessible name; seen ${JSON.stringify(await name(nope))}`);
+  const labelled = await addWidget(page, 'labelled', { preset: 'nope', label: 'Attention demo' });
+  assert.equal(await name(labelled), 'Attention demo', 'an unknown preset: the label attribute names the group');
+  await w.evaluate((el) => el.setAttribute('preset', 'nope'));
+  assert.doesNotMatch(await name(w), /3×3/, `the name no longer says the preset it had; seen ${JSON.stringify(await name(w))}`);
+  assert.ok(await name(w), 'but there is one');
+  assertClean(problems, 'unknown attribute values');
+  await context.close();
+});
+
 test('keyboard only: Tab into the element, type, toggle, and the numbers follow the core', async () => {
   const { context, page, problems } = await openFixture('host.html');
   const w = await addWidget(page, 'k', { preset: 'two-keys' });
@@ -408,6 +447,37 @@ test('loaded from another origin with CORS headers, the element works', async ()
 // ---------------------------------------------------------------------------
 // The iframe
 // ---------------------------------------------------------------------------
+
+test('embed.html takes the element\'s options from its query string, d-model included, and from its hash; the query wins', async () => {
+  const embed = async (address) => {
+    const session = await suite.open(`web/embed.html${address}`, { ready: false });
+    const widget = session.page.locator('attention-lab');
+    await whenReady(widget);
+    const attrs = await widget.evaluate((el) => Object.fromEntries([...el.attributes].map((a) => [a.name, a.value])));
+    return { ...session, widget, attrs };
+  };
+  const num = (w, name) => w.locator(`input[data-field="${name}"]`).inputValue();
+
+  const mh = await embed('?preset=multi-head&heads=2&d-model=16');
+  assert.equal(await num(mh.widget, 'mha-dmodel'), '16', `d-model=16 gives d_model 16; the element got ${JSON.stringify(mh.attrs)}`);
+  assert.equal(await mh.widget.locator('.head-map').count(), 2, 'heads=2: two maps');
+  assert.equal(await mh.widget.evaluate((el) => el.state), 'mha.dmodel=16&mha.heads=2');
+  assertClean(mh.problems, 'embed query');
+  await mh.context.close();
+
+  // A course author who writes the options after "#" gets them too.
+  const hashed = await embed('#preset=causal&seq-len=3');
+  assert.deepEqual(hashed.attrs, { preset: 'causal', 'seq-len': '3' }, 'the hash\'s options reach the element');
+  assert.equal(await hashed.widget.locator('[data-heatmap="mask-causal-weights"] .hm-cell').count(), 9, 'causal, 3 × 3');
+  assertClean(hashed.problems, 'embed hash');
+  await hashed.context.close();
+
+  // Both: each option from the query string when it has it, otherwise from the hash.
+  const both = await embed('?preset=masks#preset=causal&theme=dark');
+  assert.deepEqual(both.attrs, { preset: 'masks', theme: 'dark' }, 'the query string wins, the hash fills in');
+  assertClean(both.problems, 'embed query and hash');
+  await both.context.close();
+});
 
 test('the iframe posts resize and result messages to a parent on another origin, and ignores what it is sent', async () => {
   const other = await startServer({ root: ROOT }); // another port: another origin

@@ -17,7 +17,9 @@
  *             padding, custom-mask, cross (alias self-cross), multi-head,
  *             observability, conventions, break-it, or break-it:<bug> for
  *             one exercise card (a name from BUGS in attention.js)
- *   editable  "false" makes every control read-only (default: editable)
+ *   editable  "false" (or off, no, 0) makes every control read-only;
+ *             "true" (or on, yes, 1, empty) or no attribute: editable.
+ *             Another value is named in the status line and ignored.
  *   heads     number of heads (multi-head, shapes); without d-model, a
  *             multi-head widget picks a d_model the heads split evenly
  *   d-model   the model width d_model (multi-head)
@@ -28,7 +30,8 @@
  *             An unknown name is named in the widget's status line.
  *   state     a state string: the same text as the lesson page's URL hash
  *             (without "#"). heads, d-model and seq-len, when given, win over it.
- *   theme     light (default), dark, or auto (follows prefers-color-scheme)
+ *   theme     light (default), dark, or auto (follows prefers-color-scheme);
+ *             another value is named in the status line and ignored
  *   label     the accessible name of the widget (default from the preset)
  *
  * Properties: `state` (get: the current state string; set: apply one,
@@ -182,7 +185,10 @@ function loadSheets() {
 // ---------------------------------------------------------------------------
 
 const PANELS = ['scores', 'weights', 'output', 'checks'];
+// editable: these words (any case) lock the widget, these leave it editable;
+// anything else is named in the status line, and the widget stays editable.
 const OFF = new Set(['false', 'off', 'no', '0']);
+const ON = new Set(['', 'true', 'on', 'yes', '1']);
 const THEMES = new Set(['light', 'dark', 'auto']);
 const LOCKED = 'data-al-locked';
 
@@ -199,7 +205,7 @@ export class AttentionLabElement extends ElementBase {
   #body;        // the preset's blocks
   #states = defaultStates();
   #overridesDue = true;  // heads / seq-len still to apply to #states
-  #messages = { state: '', overrides: '', preset: '', show: '' }; // what the status line says, by source
+  #messages = { state: '', overrides: '', preset: '', show: '', theme: '', editable: '' }; // what the status line says, by source
   #preset = null;
   #section = null;
   #ctx = null;
@@ -261,6 +267,7 @@ export class AttentionLabElement extends ElementBase {
     this.#booted.then(() => {
       if (this.isConnected && !this.#rendered) this.#render();
     }, () => {});
+    this.#applyLabel();
     this.#applyTheme();
     this.#applyShow();
     this.#applyEditable();
@@ -393,6 +400,7 @@ export class AttentionLabElement extends ElementBase {
     if (!preset) {
       this.#preset = null;
       this.#section = null;
+      this.#applyLabel(); // the group keeps a name (its label, or a generic one), not the last preset's
       this.#body.replaceChildren();
       this.#notice('preset', `Unknown preset "${this.getAttribute('preset')}". Use one of: ${PRESET_NAMES.join(', ')}.`);
       this.#resolveReady();
@@ -468,7 +476,9 @@ export class AttentionLabElement extends ElementBase {
   }
 
   #applyTheme() {
-    const theme = THEMES.has(this.getAttribute('theme')) ? this.getAttribute('theme') : 'light';
+    const text = this.getAttribute('theme');
+    const theme = THEMES.has(text) ? text : 'light';
+    this.#notice('theme', text === null || theme === text ? '' : `theme="${text}" was ignored: light, dark or auto was expected.`);
     if (theme === 'auto' && this.isConnected && !this.#darkQuery && typeof matchMedia === 'function') {
       this.#darkQuery = matchMedia('(prefers-color-scheme: dark)');
       this.#darkQuery.addEventListener('change', this.#onDarkChange);
@@ -486,6 +496,9 @@ export class AttentionLabElement extends ElementBase {
   }
 
   #applyEditable() {
+    const text = this.getAttribute('editable');
+    const known = text === null || OFF.has(text.trim().toLowerCase()) || ON.has(text.trim().toLowerCase());
+    this.#notice('editable', known ? '' : `editable="${text}" was ignored: true or false was expected.`);
     if (!this.#editable && !this.#observer && this.isConnected) {
       // Sections redraw their controls (a mask grid after a click, a card after
       // a change): lock whatever appears.

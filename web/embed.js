@@ -4,14 +4,16 @@
  *   <iframe src="embed.html?preset=causal&show=weights" title="..."></iframe>
  *
  * The query string takes the element's attributes: preset, editable, heads,
- * seq-len, show, state, theme, label. Each is handed to the element as
- * text; the element checks it.
+ * d-model, seq-len, show, state, theme, label. Each is handed to the element
+ * as text; the element checks it. The same options after "#" work too
+ * (embed.html#preset=causal); an option in both places is taken from the
+ * query string.
  *
  * Messages to the parent page (postMessage):
  *   { type: 'attention-lab:resize', height }   whenever the content height changes
  *   { subject: 'lti.frameResize', height }     the same, in Canvas's form
  *   { type: 'attention-lab:result', exercise, passed }   each exercise outcome
- * They go to any parent, or only to `origin` when the query string names one
+ * They go to any parent, or only to `origin` when the options name one
  * (embed.html?origin=https://lms.example.edu&preset=...).
  *
  * This page listens to no message at all: nothing the parent (or any other
@@ -19,19 +21,23 @@
  */
 import './attention-lab.js';
 
-const OPTIONS = ['preset', 'editable', 'heads', 'seq-len', 'show', 'state', 'theme', 'label'];
+const OPTIONS = ['preset', 'editable', 'heads', 'd-model', 'seq-len', 'show', 'state', 'theme', 'label'];
 const MAX_OPTION_LENGTH = 8000; // the lesson's own limit for a state string
 
-const params = new URLSearchParams(location.search);
+const query = new URLSearchParams(location.search);
+const hash = new URLSearchParams(location.hash.slice(1));
+/** An option's text: from the query string, else from the hash, else null. */
+const option = (name) => query.get(name) ?? hash.get(name);
+
 const widget = document.createElement('attention-lab');
 for (const name of OPTIONS) {
-  const value = params.get(name);
+  const value = option(name);
   if (value !== null && value.length <= MAX_OPTION_LENGTH) widget.setAttribute(name, value);
 }
 
 /** The parent's origin if the page was told it, otherwise any ('*'): the messages hold no secrets. */
 function targetOrigin() {
-  const given = params.get('origin');
+  const given = option('origin');
   if (!given) return '*';
   try {
     const { origin } = new URL(given);

@@ -24,13 +24,29 @@ export function cCode(text) {
   return h('pre', { class: 'c-src' }, code);
 }
 
-/** A disclosure with the C of pass n of attn_sdpa. */
-export function passSource(n, note = '') {
+/**
+ * A disclosure with the C of pass n of attn_sdpa. `where` ends the code
+ * box's name ("step 3 (÷ √d_k) in “The 3×3 example”"): one pass shows
+ * under several steps and in more than one section, and each named region
+ * on a page needs a name of its own.
+ */
+export function passSource(n, note = '', where = '') {
   const pass = SDPA_PASSES[n];
   return h('details', { class: 'c-pass' },
     h('summary', {}, `Read the C: pass ${n} of attn_sdpa (${pass.title})`),
     note ? h('p', { class: 'hint', text: note }) : null,
-    labelled(cCode(pass.code), `C source of pass ${n} of attn_sdpa`));
+    labelled(cCode(pass.code), `C source of pass ${n} of attn_sdpa${where ? `, ${where}` : ''}`));
+}
+
+/**
+ * The learner's name for the part of the page holding `host`: its section's
+ * heading without the section number, or the label of the <attention-lab>
+ * widget drawing it; '' if neither.
+ */
+function placeName(host) {
+  const heading = host.closest('section')?.querySelector('h2');
+  if (heading) return heading.textContent.replace(/^\s*\d+\s*/, '').trim();
+  return host.closest('[role="group"][aria-label]')?.getAttribute('aria-label') ?? '';
 }
 
 /** A code box scrolls sideways on a phone: give it a tab stop and a name. */
@@ -85,15 +101,22 @@ function buildFlow(host, key, o, masked) {
     output: h('span', { class: 'flow-num strong', 'data-out': 'flow-output' }),
   };
   const nums = (spans) => h('span', { class: 'flow-vec' }, '[', ...spans.flatMap((s, j) => (j ? [', ', s] : [s])), ']');
-  const step = (label, what, body, pass, note) => h('li', { class: 'flow-step' },
-    h('span', { class: 'flow-op', text: label }), h('span', { class: 'flow-what', text: what }), body, passSource(pass, note));
+  // The name of each step's code box says which step, and where: pass 2 shows under steps 2 and 3.
+  const place = placeName(host);
+  let count = 0;
+  const step = (op, label, what, body, pass, note) => {
+    count += 1;
+    const where = `step ${count} (${op})${place ? ` in “${place}”` : ''}`;
+    return h('li', { class: 'flow-step' },
+      h('span', { class: 'flow-op', text: label }), h('span', { class: 'flow-what', text: what }), body, passSource(pass, note, where));
+  };
   const title = h('h3', { class: 'flow-title' });
   const list = h('ol', { class: 'flow' },
-    step('q', 'the query row; it meets every key of K above', cells.q, 1),
-    step('q · Kᵀ', 'one dot product per key', nums(cells.raw), 2, 'The core folds the scale into this pass: the raw dot products shown here are the same pass run with scale 1.'),
-    step(`÷ √d_k (d_k = ${o.dk})`, masked ? 'the scores; a blocked key becomes −∞' : 'the scores', nums(cells.scaled), masked ? 3 : 2),
-    step('softmax', 'shares over the keys, adding up to 1', nums(cells.weights), 4),
-    step('× V', 'the shares mix the value rows', cells.output, 5),
+    step('q', 'q', 'the query row; it meets every key of K above', cells.q, 1),
+    step('q · Kᵀ', 'q · Kᵀ', 'one dot product per key', nums(cells.raw), 2, 'The core folds the scale into this pass: the raw dot products shown here are the same pass run with scale 1.'),
+    step('÷ √d_k', `÷ √d_k (d_k = ${o.dk})`, masked ? 'the scores; a blocked key becomes −∞' : 'the scores', nums(cells.scaled), masked ? 3 : 2),
+    step('softmax', 'softmax', 'shares over the keys, adding up to 1', nums(cells.weights), 4),
+    step('× V', '× V', 'the shares mix the value rows', cells.output, 5),
   );
   host.replaceChildren(h('div', { class: 'flow-box' }, title, list));
   host.flowParts = { key, list, cells, title };

@@ -118,10 +118,11 @@ export function parseNumberText(text, { integer = false, min = -VALUE_LIMIT, max
     return { ok: false, short: 'Too large', message: 'That number is too large to use.' };
   }
   if (integer && !Number.isInteger(value)) {
-    return { ok: false, short: 'Whole number', message: 'Type a whole number.' };
+    return { ok: false, short: 'Not a whole number', message: 'Type a whole number.' };
   }
   if (value < min || value > max) {
-    return { ok: false, short: 'Out of range', message: `Use a number from ${fmtPlain(min)} to ${fmtPlain(max)}.` };
+    const range = `${fmtPlain(min)} to ${fmtPlain(max)}`;
+    return { ok: false, short: `Out of range (${range})`, message: `Use a number from ${range}.` };
   }
   return { ok: true, value: Object.is(value, -0) ? 0 : value };
 }
@@ -178,7 +179,9 @@ export function fmtShape(shape) {
 /**
  * Wire one <input> to a value: valid text calls onValue(value); invalid text
  * marks the input (aria-invalid + an inline message linked by
- * aria-describedby) and keeps the last valid value.
+ * aria-describedby) and keeps the last valid value. The message says why and
+ * what is allowed, on screen ("Out of range (1 to 8): still 9"); `msg` is a
+ * live region (messageNode()), so a screen reader hears it as it appears.
  * Typing commits on every 'input' event; 'change' (fired when the input
  * loses the focus) then finds the value already committed. A value equal to
  * the committed one calls nothing, so nothing is redrawn: the focus moving
@@ -195,9 +198,8 @@ function bindNumberInput(input, msg, { parse, current, onValue }) {
     } else {
       input.setAttribute('aria-invalid', 'true');
       input.setAttribute('aria-describedby', `${describedBy} ${msg.id}`.trim());
-      msg.textContent = `${result.short}: still ${fmtPlain(current())}`;
-      msg.title = result.message;
-      msg.hidden = false;
+      // The same text again (one more wrong keystroke) is not written: it would be announced again.
+      setText(msg, `${result.short}: still ${fmtPlain(current())}`);
     }
   };
   input.addEventListener('input', handle);
@@ -206,12 +208,20 @@ function bindNumberInput(input, msg, { parse, current, onValue }) {
 
 /** Undo what an invalid text marked; a valid edit over a valid one writes nothing. */
 function clearInvalid(input, msg, describedBy) {
-  if (msg.hidden) return;
+  if (!input.hasAttribute('aria-invalid')) return;
   input.removeAttribute('aria-invalid');
   if (describedBy) input.setAttribute('aria-describedby', describedBy);
   else input.removeAttribute('aria-describedby');
-  msg.hidden = true;
   msg.textContent = '';
+}
+
+/**
+ * The message node of one number input: an empty live region (role=status),
+ * in the page from the start, for a screen reader only announces changes to
+ * a live region it already knew. Empty, it takes no space (lesson.css).
+ */
+function messageNode() {
+  return h('span', { id: uid('msg'), class: 'cell-msg', role: 'status' });
 }
 
 /**
@@ -226,7 +236,7 @@ export function numberField({ label, value, onValue, integer = false, min, max, 
     spellcheck: 'false', class: `num num-${size}`, 'data-field': name,
   });
   input.value = fmtPlain(value);
-  const msg = h('span', { id: uid('msg'), class: 'cell-msg', hidden: true });
+  const msg = messageNode();
   const hintNode = hint ? h('span', { class: 'hint', id: uid('hint'), text: hint }) : null;
   if (hintNode) input.setAttribute('aria-describedby', hintNode.id);
   const parseOpts = { integer };
@@ -276,7 +286,7 @@ export function numberGrid({ label, matrix, rowLabel, colLabel, onChange, intege
         'data-row': i, 'data-col': j,
       });
       input.value = fmtPlain(value);
-      const msg = h('span', { id: uid('msg'), class: 'cell-msg', hidden: true });
+      const msg = messageNode();
       bindNumberInput(input, msg, {
         parse: (t) => parseNumberText(t, parseOpts),
         current: () => matrix[i][j],

@@ -43,7 +43,7 @@ class Question {
     this.expected = q.kind === 'choice' ? q.choices.find((c) => c.right).id : q.expected(lab);
     this.draft = q.kind === 'grid' ? '0'.repeat(q.T * q.T) : '';
     const id = `qz-${q.id}`;
-    this.feedback = h('p', { class: 'qz-feedback', role: 'status', 'aria-live': 'polite' });
+    this.feedback = h('p', { id: `${id}-feedback`, class: 'qz-feedback', role: 'status', 'aria-live': 'polite' });
     this.first = h('p', { class: 'qz-first' });
     this.form = h('form', { class: 'qz-form', 'data-quiz': q.id, novalidate: true, 'aria-label': `Your answer to question ${number}` });
     this.form.addEventListener('submit', (event) => {
@@ -116,13 +116,32 @@ class Question {
     if (!validAnswer(this.q, answer)) {
       this.feedback.className = 'qz-feedback qz-invalid';
       this.feedback.textContent = this.q.kind === 'choice' ? 'Choose one of the answers first.' : 'Type a whole number (digits only), then check.';
+      this.markInvalid(true);
       return;
     }
+    this.markInvalid(false);
     this.progress.answer(this.q.id, answer, answer === this.expected);
+  }
+
+  /**
+   * Mark the number input invalid, described by the feedback that says why
+   * (or clear both). Only the number answer can be typed wrong.
+   */
+  markInvalid(on) {
+    const input = this.numberInput;
+    if (!input) return;
+    if (on) {
+      input.setAttribute('aria-invalid', 'true');
+      input.setAttribute('aria-describedby', this.feedback.id);
+    } else if (input.hasAttribute('aria-invalid')) {
+      input.removeAttribute('aria-invalid');
+      input.removeAttribute('aria-describedby');
+    }
   }
 
   /** Feedback for the saved answer, or nothing when unanswered. */
   render() {
+    this.markInvalid(false); // what is shown next is a checked answer, or nothing
     const saved = this.progress.answerTo(this.q.id);
     if (!saved) {
       this.show(this.q.kind === 'grid' ? '0'.repeat(this.q.T * this.q.T) : '');
