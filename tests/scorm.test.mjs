@@ -250,3 +250,32 @@ test('hostile or corrupted suspend data is ignored with a notice; the lesson sta
     await s.context.close();
   }
 });
+
+test('session time is a SCORM 1.2 timespan, HHHH:MM:SS.SS, rounded before it is split (never 60 s or 60 min)', async () => {
+  const { timespan } = await import('../web/scorm/launch.js');
+  const cases = [
+    [0, '0000:00:00.00'], [-5, '0000:00:00.00'], [NaN, '0000:00:00.00'],
+    [12345, '0000:00:12.35'], [59994, '0000:00:59.99'], [59995, '0000:01:00.00'], [59999, '0000:01:00.00'],
+    [119996, '0000:02:00.00'], [3599994, '0000:59:59.99'], [3599999, '0001:00:00.00'],
+    [9999 * 3600_000, '9999:00:00.00'], [9999 * 3600_000 + 3599_994, '9999:59:59.99'],
+    // Past what four hour digits hold: the largest timespan, not a wrapped or inconsistent one.
+    [9999 * 3600_000 + 3599_999, '9999:59:59.99'], [1e12, '9999:59:59.99'], [Infinity, '9999:59:59.99'],
+  ];
+  const wrong = cases.map(([ms, want]) => [ms, want, timespan(ms)]).filter(([, want, got]) => got !== want)
+    .map(([ms, want, got]) => `timespan(${ms}) = ${got}, expected ${want}`);
+  assert.deepEqual(wrong, [], `${wrong.length} of ${cases.length} cases wrong:\n  ${wrong.join('\n  ')}`);
+  // Every millisecond through the first two minutes and around the first hour: the form, and the value within 5 ms.
+  const bad = [];
+  let worst = 0;
+  for (const start of [0, 3_540_000]) {
+    for (let ms = start; ms <= start + 120_000; ms++) {
+      const text = timespan(ms);
+      const m = /^(\d{4}):([0-5]\d):([0-5]\d)\.(\d\d)$/.exec(text);
+      const back = m ? ((Number(m[1]) * 60 + Number(m[2])) * 60 + Number(m[3])) * 1000 + Number(m[4]) * 10 : NaN;
+      const diff = Math.abs(back - ms);
+      if (!(diff <= 5)) bad.push(`${ms} ms -> ${text}${m ? ` (${back} ms, off by ${diff})` : ' (not HHHH:MM:SS.SS)'}`);
+      else worst = Math.max(worst, diff);
+    }
+  }
+  assert.deepEqual(bad.slice(0, 8), [], `${bad.length} values wrong (first 8 shown; the good ones are within ${worst} ms)`);
+});

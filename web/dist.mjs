@@ -20,7 +20,9 @@
 //   --sections a,b    the lesson sections the package holds (ids of
 //                     index.html's <section>s: one-query, …, quiz, break-it;
 //                     default all). The score counts what is included.
-//   --exercises a,b   the break-it cards it holds (bug names; default all)
+//   --exercises a,b   the break-it cards it holds (bug names; default all);
+//                     refused when --sections leaves break-it out
+// A bad option stops the command with a one-line message and exit code 2.
 //
 // The module list is not kept by hand: esbuild follows the imports of the
 // entry points, and every file it reads is copied. Bundling the single file
@@ -42,7 +44,7 @@ const DIST = join(ROOT, 'dist');
 
 const ENTRIES = ['attention.js', 'attention-lab.js', 'lesson.js', 'embed.js'];
 const STATIC = ['index.html', 'embed.html', 'favicon.svg', 'lesson.css', 'breakit.css', 'quiz.css', 'attention-lab.css', 'embed.css',
-  'attention.d.ts', 'attention-lab.d.ts'];
+  'attention.d.ts', 'attention-lab.d.ts', 'progress.d.ts'];
 const WASM = ['wasm/attention-simd.wasm', 'wasm/attention-scalar.wasm'];
 // attention.js reads the wasm with node:fs only when it runs in Node.
 const EXTERNAL = ['node:*'];
@@ -122,9 +124,15 @@ const WRAPPER_LICENSE = join(ROOT, 'node_modules', '@gamestdio', 'scorm', 'LICEN
 /** A fixed time for every zip entry, so that the same input gives the same bytes. */
 const ZIP_TIME = new Date('2024-01-01T00:00:00Z');
 
+/** A --sections / --exercises choice that cannot be packaged; the command line prints its message alone. */
+export class ChoiceError extends Error {}
+
 /**
  * Check a --sections / --exercises choice. Returns { sections, exercises }
- * (ids in page order; exercises [] when break-it is left out).
+ * (ids in page order; exercises [] when break-it is left out). Exercise
+ * names are checked even when they would not be used, and --exercises
+ * without the break-it section is refused: both would otherwise be ignored
+ * without a word.
  */
 export function packageChoice({ sections = null, exercises = null } = {}) {
   const allSections = VIEW_IDS;
@@ -133,12 +141,16 @@ export function packageChoice({ sections = null, exercises = null } = {}) {
     if (given === null) return all;
     const list = given.split(',').map((x) => x.trim()).filter(Boolean);
     const unknown = list.filter((x) => !all.includes(x));
-    if (unknown.length) throw new Error(`unknown ${what}: ${unknown.join(', ')} (choose from ${all.join(', ')})`);
-    if (!list.length) throw new Error(`--${what} needs at least one name`);
+    if (unknown.length) throw new ChoiceError(`--${what}: unknown ${unknown.join(', ')} (choose from ${all.join(', ')})`);
+    if (!list.length) throw new ChoiceError(`--${what} needs at least one name`);
     return all.filter((x) => list.includes(x));
   };
   const chosen = pick(sections, allSections, 'sections');
-  const bugs = chosen.includes('break-it') ? pick(exercises, allBugs, 'exercises') : [];
+  const bugs = pick(exercises, allBugs, 'exercises');
+  if (!chosen.includes('break-it')) {
+    if (exercises !== null) throw new ChoiceError(`--exercises needs the break-it section, and --sections leaves it out (add break-it, or drop --exercises)`);
+    return { sections: chosen, exercises: [] };
+  }
   return { sections: chosen, exercises: bugs };
 }
 
@@ -200,14 +212,21 @@ ${list}
 }
 
 /**
- * Write dist/attention-lab-scorm12.zip (or into `outDir`). The score's max is the number of
- * quiz questions (when the quiz is in) plus the number of exercises; the
- * mastery score is progress.js's rule applied to it.
+ * The score of a package holding `picked` (from packageChoice): max is one
+ * point per quiz question (when the quiz is in) plus one per exercise;
+ * mastery is progress.js's rule applied to it, or null when nothing is
+ * scored (reading sections only: the lesson then reports "completed").
  */
+export function packageScore({ sections, exercises }) {
+  const max = (sections.includes('quiz') ? QUESTIONS.length : 0) + exercises.length;
+  return { max, mastery: max > 0 ? masteryScore(max) : null };
+}
+
+/** Write dist/attention-lab-scorm12.zip (or into `outDir`), scored as packageScore() says. */
 export async function scormPackage(choice = {}, outDir = DIST) {
   const index = await readFile(join(WEB, 'index.html'), 'utf8');
   const picked = packageChoice(choice);
-  const max = (picked.sections.includes('quiz') ? QUESTIONS.length : 0) + picked.exercises.length;
+  const { max, mastery } = packageScore(picked);
   const entries = {
     'index.html': strToU8(launchPage(index, picked)),
     [SCORM_BUNDLE]: strToU8(await bundleScorm()),
@@ -217,14 +236,17 @@ export async function scormPackage(choice = {}, outDir = DIST) {
     entries[file] = await readFile(join(WEB, file));
   }
   const files = Object.keys(entries).sort();
-  // Nothing scored (reading sections only): no mastery score, and the lesson reports "completed".
-  const mastery = max > 0 ? masteryScore(max) : null;
   const zip = { 'imsmanifest.xml': strToU8(manifest({ files, mastery })) };
   for (const file of files) zip[file] = entries[file];
   const bytes = zipSync(zip, { level: 9, mtime: ZIP_TIME });
   await mkdir(outDir, { recursive: true });
   await writeFile(join(outDir, SCORM_ZIP), bytes);
   return { file: SCORM_ZIP, files: ['imsmanifest.xml', ...files], max, mastery, ...picked, bytes: bytes.length };
+}
+
+/** The files dist/ copies from web/ as they are (paths relative to web/); nothing is written. */
+export async function distFiles() {
+  return [...await moduleFiles(), ...STATIC, ...WASM];
 }
 
 export async function dist(choice = {}) {
@@ -234,7 +256,7 @@ export async function dist(choice = {}) {
   }
   await rm(DIST, { recursive: true, force: true });
   await mkdir(join(DIST, 'wasm'), { recursive: true });
-  const files = [...await moduleFiles(), ...STATIC, ...WASM];
+  const files = await distFiles();
   for (const file of files) {
     await mkdir(dirname(join(DIST, file)), { recursive: true });
     await cp(join(WEB, file), join(DIST, file));
@@ -245,9 +267,22 @@ export async function dist(choice = {}) {
   return { files: [...files, 'attention-lab.html', scorm.file], singleFileBytes: Buffer.byteLength(html), scorm };
 }
 
+/** The command line's options; a bad one (unknown, misspelt, a bad name) is said in one line, exit code 2. */
+function commandLine() {
+  try {
+    const { values } = parseArgs({ options: { sections: { type: 'string' }, exercises: { type: 'string' } } });
+    const choice = { sections: values.sections ?? null, exercises: values.exercises ?? null };
+    packageChoice(choice);
+    return choice;
+  } catch (e) {
+    if (!(e instanceof ChoiceError) && !String(e.code).startsWith('ERR_PARSE_ARGS')) throw e;
+    console.error(`[attention-lab] dist: ${e.message}`);
+    process.exit(2);
+  }
+}
+
 if (process.argv[1] && basename(fileURLToPath(import.meta.url)) === basename(process.argv[1])) {
-  const { values } = parseArgs({ options: { sections: { type: 'string' }, exercises: { type: 'string' } } });
-  const { files, singleFileBytes, scorm } = await dist({ sections: values.sections ?? null, exercises: values.exercises ?? null });
+  const { files, singleFileBytes, scorm } = await dist(commandLine());
   console.log(`[attention-lab] dist/: ${files.length} files; attention-lab.html is ${(singleFileBytes / 1024).toFixed(0)} KiB`);
   console.log(`[attention-lab] dist/${scorm.file}: ${scorm.files.length} files, ${(scorm.bytes / 1024).toFixed(0)} KiB; `
     + `sections ${scorm.sections.join(', ')}; score max ${scorm.max}, mastery ${scorm.mastery}`);

@@ -33,13 +33,22 @@ import { lessonProgress, MAX_SERIALISED } from '../progress.js';
 
 const SECTION_ID = /^[a-z][a-z0-9-]{0,31}$/;
 
-/** SCORM 1.2 CMITimespan, HHHH:MM:SS.SS. */
+/** The longest CMITimespan, 9999:59:59.99, in centiseconds. */
+const MAX_CENTISECONDS = 9999 * 360000 + 359999;
+
+/**
+ * SCORM 1.2 CMITimespan, HHHH:MM:SS.SS, of `ms` milliseconds. The time is
+ * rounded to whole centiseconds first and then split, so 59.999 s is
+ * 0000:01:00.00 (never 0000:00:60.00); past 9999 hours it stays at the
+ * longest timespan.
+ */
 export function timespan(ms) {
-  const total = Math.max(0, ms) / 1000;
-  const hours = Math.min(9999, Math.floor(total / 3600));
-  const minutes = Math.floor((total % 3600) / 60);
-  const seconds = (total % 60).toFixed(2);
-  return `${String(hours).padStart(4, '0')}:${String(minutes).padStart(2, '0')}:${seconds.padStart(5, '0')}`;
+  const cs = Math.min(MAX_CENTISECONDS, Math.round(Math.max(0, ms || 0) / 10));
+  const hours = Math.floor(cs / 360000);
+  const minutes = Math.floor(cs / 6000) % 60;
+  const seconds = Math.floor(cs / 100) % 60;
+  const two = (n) => String(n).padStart(2, '0');
+  return `${String(hours).padStart(4, '0')}:${two(minutes)}:${two(seconds)}.${two(cs % 100)}`;
 }
 
 function connect() {
