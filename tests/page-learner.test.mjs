@@ -296,6 +296,26 @@ test('self-attention: one length field, and the readout agrees with it', async (
   await context.close();
 });
 
+test('cross-attention: a padding position is named pad on the maps\' axes, not given a word, and follows its switch', async () => {
+  const { context, page, problems } = await open('#view=self-cross');
+  await page.locator('[data-field="cross-mode"] input[value="cross"]').check();
+  const heads = () => page.$$eval('[data-heatmap="cross-weights-h0"] .hm-head', (ns) => ns.map((n) => n.textContent));
+  const pads = () => page.$$eval('[data-mask="cross-pad"] button', (ns) => ns.map((n) => n.getAttribute('aria-pressed') === 'false'));
+  const check = async (when) => {
+    const [names, padded] = [await heads(), await pads()];
+    padded.forEach((pad, j) => {
+      if (pad) assert.equal(names[j], `s${j + 1} pad`, `${when}: source position ${j + 1} is padding; its column is headed "${names[j]}" (all: ${names.join(' | ')})`);
+      else assert.doesNotMatch(names[j], /pad/, `${when}: source position ${j + 1} is a token; its column is headed "${names[j]}"`);
+    });
+    return padded.filter(Boolean).length;
+  };
+  assert.ok(await check('at the start') > 0, 'the starting example has padding');
+  await page.locator('[data-mask="cross-pad"] button').last().click();
+  await check('after switching the last position to a token');
+  assertClean(problems, 'self-cross');
+  await context.close();
+});
+
 // ---------------------------------------------------------------------------
 // Invalid text: the message says why, on screen and to a screen reader
 // ---------------------------------------------------------------------------

@@ -62,6 +62,9 @@ test('online softmax: the stepper shows the core\'s m, l, rescale and accumulato
   let r = await expectOnline(page, { step: 1, bug: false });
   assert.equal(r.tiled.tiles, 3);
   assert.match((await texts(page, 'flash-wait'))[0], /Step to tile 3/);
+  // Tile 1's rescale reads 0: the page says it is exp(−∞ − m), not a bug.
+  assert.equal(r.tiled.trace.rescale.data[0], 0, 'the core starts from m = −∞');
+  assert.match((await texts(page, 'flash-first')).join(' '), /−∞/, 'the 0 rescale of tile 1 is explained beside the table');
   // Step with the keyboard: focus "Next tile" and press Enter twice.
   await section.locator('button[data-field="flash-next"]').focus();
   await page.keyboard.press('Enter');
@@ -484,6 +487,15 @@ test('watching the invariants: the max-score note agrees with how peaked the wei
     const oneHot = peak >= 0.99;
     assert.equal(/^Large/.test(note), oneHot, `Q × ${mult}: the map's peak weight is ${peak}, the note says "${note}"`);
     assert.ok(note.includes(peak.toFixed(3)), `Q × ${mult}: the note names the peak weight ${peak.toFixed(3)}: "${note}"`);
+    // A row with one allowed key shows 1.000 whatever the scores: a note that
+    // caps the weights below that must say those rows are forced.
+    const forced = rows.map((r, i) => (r.filter((w) => w !== null).length === 1 ? i + 1 : null)).filter((i) => i !== null);
+    if (!oneHot) {
+      for (const q of forced) {
+        assert.match(note, new RegExp(`quer(y|ies) [0-9, and]*\\b${q}\\b[0-9, and]* sees? only one key`),
+          `Q × ${mult}: query ${q} shows 1.000 on its only key, above the ${peak.toFixed(3)} the note caps the map at, and the note does not say why: "${note}"`);
+      }
+    }
   }
   assertClean(problems, 'observability');
   await page.context().close();

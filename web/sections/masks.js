@@ -49,7 +49,7 @@ export const masks = {
 <div class="result two-col" data-slot="causal" data-link-scope></div>
 
 <h3>Padding: ignore the filler</h3>
-<p>Sequences in a batch have different lengths, so shorter ones are filled up with a padding id. Padding describes <em>keys</em> that must not be read, so the mask has shape (B, 1, 1, T): one row of keys per sequence, repeated over heads and queries. It blocks columns, not rows.</p>
+<p>Sequences in a batch have different lengths, so shorter ones are filled up with a padding id. Padding describes <em>keys</em> that must not be read, so the mask has shape (B, 1, 1, T): one row of keys per sequence, repeated over heads and queries. It blocks columns, not rows. The same filler must not count in training either: when the targets are padded too, the loss skips those positions (PyTorch’s <code>ignore_index</code>, or a loss mask), or the model learns to predict padding.</p>
 <div class="controls" data-slot="padding-controls"></div>
 <div data-slot="padding"></div>
 <p>On its own, padding hides the same keys from every query: each row of a sequence spreads its weight over that sequence’s real tokens.</p>

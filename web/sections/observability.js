@@ -24,15 +24,34 @@ const ONE_HOT = 0.99;
 function peakedRow(weights, allowed, Tk) {
   let peak = null;
   for (let row = 0; row * Tk < weights.length; row++) {
-    let keys = 0, top = 0;
-    for (let j = row * Tk; j < (row + 1) * Tk; j++) {
-      if (!allowed[j]) continue;
-      keys++;
-      top = Math.max(top, weights[j]);
-    }
-    if (keys > 1 && (peak === null || top > peak.weight)) peak = { row, weight: top };
+    const top = rowChoice(weights, allowed, row, Tk);
+    if (top.keys > 1 && (peak === null || top.weight > peak.weight)) peak = { row, weight: top.weight };
   }
   return peak;
+}
+
+/** How many keys row `row` may see, and its largest weight on one of them. */
+function rowChoice(weights, allowed, row, Tk) {
+  let keys = 0, weight = 0;
+  for (let j = row * Tk; j < (row + 1) * Tk; j++) {
+    if (!allowed[j]) continue;
+    keys++;
+    weight = Math.max(weight, weights[j]);
+  }
+  return { keys, weight };
+}
+
+/**
+ * The rows among the first Tq (the map on the page) that may see one key
+ * only: their weight 1 on it is forced, not a sign of large scores. Said
+ * beside the peak so that the note does not contradict the map.
+ */
+function forcedNote(weights, allowed, Tq, Tk) {
+  const rows = [];
+  for (let i = 0; i < Tq; i++) if (rowChoice(weights, allowed, i, Tk).keys === 1) rows.push(i + 1);
+  if (!rows.length) return '';
+  const names = rows.length === 1 ? `query ${rows[0]} sees` : `queries ${rows.slice(0, -1).join(', ')} and ${rows.at(-1)} see`;
+  return ` (${names} only one key, so ${rows.length === 1 ? 'its' : 'their'} weight of 1 there is forced)`;
 }
 
 export const observability = {
@@ -109,7 +128,7 @@ export const observability = {
     const oneHot = peak !== null && peak.weight >= ONE_HOT;
     const peakText = peak === null ? 'no query has more than one key to choose from.'
       : oneHot ? `${queryLabel(peak.row % Tq)} puts ${fmt(peak.weight, 3)} of its weight on one key, so the softmax is close to one-hot and its gradients are tiny.`
-        : `no query puts more than ${fmt(peak.weight, 3)} on one key.`;
+        : `no query that can choose among several keys puts more than ${fmt(peak.weight, 3)} on one key${forcedNote(res.weights.data, pairs.data, Tq, Tk)}.`;
     const rows = [
       ['max |score| before softmax', fmt(s.maxAbsScore, 3), 'obs-maxscore',
         `${oneHot ? 'Large: ' : 'Moderate: the softmax stays smooth; '}${peakText}`],

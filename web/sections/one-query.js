@@ -16,6 +16,7 @@ export const oneQuery = {
   prefix: 'one',
   title: 'One query, two keys',
   body: `
+<p>A recurrent network reads a sentence one word at a time and squeezes everything it has read into a single running state, so a word far back must survive many steps to be used, and no step can start before the one before it ends. Attention, the core of the Transformer (“Attention Is All You Need”, 2017), drops that bottleneck: every position may look directly at every other, all at once. It works like a soft dictionary lookup. Instead of fetching the one entry whose key matches, it fetches a blend of all entries, weighted by how well each key matches.</p>
 <p>Attention answers a question by blending several stored answers. Three kinds of vector take part:</p>
 <dl class="roles">
   <div><dt>Query</dt><dd>belongs to the position asking: what is it looking for?</dd></div>

@@ -20,9 +20,9 @@ export const onlineSoftmax = {
   body: `
 <p>Softmax needs the largest score of a row before it can take a single exponential, and its sum before it can divide. Stored in full, the scores of T queries against T keys fill a T × T matrix: 4 bytes × 4096² = 64 MiB for one head at T = 4096. FlashAttention never stores them. Each query row reads the keys a tile at a time and keeps three things:</p>
 <ul>
-  <li>the running max <var>m</var> of the scores seen so far;</li>
-  <li>the running sum <var>l</var> of their exponentials, each taken against <var>m</var>;</li>
-  <li>the accumulator: the values weighted by those exponentials, summed.</li>
+  <li>the running max <var>m</var> of the scores seen so far, −∞ before the first tile;</li>
+  <li>the running sum <var>l</var> of their exponentials, each taken against <var>m</var>, 0 before the first tile;</li>
+  <li>the accumulator: the values weighted by those exponentials, summed, 0 before the first tile.</li>
 </ul>
 <p>When a tile brings a larger score, the max moves from m<sub>old</sub> to m<sub>new</sub>, and everything summed so far was taken against the old max. Multiplying <var>l</var> and the accumulator by exp(m<sub>old</sub> − m<sub>new</sub>) puts them on the new footing. After the last tile, accumulator ÷ <var>l</var> is exactly softmax(scores) · V, and memory stayed proportional to T · d.</p>
 <p>Edit the query, the keys and the values, change the tile width, and step through the tiles. The numbers come from the core’s tiled path, which <code>lab.sdpa</code> runs whenever it is not asked for the weights.</p>
@@ -123,7 +123,8 @@ export const onlineSoftmax = {
       h('table', { class: 'values', 'data-values': 'flash-trace' },
         h('caption', { text: 'After each tile: running max m, rescale exp(m_old − m_new), running sum l, accumulator' }),
         h('thead', {}, h('tr', {}, ...['tile', 'm', 'rescale', 'l', 'accumulator'].map((c) => h('th', { scope: 'col', text: c })))),
-        h('tbody', {}, ...rows))));
+        h('tbody', {}, ...rows))),
+      h('p', { class: 'hint', 'data-out': 'flash-first', text: 'Tile 1’s rescale is exp(−∞ − m) = 0: it multiplies the empty sum and accumulator, which is nothing to keep.' }));
 
     // The check: after the last tile, accumulator / l against the ordinary softmax.
     const checkHost = ctx.slot(this.id, 'check');

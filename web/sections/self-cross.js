@@ -129,7 +129,8 @@ export const selfCross = {
       weights: res.weights, name: 'cross-weights',
       blocked: cross ? blockedFrom(ctx.lab.allowedPairs([1, 1, st.tq, st.tk], { keyPaddingMask: { data: st.pad[0].map(Number), shape: [1, st.tk] } })) : null,
       queryLabel: (i) => `t${i + 1} ${TARGET_WORDS[i]}`,
-      keyLabel: (j) => (cross ? `s${j + 1} ${SOURCE_WORDS[j]}` : `t${j + 1} ${TARGET_WORDS[j]}`),
+      // A padding position is filler, not a word: it is named as the switch names it.
+      keyLabel: (j) => (!cross ? `t${j + 1} ${TARGET_WORDS[j]}` : st.pad[0][j] ? `s${j + 1} ${SOURCE_WORDS[j]}` : `s${j + 1} pad`),
       link: true,
     });
     redraw(ctx.slot(this.id, 'shapes'), h('p', { class: 'readout' },

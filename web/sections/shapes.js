@@ -21,7 +21,7 @@ export const shapes = {
   <li>Project and reshape (B, T, C) into (B, T, H, D).</li>
   <li>Swap the position and head axes to get (B, H, T, D).</li>
   <li>Run attention inside each head separately.</li>
-  <li>Swap back, and reshape to join the heads into (B, T, C).</li>
+  <li>Swap back, and reshape to join the heads into (B, T, C). After a transpose the tensor’s memory is no longer in row order, so PyTorch’s <code>view</code> refuses it: call <code>.contiguous()</code> first, or use <code>reshape</code>, which copies when it must.</li>
   <li>Apply the output projection.</li>
 </ol>
 <div class="controls" data-slot="controls"></div>

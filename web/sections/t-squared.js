@@ -21,6 +21,7 @@ export const tSquared = {
   heading: 'What T<sup>2</sup> costs',
   body: `
 <p>Every query meets every key, so the scores of one head form a T × T matrix: doubling the sequence length T quadruples it. Kept in memory, as the weights are when you ask for them, it grows as T². The tiled path of the previous section never keeps it: its memory grows only as T × d, with the inputs and the output. Its work still grows as T²: every score is still computed, once.</p>
+<p>For a whole layer the count is B × H × T² scores of d<sub>head</sub> products each: O(B · H · T² · d<sub>head</sub>) = O(B · T² · d<sub>model</sub>), since H × d<sub>head</sub> = d<sub>model</sub>. When a long sequence does not fit, the usual ways out are a smaller batch, shorter sequences, activation checkpointing (keep less, recompute in the backward pass), a tiled kernel that never stores the T × T weights, or attention that lets each query see only a window or a sparse subset of the keys.</p>
 <p>The core measures both paths here, in your browser, at T = 64 doubling up to the length you pick. On a log-log chart a power law is a straight line whose slope is its exponent: the dashed line marks the slope of T².</p>
 <div class="controls" data-slot="controls"></div>
 <div data-slot="status"></div>

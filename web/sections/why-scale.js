@@ -26,7 +26,7 @@ export const whyScale = {
   heading: 'Why divide by √d<sub>k</sub>',
   body: `
 <p>Take a query and a key whose d<sub>k</sub> entries are independent, with mean 0 and variance 1. Their dot product adds up d<sub>k</sub> products, each with variance about 1, so the sum has variance about d<sub>k</sub> and a spread (standard deviation) of about √d<sub>k</sub>. At d<sub>k</sub> = 64 typical scores are around ±8.</p>
-<p>Softmax over scores that far apart is almost one-hot: nearly all the weight lands on one key, and the gradient reaching the other keys nearly vanishes. Dividing by √d<sub>k</sub> brings the variance back to about 1. It is the same idea as Xavier or He initialisation: keep signals in the range where a non-linearity still passes useful gradients. The divisor is the width of a key, not the length of the sequence. It helps training start well; it does not promise that training goes well.</p>
+<p>Softmax over scores that far apart is very peaked: one key takes most of the weight (the chart at the end measures how much), and the gradient reaching the other keys shrinks towards zero. Peaked weights are not always wrong, but a whole model that starts this way learns slowly. Dividing by √d<sub>k</sub> brings the variance back to about 1. It is the same idea as Xavier or He initialisation: keep signals in the range where a non-linearity still passes useful gradients. The divisor is the width of a key, not the length of the sequence. It helps training start well; it does not promise that training goes well.</p>
 <p>The core below draws 4096 such pairs from a fixed seed. Move the slider and watch the unscaled spread grow while the scaled one stays put.</p>
 <div class="controls" data-slot="controls"></div>
 <div data-slot="status"></div>
