@@ -177,6 +177,32 @@ test('16 heads of 8 × 8: after an edit every head shows the core\'s weights, th
   await context.close();
 });
 
+test('16 heads of 8 × 8 at 390 px: a map wider than the screen scrolls in its own box, which says so; none is cut off', async () => {
+  const { page, problems, context } = await env.open('#view=multi-head', { viewport: { width: 390, height: 844 } });
+  const section = page.locator('#multi-head');
+  await typeInto(page, section.locator('input[data-field="mha-heads"]'), '16');
+  await page.keyboard.press('Enter');
+  await typeInto(page, section.locator('input[data-field="mha-t"]'), '8');
+  await page.keyboard.press('Enter');
+  // The far maps are drawn once the page is idle, or when they come near.
+  await page.waitForFunction(() => document.querySelectorAll('[data-heatmap^="mha-weights-h"] .hm-cell').length === 16 * 64, null, { timeout: 10000 });
+  for (const wrap of await section.locator('.head-map .heatmap-wrap').all()) await wrap.scrollIntoViewIfNeeded();
+  await page.waitForTimeout(300);
+  const boxes = await section.locator('.head-map .heatmap-wrap').evaluateAll((ns) => ns.map((n) => ({
+    map: n.querySelector('[data-heatmap]').dataset.heatmap, width: n.getBoundingClientRect().width,
+    row: n.closest('.heads').getBoundingClientRect().width, scrolls: n.scrollWidth > n.clientWidth + 1, says: n.dataset.overflows === '1',
+  })));
+  assert.equal(boxes.length, 16);
+  const cut = boxes.filter((b) => b.width > b.row + 0.5);
+  assert.deepEqual(cut, [], 'a map box wider than the row of maps is cut off by the section');
+  const silent = boxes.filter((b) => b.scrolls !== b.says);
+  assert.deepEqual(silent, [], 'a box that scrolls sideways shows "Scroll sideways for more" (data-overflows), and only such a box');
+  assert.ok(boxes.some((b) => b.scrolls), 'at 390 px an 8-column map of 16 heads is wider than the screen');
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal overflow');
+  assertClean(problems, 'multi-head, 16 heads, 390 px');
+  await context.close();
+});
+
 /** What is lit in the multi-head section, as "name:q,k,pos" (the source starred), sorted. */
 function lit(page) {
   return page.$$eval('#multi-head .linked, #multi-head .link-source', (ns) => ns.map((n) => {

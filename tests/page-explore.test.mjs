@@ -16,6 +16,26 @@ async function lit(page, section) {
   }).sort());
 }
 
+test('3×3 example on a touch screen: a tap on a weight or a score keeps its links lit until a tap elsewhere', async () => {
+  const { context, page, problems } = await suite.open('#view=three-by-three', { viewport: { width: 390, height: 844 }, device: { hasTouch: true, isMobile: true } });
+  const settle = () => page.waitForTimeout(300);
+  await page.locator('[data-heatmap="ex-weights"] .hm-cell[data-row="1"][data-col="2"]').tap();
+  await settle();
+  const weight = await lit(page, 'three-by-three');
+  assert.ok(weight.includes('*ex-weights:1,2'), `a tapped weight stays lit after the finger lifts: ${weight.join(' ')}`);
+  // A score is not focusable: before, the finger's pointerout (and the weight's focusout) cleared it at once.
+  await page.locator('[data-values="ex-scores"] td[data-link-q="2"][data-link-k="0"]').tap();
+  await settle();
+  const score = await lit(page, 'three-by-three');
+  assert.ok(score.includes('*ex-scores:2,0'), `a tapped score stays lit: ${score.join(' ')}`);
+  assert.ok(score.includes('ex-weights:2,0'), `and its weight with it: ${score.join(' ')}`);
+  await page.locator('#three-by-three h2').tap();
+  await settle();
+  assert.deepEqual(await lit(page, 'three-by-three'), [], 'a tap outside the linked numbers clears them');
+  assertClean(problems, 'three-by-three, touch');
+  await context.close();
+});
+
 test('3×3 example: hovering or focusing a weight lights its query row, key, value, score and output row', async () => {
   const { context, page, problems } = await open('#view=three-by-three');
   const cell = page.locator('[data-heatmap="ex-weights"] .hm-cell[data-row="1"][data-col="2"]');

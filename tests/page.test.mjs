@@ -413,7 +413,7 @@ test('invalid text shows an inline message on that cell and keeps the last valid
   const before = { weights: await heat(page, 'ex-weights'), output: await table(page, 'ex-output'), hash: await page.evaluate(() => location.hash) };
   assert.match(before.hash, /ex\.q=3,0,1,0;/);
   const cell = gridInput(page, 'ex-q', 0, 0);
-  for (const bad of ['', 'abc', 'NaN', '1e999', '<b>x</b>', '1,5']) {
+  for (const bad of ['', 'abc', 'NaN', '1e999', '<b>x</b>', '1,2,3', '1.000,5']) {
     // Replace the text in one edit (as a paste would), so no valid prefix such as "1" of "1e999" is taken on the way.
     await cell.focus();
     await page.keyboard.press('Control+A');
@@ -429,8 +429,11 @@ test('invalid text shows an inline message on that cell and keeps the last valid
     assert.equal(await page.evaluate(() => location.hash), before.hash, `"${bad}": hash unchanged`);
   }
   assert.equal(await page.locator('b').count(), 0, 'typed markup is never rendered');
-  await typeInto(page, cell, '0.5');
-  assert.equal(await cell.getAttribute('aria-invalid'), null);
+  // A decimal comma, the point of a phone's number keypad in many locales, is a point.
+  await typeInto(page, cell, '0,5');
+  assert.equal(await cell.getAttribute('aria-invalid'), null, '"0,5" is a number');
+  await page.keyboard.press('Tab');
+  assert.equal(await cell.inputValue(), '0.5', 'once the edit is done, the cell writes it as the page writes numbers');
   await expectSection2(page);
 
   // Single fields too: an out-of-range or non-integer T.
@@ -442,6 +445,9 @@ test('invalid text shows an inline message on that cell and keeps the last valid
     assert.equal(await t.getAttribute('aria-invalid'), 'true', `T = "${bad}" is invalid`);
   }
   assert.equal(await page.locator('[data-shape="scores and weights"]').textContent(), '(2, 4, 5, 5)', 'the last valid T = 5 is kept');
+  // A phone keypad without a minus sign (iOS) only for numbers that cannot be negative.
+  assert.equal(await t.getAttribute('inputmode'), 'numeric', 'T, a positive integer, gets the number keypad');
+  assert.equal(await cell.getAttribute('inputmode'), null, 'a Q entry may be negative: the full keyboard, which has a minus sign');
   assertClean(problems, 'invalid text');
   await context.close();
 });

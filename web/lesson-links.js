@@ -40,14 +40,17 @@ export function linkHighlights(scope) {
   if (!scope || scope.linkHighlights) return;
   scope.linkHighlights = true;
   let lit = [];
+  let source = null;
   const clear = () => {
     for (const node of lit) node.classList.remove('linked', 'link-source');
     lit = [];
+    source = null;
   };
   const light = (event) => {
-    const source = event.target.closest?.(SELECTOR);
-    if (!source || !scope.contains(source)) return;
+    const from = event.target.closest?.(SELECTOR);
+    if (!from || !scope.contains(from)) return;
     clear();
+    source = from;
     // A part of the section with its own queries and keys (one mask and its map) marks itself data-link-scope.
     const within = source.closest('[data-link-scope]') || scope;
     for (const node of within.querySelectorAll(SELECTOR)) {
@@ -58,6 +61,11 @@ export function linkHighlights(scope) {
     }
   };
   const leave = (event) => {
+    // A finger lifted is not a pointer leaving: a tap keeps what it lit
+    // until the next tap elsewhere (below). And focus leaving a cell clears
+    // only what that focus lit, not what a tap lit since.
+    if (event.pointerType === 'touch') return;
+    if (event.type === 'focusout' && event.target.closest?.(SELECTOR) !== source) return;
     const to = event.relatedTarget;
     if (!to || !scope.contains(to) || !to.closest(SELECTOR)) clear();
   };
@@ -65,6 +73,11 @@ export function linkHighlights(scope) {
   scope.addEventListener('focusin', light);
   scope.addEventListener('pointerout', leave);
   scope.addEventListener('focusout', leave);
+  document.addEventListener('pointerdown', (event) => {
+    if (event.pointerType !== 'touch' || !lit.length) return;
+    const on = event.target.closest?.(SELECTOR);
+    if (!on || !scope.contains(on)) clear();
+  }, { passive: true });
 }
 
 /**

@@ -110,7 +110,10 @@ export const VALUE_LIMIT = 1e6;
  * opts: integer, min, max.
  */
 export function parseNumberText(text, { integer = false, min = -VALUE_LIMIT, max = VALUE_LIMIT } = {}) {
-  const t = String(text).trim().replace(/\u2212/g, '-');
+  // A comma is read as the decimal point: it is the only one a phone's
+  // number keypad offers in many locales, and the page never groups digits.
+  let t = String(text).trim().replace(/\u2212/g, '-');
+  if (!t.includes('.') && (t.match(/,/g) || []).length === 1) t = t.replace(',', '.');
   if (t === '') return { ok: false, short: 'Empty', message: 'The cell is empty: type a number.' };
   if (!NUMBER_RE.test(t)) return { ok: false, short: 'Not a number', message: 'That is not a number.' };
   const value = Number(t);
@@ -186,7 +189,8 @@ export function fmtShape(shape) {
  * loses the focus) then finds the value already committed. A value equal to
  * the committed one calls nothing, so nothing is redrawn: the focus moving
  * to a control the input's last edit drew (a mousedown on a new cell) never
- * rebuilds that control under the pointer.
+ * rebuilds that control under the pointer. A decimal comma ("0,5") is
+ * taken as a point, and written as one when the input loses the focus.
  */
 function bindNumberInput(input, msg, { parse, current, onValue }) {
   const describedBy = input.getAttribute('aria-describedby') || '';
@@ -203,7 +207,11 @@ function bindNumberInput(input, msg, { parse, current, onValue }) {
     }
   };
   input.addEventListener('input', handle);
-  input.addEventListener('change', handle);
+  input.addEventListener('change', () => {
+    handle();
+    // A decimal comma is shown as the page writes numbers once the edit is done.
+    if (input.value.includes(',') && parse(input.value).ok) input.value = fmtPlain(current());
+  });
 }
 
 /** Undo what an invalid text marked; a valid edit over a valid one writes nothing. */
@@ -225,6 +233,16 @@ function messageNode() {
 }
 
 /**
+ * The on-screen keyboard for a number input: a number keypad when the
+ * number cannot be negative, else the full keyboard (null), because some
+ * phones' number keypads (iOS) have no minus sign.
+ */
+function keypad(integer, min) {
+  if (min == null || min < 0) return null;
+  return integer ? 'numeric' : 'decimal';
+}
+
+/**
  * A labelled single number input.
  * opts: label, value, onValue(v), integer, min, max, hint, name (for tests), size
  */
@@ -232,7 +250,7 @@ export function numberField({ label, value, onValue, integer = false, min, max, 
   const id = uid('num');
   let current = value;
   const input = h('input', {
-    id, type: 'text', inputmode: integer ? 'numeric' : 'decimal', autocomplete: 'off',
+    id, type: 'text', inputmode: keypad(integer, min), autocomplete: 'off',
     spellcheck: 'false', class: `num num-${size}`, 'data-field': name,
   });
   input.value = fmtPlain(value);
@@ -281,7 +299,7 @@ export function numberGrid({ label, matrix, rowLabel, colLabel, onChange, intege
     if (rowLabel) tr.append(h('th', { scope: 'row', text: rowLabel(i) }));
     row.forEach((value, j) => {
       const input = h('input', {
-        type: 'text', inputmode: integer ? 'numeric' : 'decimal', autocomplete: 'off', spellcheck: 'false',
+        type: 'text', inputmode: keypad(integer, min), autocomplete: 'off', spellcheck: 'false',
         class: `num num-cell${integer ? ' num-int' : ''}`, 'aria-label': `${label}, row ${i + 1}, column ${j + 1}`,
         'data-row': i, 'data-col': j,
       });
@@ -733,7 +751,7 @@ export function binCounts(values, lo, hi, bins) {
  * yMax are cut at the top. xLabel and yLabel name the axes.
  */
 export function histogramSvg({ counts, lo, hi, yMax, xLabel, yLabel, title, cls }) {
-  const W = 320, H = 170, padL = 40, padR = 10, padT = 10, padB = 38;
+  const W = 320, H = 170, padL = 50, padR = 10, padT = 10, padB = 38;
   const bw = (W - padL - padR) / counts.length;
   const x = (v) => padL + ((v - lo) / (hi - lo)) * (W - padL - padR);
   const y = (c) => H - padB - ((H - padT - padB) * Math.min(c, yMax)) / yMax;

@@ -27,8 +27,8 @@ export async function launchBrowser() {
  * A page that records console errors, page errors and every request that
  * leaves the server's origin (those are aborted).
  */
-export async function openPage(browser, origin, { viewport = { width: 1280, height: 900 } } = {}) {
-  const context = await browser.newContext({ viewport });
+export async function openPage(browser, origin, { viewport = { width: 1280, height: 900 }, ...device } = {}) {
+  const context = await browser.newContext({ viewport, ...device }); // device: e.g. { hasTouch: true, isMobile: true }
   const page = await context.newPage();
   const problems = { consoleErrors: [], pageErrors: [], foreignRequests: [] };
   page.on('console', (msg) => { if (msg.type() === 'error') problems.consoleErrors.push(msg.text()); });
@@ -73,8 +73,8 @@ export function browserSuite({ root, setup } = {}) {
      * hash on it) in a fresh context. Waits for the lesson page to be ready
      * unless `ready` is false.
      */
-    async open(path = '', { viewport, ready = true, init, origin = env.server.url } = {}) {
-      const session = await openPage(env.browser, origin, viewport ? { viewport } : {});
+    async open(path = '', { viewport, ready = true, init, origin = env.server.url, device = {} } = {}) {
+      const session = await openPage(env.browser, origin, viewport ? { viewport, ...device } : device);
       if (init) await session.page.addInitScript(init);
       await session.page.goto(`${origin}${path}`);
       if (ready) await waitForLesson(session.page);

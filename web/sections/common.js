@@ -2,6 +2,7 @@
 
 import { heatmap, h, legend, figures, emptyRowsOf, whenIdle } from '../lesson-ui.js';
 import { headColour } from '../palette.js';
+import { markScrollBoxes } from '../lesson-context.js';
 
 export const keyLabel = (j) => `key ${j + 1}`;
 export const queryLabel = (i) => `query ${i + 1}`;
@@ -116,11 +117,15 @@ function farMaps(host, hosts) {
   if (!state) {
     state = host.farMaps = { far: new Set(), waiting: new Map(), observed: new Set(), scheduled: false };
     const flush = (only) => {
+      const drawn = [];
       for (const [mapHost, fn] of state.waiting) {
         if (only && !only.has(mapHost.parentNode)) continue;
         state.waiting.delete(mapHost);
         fn();
+        drawn.push(mapHost);
       }
+      // Drawn after the edit's commit, which watched the boxes it found: these are new.
+      if (drawn.length) markScrollBoxes(drawn);
     };
     state.observer = typeof IntersectionObserver === 'function' ? new IntersectionObserver((entries) => {
       const near = new Set();

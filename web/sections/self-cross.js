@@ -37,7 +37,7 @@ export const selfCross = {
 <div class="inputs" data-slot="inputs"></div>
 <div data-slot="status"></div>
 <div data-slot="shapes"></div>
-<p>Point at a weight (or move through a map with the arrow keys) to light up its target row, its source row and padding switch, and the output row it feeds. In self-attention the one sequence gives both: the weight lights its query’s row and its key’s row of the target states.</p>
+<p>Point at or tap a weight (or move through a map with the arrow keys) to light up its target row, its source row and padding switch, and the output row it feeds. In self-attention the one sequence gives both: the weight lights its query’s row and its key’s row of the target states.</p>
 <div class="result heads" data-slot="weights"></div>
 <div data-slot="output"></div>
 `,
