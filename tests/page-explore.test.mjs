@@ -32,6 +32,14 @@ test('3×3 example on a touch screen: a tap on a weight or a score keeps its lin
   await page.locator('#three-by-three h2').tap();
   await settle();
   assert.deepEqual(await lit(page, 'three-by-three'), [], 'a tap outside the linked numbers clears them');
+  // A tap that switches a mask cell redraws the grid: nothing stays lit around the cell it replaced.
+  const maskCell = page.locator('[data-mask="mask-custom"] button[data-row="1"][data-col="2"]');
+  await maskCell.scrollIntoViewIfNeeded();
+  await maskCell.tap();
+  await settle();
+  const afterMask = await page.$$eval('#masks .linked, #masks .link-source', (ns) => ns.map((n) => n.className));
+  const sourceLit = afterMask.some((c) => c.includes('link-source'));
+  assert.ok(afterMask.length === 0 || sourceLit, `after a mask tap, lit without a lit source: ${afterMask.join(' | ')}`);
   assertClean(problems, 'three-by-three, touch');
   await context.close();
 });

@@ -46,8 +46,8 @@ export function linkHighlights(scope) {
     lit = [];
     source = null;
   };
-  const light = (event) => {
-    const from = event.target.closest?.(SELECTOR);
+  const light = (event) => lightFrom(event.target.closest?.(SELECTOR));
+  const lightFrom = (from) => {
     if (!from || !scope.contains(from)) return;
     clear();
     source = from;
@@ -73,6 +73,15 @@ export function linkHighlights(scope) {
   scope.addEventListener('focusin', light);
   scope.addEventListener('pointerout', leave);
   scope.addEventListener('focusout', leave);
+  // A click may redraw what is lit (a mask cell switched: its grid is drawn
+  // again, or its classes are set anew): light it again from the same cell,
+  // or clear it when that cell is gone.
+  scope.addEventListener('click', () => {
+    if (!source) return;
+    const from = source;
+    clear();
+    if (from.isConnected) lightFrom(from);
+  });
   document.addEventListener('pointerdown', (event) => {
     if (event.pointerType !== 'touch' || !lit.length) return;
     const on = event.target.closest?.(SELECTOR);
