@@ -6,7 +6,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { loadAttention } from '../web/attention.js';
-import { browserSuite, assertClean, runAxe } from './helpers/browser.mjs';
+import { browserSuite, assertClean, runAxe, typeInto } from './helpers/browser.mjs';
 // The section's fixed keys and values and its default queries and target.
 const K = { data: [1, 0, 0, 1, 1, 1, -1, 0.5], shape: [4, 2] };
 const V = { data: [1, 0, 0, 1, 1, 1, 2, -1], shape: [4, 2] };
@@ -82,6 +82,25 @@ test('one step lowers the loss, moves q and the weights, and lands in the URL ha
   assert.notDeepEqual((await cells(page, 'grad-weights')).map((c) => c.text), weightsBefore);
   await page.waitForFunction(() => /grad\.q=/.test(location.hash), null, { timeout: 5000 }); // written once edits pause
   assertClean(problems, 'after a step');
+  await context.close();
+});
+
+test('as the text says: without the causal rule a step of 50 overshoots (the loss grows); with it, query 1\'s row of dQ is 0', async () => {
+  const { page, problems, context } = await open();
+  const text = await page.locator('#gradients').textContent();
+  assert.match(text, /untick Causal and try a step size of 50/);
+  const causal = coreGradients(Q);
+  assert.deepEqual(Array.from(causal.dq.data.slice(0, 2)), [0, 0], 'query 1 sees key 1 only: its dQ row is 0');
+  await page.locator('[data-field="grad-causal"]').uncheck();
+  await page.waitForFunction(() => !document.querySelector('[data-heatmap="grad-dprobs"] .blocked'));
+  await typeInto(page, page.locator('input[data-field="grad-lr"]'), '50');
+  await page.keyboard.press('Enter');
+  const before = await out(page, 'grad-loss');
+  await page.locator('[data-action="grad-step"]').click();
+  await page.waitForSelector('[data-out="grad-after"]');
+  const after = await out(page, 'grad-loss');
+  assert.ok(after > before, `a step of 50 without the mask: the loss went from ${before} to ${after}`);
+  assertClean(problems, 'overshoot');
   await context.close();
 });
 

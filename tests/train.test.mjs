@@ -12,6 +12,7 @@
 // Run: node --test tests/train.test.mjs
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { loadAttention, AttentionError, TRAIN_DEFAULTS } from '../web/attention.js';
 import { rng as uniform } from './helpers/reference.mjs';
 import { trainLoss, finiteDifferenceGradients } from './helpers/train-reference.mjs';
@@ -162,6 +163,29 @@ describe('training', () => {
     const best = Math.max(...layers[0].map((head) => meanWeightAt(head, rows, (i) => 2 * n - 2 - i)));
     assert.ok(best >= 0.5, `best head's mean weight on the mirrored key: ${best}`);
     trainer.free();
+  });
+});
+
+describe('what the training section says', () => {
+  // watch-learn.js tells the learner that some seeds get stuck, naming one:
+  // that must stay true on both builds, for the steps the section trains.
+  test('induction with seed 2 stays below 50 % held-out accuracy after the section\'s steps; seed 1 learns', async () => {
+    const source = readFileSync(new URL('../web/sections/watch-learn.js', import.meta.url), 'utf8');
+    assert.match(source, /induction with seed 2 stays below 50 %/, 'the claim this test guards is in the section');
+    const steps = Number(source.match(/induction: (\d+)/)[1]);
+    for (const simd of [true, false]) {
+      const lab = await loadAttention({ simd });
+      const accuracy = (seed) => {
+        const trainer = lab.createTrainer({ task: 'induction', seed });
+        trainer.step(steps);
+        const { accuracy } = trainer.evaluate();
+        trainer.free();
+        return accuracy;
+      };
+      const [stuck, learns] = [accuracy(2), accuracy(1)];
+      assert.ok(stuck < 0.5, `${simd ? 'SIMD' : 'scalar'}: seed 2 reaches ${stuck} after ${steps} steps`);
+      assert.ok(learns > 0.9, `${simd ? 'SIMD' : 'scalar'}: seed 1 reaches ${learns}, so the task itself is learnable`);
+    }
   });
 });
 

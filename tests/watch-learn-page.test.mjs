@@ -71,7 +71,15 @@ test('train previous-token on the page: loss falls, maps change, the page stays 
   assert.equal(await off.getAttribute('aria-pressed'), 'true');
   const ablated = await readout(section);
   assert.ok(ablated.accuracy < 30, `accuracy with the head off: ${ablated.accuracy} %`);
+  // Which head is off shows at the head itself: its map dimmed, its note and the switch's look say so.
+  const head = section.locator('figure[data-head="1.1"]');
+  const seen = await head.evaluate((fig) => ({
+    off: fig.classList.contains('head-off'), note: fig.querySelector('.hint').textContent,
+    mark: getComputedStyle(fig.querySelector('button'), '::before').content,
+  }));
+  assert.ok(seen.off && /^Switched off/.test(seen.note) && seen.mark.includes('✓'), `the switched-off head: ${JSON.stringify(seen)}`);
   await off.click();
+  assert.equal(await head.evaluate((fig) => fig.classList.contains('head-off') || /Switched off/.test(fig.textContent)), false, 'switched on again: no mark left');
   assert.equal((await readout(section)).accuracy, end.accuracy);
 
   mkdirSync(shots, { recursive: true });

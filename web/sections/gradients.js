@@ -57,7 +57,7 @@ export const gradients = {
 <div class="result two-col" data-slot="maps"></div>
 <div class="result two-col" data-slot="grads"></div>
 <h3>Take one step downhill</h3>
-<p>Gradient descent moves every query entry a little against its gradient: q ← q − step size × dQ. (A model would move W<sub>q</sub> instead, by dW<sub>q</sub> = Xᵀ · dQ; stepping the queries directly shows the same pull on a smaller stage.) Watch the weights shift and the loss fall. A step that is too large can overshoot and make the loss grow.</p>
+<p>Gradient descent moves every query entry a little against its gradient: q ← q − step size × dQ. (A model would move W<sub>q</sub> instead, by dW<sub>q</sub> = Xᵀ · dQ; stepping the queries directly shows the same pull on a smaller stage.) Watch the weights shift and the loss fall. With the causal rule on, as it starts, query 1 sees key 1 only: its output is value 1 whatever its query, so its part of the loss cannot shrink and its row of dQ is 0. The loss levels off above that part. A step that is too large can also overshoot and make the loss grow: untick Causal and try a step size of 50.</p>
 <div class="controls" data-slot="step-controls"></div>
 <p class="readout" data-slot="step"></p>
 <h3>Check one entry by nudging it</h3>

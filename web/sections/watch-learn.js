@@ -158,7 +158,7 @@ export const watchLearn = {
 <p>So far every head had random weights, and random heads look at nothing in particular. Here a tiny model <em>trains</em>, in the same core: token and position embeddings, one or two layers of multi-head attention with residual connections and nothing else, a LayerNorm and an unembedding, trained with AdamW on a toy task. Press Start and watch the maps.</p>
 <ul>
   <li><strong>Copy the previous token</strong>: one head learns to look exactly one place back, a line just under the diagonal.</li>
-  <li><strong>Induction</strong>: random letters, then the same letters again. In the second copy the next letter is predictable: find the earlier occurrence of the current letter and copy what came after it. That takes two heads in a row: a layer-1 head that looks one place back, then a layer-2 head (the <em>induction head</em>) that looks at the token after the earlier copy of the current one.</li>
+  <li><strong>Induction</strong>: a few random letters as filler, then a run of random letters, then the same run again. In the second copy the next letter is predictable: find the earlier occurrence of the current letter and copy what came after it. That takes two heads in a row: a layer-1 head that looks one place back, then a layer-2 head (the <em>induction head</em>) that looks at the token after the earlier copy of the current one.</li>
   <li><strong>Reverse</strong>: the second half mirrors the first, so a head learns an anti-diagonal.</li>
 </ul>
 <div class="controls" data-slot="controls"></div>
@@ -171,8 +171,8 @@ export const watchLearn = {
 </figure>
 <div class="result heads" data-slot="maps"></div>
 <div data-slot="legend"></div>
-<p>When training pauses or finishes, switch a head off and watch the held-out accuracy: the head whose absence hurts is the one that does the work. The maps alone do not prove that; the ablation does.</p>
-<p class="aside"><strong>The cheating switch.</strong> With it on, training runs with the <code>no-causal-mask</code> bug: every position can see the whole sequence, including the very token it is asked to predict. The training loss collapses toward 0. Held-out accuracy, measured causally, stays at chance: the model learned to read the answer, not to do the task. Every unit test of the attention arithmetic would still pass. Passing an attention unit test proves local arithmetic; it does not prove that a model learned a useful task. (Try it on induction. On the other two tasks the answer also sits at a fixed place in the past, so a model trained with the leak can still find it there.)</p>
+<p>When training pauses or finishes, switch a head off and watch the held-out accuracy: the head whose absence hurts is the one that does the work. The maps alone do not prove that; the ablation does. Two heads may share the work, so that switching off either one alone changes little (try reverse, or switching two off). And training does not always succeed: some seeds get stuck (induction with seed 2 stays below 50 % held-out accuracy), which is worth seeing too.</p>
+<p class="aside"><strong>The cheating switch.</strong> With it on, training runs with the <code>no-causal-mask</code> bug: every position can see the whole sequence, including the very token it is asked to predict. The training loss collapses toward 0. Held-out accuracy, measured causally, stays at chance: the model learned to read the answer, not to do the task. The checks that look only at the arithmetic (each row of weights sums to 1, every number is finite) would still pass; only a check on the mask itself, or on what a query may see of the future, catches it (see break-it’s <code>no-causal-mask</code> card). The maps above are always drawn with the causal rule, as the held-out test runs, so the weight on the answer that training read sits in their hatched part and does not show. Passing an attention unit test proves local arithmetic; it does not prove that a model learned a useful task. (Try it on induction. On the other two tasks the answer also sits at a fixed place in the past, so a model trained with the leak can still find it there.)</p>
 `,
   fields: [
     ['task', codec.choice(TRAIN_TASKS), () => 'previous-token'],
@@ -401,9 +401,12 @@ export const watchLearn = {
         const k = l * H + hd;
         const weights = layers[l][hd].data;
         drawMap(this.mapCanvases[k], weights, tokens, this.allowed);
-        const text = `Layer ${l + 1}, head ${hd + 1} on the sequence ${tokens.map(letter).join('')}: ${describeMap(weights, tokens.length)}`;
-        this.mapCanvases[k].setAttribute('aria-label', text);
-        this.mapNotes[k].textContent = `${describeMap(weights, tokens.length)}.`;
+        // A head switched off still computes its weights; only its output is dropped.
+        const off = this.ablated.has(`${l}.${hd}`);
+        const said = `${off ? 'Switched off: its output is dropped, and the map shows what it would read. ' : ''}${describeMap(weights, tokens.length)}`;
+        this.mapCanvases[k].setAttribute('aria-label', `Layer ${l + 1}, head ${hd + 1} on the sequence ${tokens.map(letter).join('')}: ${said}`);
+        this.mapNotes[k].textContent = `${said}.`;
+        this.mapCanvases[k].closest('figure')?.classList.toggle('head-off', off);
       }
     }
   },
