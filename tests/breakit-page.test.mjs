@@ -1,6 +1,7 @@
 // The "Break it" section in Chromium: one card end to end (predict, break,
 // see the red check and the marked entry, repair), its state in the URL hash
-// and in localStorage, and a page where localStorage is refused.
+// and in localStorage, a page where localStorage is refused, the repair
+// button once repaired, and what a screen reader hears on marked entries.
 // The section lives in the lesson page, web/index.html.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -183,4 +184,50 @@ test('the section works under a strict Content-Security-Policy (no inline script
   } finally {
     await strict.close();
   }
+});
+
+test('once repaired, "Apply the repair" gives way to a line that says so; turning the bug on again brings it back', async () => {
+  const { page, problems, context } = await open();
+  const card = page.locator('#bk-no-scale');
+  await card.locator('summary').click();
+  await card.locator('button.bk-switch').click();
+  const button = card.locator('button.bk-repair-button');
+  assert.equal(await button.isVisible(), true, 'the bug is on: the repair can be applied');
+  await button.click();
+  const after = { visible: await button.isVisible(), text: (await card.locator('.bk-repair').innerText()).replace(/\s+/g, ' ') };
+  assert.equal(after.visible, false, `after the repair the button is still shown; the repair box reads "${after.text}"`);
+  assert.match(after.text, /Repair applied/, after.text);
+  // Focus did not fall to the page: it rests on the line that replaced the button.
+  assert.equal(await page.evaluate(() => document.activeElement?.className), 'bk-repaired');
+  await card.locator('button.bk-switch').click();
+  assert.equal(await button.isVisible(), true, 'the bug is on again: the repair is offered again');
+  assert.equal(await card.locator('.bk-repaired').isVisible(), false);
+  assert.deepEqual(problems.pageErrors, []);
+  await context.close();
+});
+
+test('a screen reader hears "marked by the check" only on the entries the check blames', async () => {
+  const { page, problems, context } = await open();
+  const card = page.locator('#bk-no-rescale');
+  await card.locator('summary').click();
+  await card.locator('button.bk-switch').click();
+  const marked = (table) => card.locator(`[data-table="${table}"] td`).evaluateAll((cells) => cells
+    .filter((td) => td.textContent.includes('marked by the check'))
+    .map((td) => `row ${Number(td.dataset.row) + 1}, column ${Number(td.dataset.col) + 1}: "${td.textContent}"`));
+  // The check blames output row 1, column 4; the weights show that query's row as context, not as blamed entries.
+  const reason = await card.locator('[data-check="permutationEquivariance"] .bk-check-reason').textContent();
+  assert.match(reason, /output row 1, column 4/, reason);
+  assert.deepEqual(await marked('output'), ['row 1, column 4: "◆ 1.000 (marked by the check)"']);
+  const weights = await marked('weights0');
+  assert.deepEqual(weights, [], `weights cells read out as marked, though the check blames an output entry: ${weights.join('; ')}`);
+  // The weights row is still shown, and its header says why.
+  assert.equal(await card.locator('[data-table="weights0"] td.bk-worst-row').count(), 4);
+  assert.match(await card.locator('[data-table="weights0"] th.bk-mark-row').textContent(), /▶ q1.*output/);
+  // A check that blames a whole row of weights still marks each of its cells.
+  const rows = page.locator('#bk-softmax-over-queries');
+  if (!(await rows.evaluate((d) => d.open))) await rows.locator('summary').click();
+  await rows.locator('button.bk-switch').click();
+  assert.equal(await rows.locator('[data-table="weights0"] td').evaluateAll((cells) => cells.filter((td) => td.textContent.includes('marked by the check')).length), 4);
+  assert.deepEqual(problems.pageErrors, []);
+  await context.close();
 });

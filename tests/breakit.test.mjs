@@ -1,13 +1,17 @@
 // The break-it lab: every bug in the core, on its default input,
 // is caught by the checks meant to catch it, and with the bug off every
-// check passes. Both wasm builds.
+// check passes. Both wasm builds. What a card says about its bug agrees with
+// the core's numbers, and every card can be won by a prediction that names
+// a check telling bugs apart.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadAttention, AttentionError, BUGS } from '../web/attention.js';
-import { CHECKS, CHECK_NAMES, runChecks, runExercise } from '../web/checks.js';
-import { EXERCISES } from '../web/exercises.js';
+import { CHECKS, CHECK_NAMES, runChecks, runExercise, lossPattern } from '../web/checks.js';
+import * as exercisesModule from '../web/exercises.js';
 import { bugTable, readmeBlock } from '../web/bug-table.mjs';
 import { compare } from './helpers/compare.mjs';
+
+const { EXERCISES } = exercisesModule;
 
 const describeFailures = (results) => results.filter((r) => !r.passed).map((r) => `${r.name}: ${r.reason}`).join('\n  ');
 
@@ -200,5 +204,79 @@ describe('the README bug table', () => {
     if (block === null) return t.skip('README.md has no bug-table markers');
     if (block === '') return t.skip('the bug-table block is empty: run npm run bug-table');
     assert.equal(block, table, 'README.md is stale: run npm run bug-table');
+  });
+});
+
+describe('what the cards say agrees with the core', () => {
+  const lab = labs.true;
+  const row = (t, i, n) => Array.from(t.data.subarray(i * n, (i + 1) * n));
+  const show = (xs) => xs.map((x) => x.toFixed(3)).join(', ');
+
+  test('no-rescale: keys that came before a larger score keep their old exponentials and count for too much', () => {
+    const exercise = EXERCISES.find((e) => e.bug === 'no-rescale');
+    const bugged = runExercise(lab, exercise);
+    const correct = runExercise(lab, exercise, { bug: null });
+    const [T, Tk] = correct.weights.shape.slice(-2);
+    const wrong = [];
+    let early = 0;
+    for (let i = 0; i < T; i++) {
+      const scores = row(correct.scores, i, Tk);
+      const b = row(bugged.weights, i, Tk);
+      const c = row(correct.weights, i, Tk);
+      const top = Math.max(...scores);
+      let runningMax = -Infinity;
+      scores.forEach((s, j) => {
+        runningMax = Math.max(runningMax, s);
+        // Key j came before a larger score when the row's maximum had not been reached yet.
+        const before = runningMax < top;
+        if (before) early++;
+        const ok = before ? b[j] > c[j] + 1e-3 : b[j] <= c[j] + 1e-6;
+        if (!ok) wrong.push(`query ${i + 1}, key ${j + 1} (${before ? 'before' : 'at or after'} the row's largest score): bugged ${b[j].toFixed(3)}, correct ${c[j].toFixed(3)}`);
+      });
+      if (i === 0) {
+        assert.deepEqual(scores.map((s) => Math.round(s * 10) / 10), [0.5, 0.5, 0.5, 1.5], `query 1's scores: ${show(scores)}`);
+      }
+    }
+    assert.ok(early > 0, 'some key comes before a larger score on this input');
+    assert.deepEqual(wrong, [], 'the core disagrees with "earlier keys count for too much"');
+    // The card says the same thing.
+    const text = `${exercise.prompt} ${exercise.mistake}`;
+    assert.match(exercise.prompt, /before a larger score/, `the prompt should say that keys before a larger score count for too much; it says: "${exercise.prompt}"`);
+    assert.doesNotMatch(text, /after a larger score/, `the card blames keys after a larger score, the opposite of the core's numbers (query 1 bugged ${show(row(bugged.weights, 0, Tk))}, correct ${show(row(correct.weights, 0, Tk))}): "${text}"`);
+  });
+
+  test('grad-through-blocked: the mistake line names every gradient the bug changes at its source', () => {
+    const exercise = EXERCISES.find((e) => e.bug === 'grad-through-blocked');
+    const { q, k, v } = exercise.inputs;
+    const dOut = lossPattern(q.length, v[0].length);
+    const bugged = lab.sdpaBackward(q, k, v, dOut, { ...exercise.options, bug: exercise.bug });
+    const correct = lab.sdpaBackward(q, k, v, dOut, exercise.options);
+    const changed = ['dq', 'dk', 'dv', 'dScores'].filter((name) =>
+      bugged[name].data.some((x, at) => Math.abs(x - correct[name].data[at]) > 1e-4));
+    const blocked = (at) => { const Tk = k.length; return at % Tk > Math.floor(at / Tk); }; // causal: key j > query i
+    const leaked = Array.from(bugged.dScores.data).filter((x, at) => blocked(at) && x !== 0).length;
+    assert.deepEqual(changed, ['dq', 'dk', 'dv', 'dScores'], 'the bug changes dv, and dq and dk through dscores');
+    assert.ok(leaked > 0, 'the bug leaves blocked dscores non-zero');
+    // dq and dk follow from dscores, so the line must show both sources: dv and dscores.
+    const missing = [[/\bdv\b/, 'dv'], [/\bdscores\b/, 'dscores'], [/1 \/ Tk/, 'the 1 / Tk taken for a blocked weight']]
+      .filter(([re]) => !re.test(exercise.mistake)).map(([, what]) => what);
+    assert.deepEqual(missing, [], `the core changes ${changed.join(', ')} (${leaked} blocked dscores are non-zero), but the mistake line "${exercise.mistake}" does not name: ${missing.join(', ')}`);
+    assert.match(exercise.repair, /dscores\[~allowed\] = 0/, `the repair zeroes the blocked dscores: "${exercise.repair}"`);
+    assert.match(exercise.repair, /\bdv\b/, `the repair says how dv is computed: "${exercise.repair}"`);
+  });
+
+  test('a prediction can only name a check that tells bugs apart: no choice fails on every card, and every card has a right choice', () => {
+    // PREDICTION_CHECKS is what a card offers; before it existed, every check was offered.
+    const offered = exercisesModule.PREDICTION_CHECKS ?? CHECKS;
+    const failing = new Map(EXERCISES.map((e) => [e.bug, runChecks(lab, e).filter((r) => !r.passed).map((r) => r.name)]));
+    const everywhere = offered.filter((c) => EXERCISES.every((e) => failing.get(e.bug).includes(c.name)))
+      .map((c) => `"${c.title}" (fails on ${EXERCISES.length} of ${EXERCISES.length} cards)`);
+    assert.deepEqual(everywhere, [], 'a check offered as a prediction fails for every bug, so always choosing it scores every card');
+    const unwinnable = EXERCISES.filter((e) => !offered.some((c) => failing.get(e.bug).includes(c.name))).map((e) => e.bug);
+    assert.deepEqual(unwinnable, [], 'cards with no right prediction');
+    for (const e of EXERCISES) {
+      const notOffered = e.catchers.filter((name) => !offered.some((c) => c.name === name));
+      assert.deepEqual(notOffered, [], `${e.bug}: its catchers are all choices`);
+    }
   });
 });

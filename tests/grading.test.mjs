@@ -1,7 +1,9 @@
 // Break-it grading in Chromium: a prediction cannot be changed once the bug
 // has been switched on (so an outcome cannot be bought by trying each check),
-// the switch's visible text says the state it is in, and a card shown on its
-// own keeps the number it has in the lesson.
+// nor bought by a reset (a reset card is practice: the first outcome stays),
+// the catch-all check that every bug fails is not a choice, the switch's
+// visible text says the state it is in, and a card shown on its own keeps
+// the number it has in the lesson.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
@@ -109,5 +111,64 @@ test('a single-exercise widget shows the card\'s number in the lesson, and locks
   assert.deepEqual(results.map(({ exercise, passed }) => ({ exercise, passed })), [{ exercise: bug, passed: false }], 'one outcome, from the first prediction');
   assert.deepEqual(results[0].score, { raw: 0, max: 1, mastery: 1 });
   assertClean(problems, 'single card');
+  await context.close();
+});
+
+test('"Matches the reference" is not a prediction: it fails for every bug, so it cannot tell one card from another', async () => {
+  const { page, problems, context } = await lesson();
+  const offered = await page.locator('#break-it .bk-card').evaluateAll((cards) => cards.map((card) => ({
+    bug: card.dataset.bug,
+    choices: [...card.querySelectorAll('.bk-predict input[type="radio"]')].map((input) => input.value),
+  })));
+  assert.equal(offered.length, EXERCISES.length);
+  const catchAll = offered.filter(({ choices }) => choices.includes('matchesReference')).map(({ bug }) => bug);
+  assert.deepEqual(catchAll, [], `cards offering "Matches the reference" as a prediction: ${catchAll.join(', ')}`);
+  for (const { bug, choices } of offered) {
+    const { catchers } = EXERCISES.find((e) => e.bug === bug);
+    assert.ok(catchers.every((name) => choices.includes(name)), `${bug}: its catchers ${catchers} are among the choices ${choices}`);
+  }
+  // The check itself still runs and is shown.
+  const card = page.locator('#bk-no-rescale');
+  await card.locator('summary').click();
+  await card.locator('button.bk-switch').click();
+  assert.equal(await card.locator('[data-check="matchesReference"]').getAttribute('data-state'), 'fail');
+  assertClean(problems, 'prediction choices');
+  await context.close();
+});
+
+test('a reset lets the learner practise, but the first outcome stays: no second attention-result, and the verdict says which round scored', async () => {
+  const { page, problems, context } = await openPage(browser, server.url);
+  await page.goto(`${server.url}web/embed.html?preset=break-it`);
+  const results = [];
+  await page.exposeFunction('recordResult', (detail) => results.push(detail));
+  await page.evaluate(() => document.querySelector('attention-lab').addEventListener('attention-result', (e) => window.recordResult(e.detail)));
+  const card = page.locator('#bk-no-scale');
+  await card.locator('summary').waitFor();
+  if (!(await card.evaluate((d) => d.open))) await card.locator('summary').click();
+  const verdict = async () => (await shownText(card.locator('.bk-verdict'))).trim();
+
+  // The scored round: a wrong prediction.
+  await card.getByLabel('Rows sum to 1').check();
+  await card.locator('button.bk-switch').click();
+  assert.match(await verdict(), /still passes.*made before the checks were seen/, `scored round: "${await verdict()}"`);
+  await card.locator('button.bk-repair-button').click();
+  await page.waitForTimeout(50);
+  assert.deepEqual(results.map(({ exercise, passed }) => ({ exercise, passed })), [{ exercise: 'no-scale', passed: false }]);
+
+  // Reset, then the right check, now that the checks have been seen.
+  await page.locator('button.bk-reset').click();
+  assert.equal(await card.getByLabel('Scores scaled by 1/√dk').isDisabled(), false, 'the reset card can be predicted again');
+  const waiting = await verdict();
+  await card.getByLabel('Scores scaled by 1/√dk').check();
+  await card.locator('button.bk-switch').click();
+  await page.waitForTimeout(100);
+  assert.deepEqual(results.map(({ exercise, passed, score }) => ({ exercise, passed, raw: score.raw })),
+    [{ exercise: 'no-scale', passed: false, raw: 0 }], 'after a reset, a practice round must not report another outcome');
+  const text = await verdict();
+  assert.doesNotMatch(text, /made before the checks were seen/, `a practice round's prediction was made after the checks were seen, yet the verdict says: "${text}"`);
+  assert.match(text, /prediction was right/, text);
+  assert.match(text, /[Pp]ractice.*first.*no point/, `the verdict says the score keeps the first outcome: "${text}"`);
+  assert.match(waiting, /[Pp]ractice.*no point/, `before the practice round the verdict says it is practice: "${waiting}"`);
+  assertClean(problems, 'reset and practise');
   await context.close();
 });

@@ -1,4 +1,5 @@
 // The progress record (web/progress.js) in Node: the score rule, the status,
+// a reset of the cards (practice: the first outcomes stay),
 // the serialised form at its largest (it must fit SCORM 1.2's 4096-character
 // cmi.suspend_data), and saved texts that must be refused.
 import { test } from 'node:test';
@@ -79,6 +80,7 @@ test('the serialised form at its largest fits in 4096 characters, and round-trip
     quiz: Object.fromEntries(QUESTIONS.map((q) => [q.id, { first: longestAnswer(q), right: true, latest: longestAnswer(q) }])),
     breakIt: `${String.fromCharCode(96 + CHECKS.length)}7`.repeat(ALL_EXERCISES.length),
     outcomes: Object.fromEntries(ALL_EXERCISES.map((bug) => [bug, true])),
+    practice: Object.fromEntries(ALL_EXERCISES.map((bug) => [bug, true])),
     // The most sections the parser accepts, each with the longest id it accepts.
     visited: Array.from({ length: 32 }, (_, i) => `s${String(i).padStart(2, '0')}${'x'.repeat(29)}`),
   };
@@ -109,6 +111,8 @@ test('corrupted or hostile saved texts are refused with a notice, and the record
     'a bad break-it state': '{"v":1,"b":"zz"}',
     'a bad outcome': '{"v":1,"o":{"no-scale":"yes"}}',
     'an unknown exercise': '{"v":1,"o":{"toString":1}}',
+    'practice without an outcome': '{"v":1,"p":{"no-scale":1}}',
+    'a bad practice entry': '{"v":1,"o":{"no-scale":1},"p":{"no-scale":true}}',
     'a bad section id': '{"v":1,"s":["<b>"]}',
     'a grid answer of the wrong size': '{"v":1,"q":{"causal":["0101",0,"0101"]}}',
     'null': 'null',
@@ -119,11 +123,64 @@ test('corrupted or hostile saved texts are refused with a notice, and the record
     p.answer('maps', 'b', true);
     assert.equal(p.restore(text), false, what);
     assert.match(p.notice, /could not be used .* starts fresh/, what);
-    assert.deepEqual(p.record, { quiz: {}, breakIt: BREAKIT_DEFAULT, outcomes: {}, visited: [] }, `${what}: fresh`);
+    assert.deepEqual(p.record, { quiz: {}, breakIt: BREAKIT_DEFAULT, outcomes: {}, practice: {}, visited: [] }, `${what}: fresh`);
     assert.ok(!p.notice.includes(text.slice(0, 12)) || text.length < 6, `${what}: the notice does not echo the text`);
   }
   assert.equal(globalThis.ran, undefined);
   const p = new Progress();
   assert.equal(p.restore(good), true);
   assert.equal(p.notice, null);
+});
+
+test('a reset of the cards lets the learner practise, but each decided outcome stays: score, status and completion do not move', () => {
+  const p = new Progress();
+  p.include({ exercises: ['no-scale', 'mask-output'] });
+  const at = (bug) => 2 * ALL_EXERCISES.indexOf(bug);
+  const state = (cards) => {
+    const chars = [...BREAKIT_DEFAULT];
+    for (const [bug, text] of Object.entries(cards)) { chars[at(bug)] = text[0]; chars[at(bug) + 1] = text[1]; }
+    return chars.join('');
+  };
+  // no-scale: predicted wrong, broken, repaired. mask-output: predicted right, broken, not yet repaired.
+  p.decide('no-scale', false);
+  p.decide('mask-output', true);
+  p.setBreakIt(state({ 'no-scale': 'a6', 'mask-output': 'b3' }));
+  const before = { score: p.score(), finished: p.summary().finished, outcomes: { ...p.record.outcomes } };
+  assert.deepEqual(before, { score: { raw: 1, max: 2, mastery: 2 }, finished: 1, outcomes: { 'no-scale': false, 'mask-output': true } });
+
+  p.resetExercises(['no-scale', 'mask-output']);
+  assert.equal(p.record.breakIt, BREAKIT_DEFAULT, 'the cards start again');
+  const kept = { score: p.score(), finished: p.summary().finished, outcomes: { ...p.record.outcomes } };
+  assert.deepEqual(kept, before, `after "Reset these cards" the score, the finished cards and the outcomes must stay; seen ${JSON.stringify(kept)}`);
+  assert.equal(p.inPractice('no-scale'), true, 'a reset card is in practice');
+
+  // The practice round: the right check now, which must not change the first outcome.
+  assert.equal(p.decide('no-scale', true), false, 'a practice round decides nothing');
+  assert.equal(p.record.outcomes['no-scale'], false);
+  assert.deepEqual(p.score(), before.score);
+  p.setBreakIt(state({ 'no-scale': 'h6', 'mask-output': 'b6' }));
+  assert.equal(p.status(), 'failed', 'both cards finished, 1 of 2 points');
+
+  // All of it survives a save and a restore (localStorage, an LMS).
+  const again = new Progress();
+  again.include({ exercises: ['no-scale', 'mask-output'] });
+  assert.equal(again.restore(p.serialise()), true, again.notice);
+  assert.deepEqual(again.record, p.record);
+  assert.equal(again.inPractice('no-scale'), true);
+  assert.equal(again.status(), 'failed');
+});
+
+test('an outcome whose card lost its "broken" flag (the back button, a state in the URL) makes that card practice', () => {
+  const p = new Progress();
+  p.include({ exercises: ['no-scale'] });
+  p.decide('no-scale', false);
+  const i = 2 * ALL_EXERCISES.indexOf('no-scale');
+  const chars = [...BREAKIT_DEFAULT];
+  chars[i] = 'a';
+  chars[i + 1] = '6';
+  p.setBreakIt(chars.join(''));
+  assert.equal(p.inPractice('no-scale'), false, 'the scored round');
+  p.setBreakIt(BREAKIT_DEFAULT);
+  assert.equal(p.inPractice('no-scale'), true, 'unbroken with an outcome: a practice round');
+  assert.equal(p.exerciseDone('no-scale'), true, 'and it stays finished');
 });

@@ -1,8 +1,9 @@
 // The SCORM 1.2 package (web/dist.mjs, web/scorm/launch.js): its manifest,
 // and the lesson inside an LMS played by scorm-again's SCORM 1.2 runtime
 // (tests/fixtures/scorm-host.html): what the LMS receives, resuming from
-// suspend data, passed / failed, the package without an LMS, and suspend
-// data that must be refused.
+// suspend data, passed / failed, a reset of the cards (the LMS keeps the
+// first outcomes), the package without an LMS, and suspend data that must
+// be refused.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -278,4 +279,38 @@ test('session time is a SCORM 1.2 timespan, HHHH:MM:SS.SS, rounded before it is 
     }
   }
   assert.deepEqual(bad.slice(0, 8), [], `${bad.length} values wrong (first 8 shown; the good ones are within ${worst} ms)`);
+});
+
+test('"Reset these cards" is practice: the LMS keeps the first outcomes, the score and the status', async () => {
+  const s = await inLms(packages.small);
+  // Every question right (8 points), both cards wrong: 8 of 10, mastery 7, passed.
+  for (const q of QUESTIONS) {
+    if (q.kind === 'choice') await answerQuiz(s.frame, q.id, q.choices.find((c) => c.right).id);
+    else if (q.kind === 'number') await answerQuiz(s.frame, q.id, '32');
+    else {
+      const form = s.frame.locator(`form[data-quiz="${q.id}"]`);
+      for (const [i, j] of [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]) await form.locator(`button[data-row="${i}"][data-col="${j}"]`).click();
+      await form.locator('button[type="submit"]').click();
+    }
+  }
+  await doExercise(s.frame, 'no-scale', 'Rows sum to 1'); // wrong
+  await doExercise(s.frame, 'mask-output', 'Rows sum to 1'); // wrong
+  await s.page.waitForFunction(() => window.lmsValue('cmi.core.lesson_status') === 'passed');
+  const first = { raw: await s.lms('cmi.core.score.raw'), status: await s.lms('cmi.core.lesson_status'), o: JSON.parse(await s.lms('cmi.suspend_data')).o };
+  assert.deepEqual(first, { raw: '8', status: 'passed', o: { 'no-scale': 0, 'mask-output': 0 } });
+
+  // Reset the cards: the LMS hears the cleared cards, and nothing else changes.
+  await s.frame.locator('button.bk-reset').click();
+  await s.page.waitForFunction(() => !JSON.parse(window.lmsValue('cmi.suspend_data')).b);
+  const reset = { raw: await s.lms('cmi.core.score.raw'), status: await s.lms('cmi.core.lesson_status'), o: JSON.parse(await s.lms('cmi.suspend_data')).o };
+  assert.deepEqual(reset, first, `after "Reset these cards" the LMS was told ${JSON.stringify(reset)}`);
+
+  // Practise with the checks already seen: the right predictions now score nothing.
+  await doExercise(s.frame, 'no-scale', 'Scores scaled by 1/√dk');
+  await doExercise(s.frame, 'mask-output', 'Blocked weights are 0');
+  await s.page.waitForFunction(() => (JSON.parse(window.lmsValue('cmi.suspend_data')).b || '').includes('h6'));
+  const practised = { raw: await s.lms('cmi.core.score.raw'), status: await s.lms('cmi.core.lesson_status'), o: JSON.parse(await s.lms('cmi.suspend_data')).o };
+  assert.deepEqual(practised, first, `after a practice round the LMS was told ${JSON.stringify(practised)}`);
+  assertClean(s.problems, 'reset in an LMS');
+  await s.context.close();
 });

@@ -18,18 +18,22 @@
  * onChange(text) is called after every change a learner makes.
  * makeSection() adapts all this to lesson.js's section interface.
  *
- * An exercise's outcome is decided the first time a learner turns its bug
+ * A prediction is one of PREDICTION_CHECKS (exercises.js): every check but
+ * the catch-all "Matches the reference", which every bug fails. An
+ * exercise's outcome is decided the first time a learner turns its bug
  * on: onResult({ exercise, passed }) is called then, and only then; passed
  * is whether the predicted check failed (false without a prediction). From
  * that moment the prediction is locked, so that it cannot be changed after
- * the checks have been seen.
+ * the checks have been seen. "Reset these cards" starts the cards again for
+ * practice (progress.js): the prediction unlocks, but the outcome, and so
+ * the score, stays the first one, and the verdict says so.
  *
  * The DOM is built with createElement and textContent only; styles are
  * classes from breakit.css; every number shown comes from the core.
  */
 import { CHECKS, runChecks, intendedRule } from './checks.js';
-import { EXERCISES } from './exercises.js';
-import { h, fmt as fmtNumber, oneBased, setText, setClass } from './lesson-ui.js';
+import { EXERCISES, PREDICTION_CHECKS } from './exercises.js';
+import { h, fmt as fmtNumber, oneBased, setText, setClass, uid } from './lesson-ui.js';
 import { Progress, lessonProgress, BREAKIT_DEFAULT, isBreakItState } from './progress.js';
 import { paintRamp, rampLegend } from './palette.js';
 
@@ -115,7 +119,10 @@ function buildNumberTable({ caption, rows, cols, rowLabel, colLabel, name, panel
 /**
  * Fill a buildNumberTable(). `worst` (or null) is marked with an outline and
  * a ◆; its row and column headers get ▶ and ▼, so the mark does not rest on
- * colour. Weights are coloured with the page's one ramp (palette.js);
+ * colour. A screen reader hears "marked by the check" on the blamed cells
+ * only: a `worst` with a `context` (a row shown because of an entry in
+ * another table) is outlined, and its row header says why instead.
+ * Weights are coloured with the page's one ramp (palette.js);
  * blocked(i, j) cells are hatched like everywhere else and say so in text.
  */
 function drawNumberTable(table, { values, colour, blocked, worst }) {
@@ -129,7 +136,12 @@ function drawNumberTable(table, { values, colour, blocked, worst }) {
   rowHeads.forEach((th, i) => {
     const marked = Boolean(worst) && worst.row === i;
     setClass(th, marked ? 'bk-mark-row' : '');
-    setText(th, `${marked ? '▶ ' : ''}${rowLabel(i)}`);
+    const text = `${marked ? '▶ ' : ''}${rowLabel(i)}`;
+    const note = marked && worst.context ? ` (${worst.context})` : '';
+    if (th.bkText === text && th.bkNote === note) return;
+    th.bkText = text;
+    th.bkNote = note;
+    th.replaceChildren(text, ...(note ? [el('span', { cls: 'bk-sr', text: note })] : []));
   });
   cells.forEach((td, k) => {
     const i = Math.floor(k / cols);
@@ -137,6 +149,7 @@ function drawNumberTable(table, { values, colour, blocked, worst }) {
     const v = values[k];
     const isBlocked = Boolean(blocked && blocked(i, j));
     const isWorst = Boolean(worst) && worst.row === i && (worst.column === j || worst.column === null);
+    const blamed = isWorst && !worst.context;
     const diamond = isWorst && worst.column === j;
     const classes = ['bk-cell'];
     if (Number.isNaN(v)) classes.push('bk-nan');
@@ -154,7 +167,7 @@ function drawNumberTable(table, { values, colour, blocked, worst }) {
     }
     // The cell's text: a ◆, the number, and what a screen reader adds. Only
     // the number changes in place; a new mark or state rebuilds the cell.
-    const marks = `${diamond}${isBlocked}${isWorst}`;
+    const marks = `${diamond}${isBlocked}${blamed}`;
     const number = fmt(v);
     if (td.bkMarks === marks) {
       if (td.bkNumber.data !== number) td.bkNumber.data = number;
@@ -166,7 +179,7 @@ function drawNumberTable(table, { values, colour, blocked, worst }) {
       ...(diamond ? [el('span', { cls: 'bk-diamond', text: '◆ ' })] : []),
       td.bkNumber,
       ...(isBlocked ? [el('span', { cls: 'bk-sr', text: ' (blocked)' })] : []),
-      ...(isWorst ? [el('span', { cls: 'bk-sr', text: ' (marked by the check)' })] : []));
+      ...(blamed ? [el('span', { cls: 'bk-sr', text: ' (marked by the check)' })] : []));
   });
 }
 
@@ -183,10 +196,10 @@ function resultTables(host, exercise, result, worst, allowed) {
   for (let h = 0; h < H; h++) {
     const head = H > 1 ? ` of head ${h + 1}` : '';
     // The weights always show where the blame lies: the cell itself, or for
-    // an output entry the row of the query that produced it.
+    // an output entry the row of the query that produced it (as context).
     const inHead = worst && (worst.head === null || worst.head === h);
     const mark = !inHead || !['weights', 'output'].includes(worst.tensor) ? null
-      : worst.tensor === 'output' ? { row: worst.row, column: null } : worst;
+      : worst.tensor === 'output' ? { row: worst.row, column: null, context: 'its output entry is marked by the check' } : worst;
     tables.push([{
       caption: `Weights${head} (rows: queries, columns: keys; hatched: blocked)`, rows: T, cols: Tk,
       rowLabel: q, colLabel: k, name: `weights${h}`, panel: 'weights',
@@ -250,7 +263,7 @@ class Card {
 
     const mistake = el('pre', { cls: 'bk-code bk-mistake' }, el('code', { text: exercise.mistake }));
 
-    this.options = CHECKS.map((check) => {
+    this.options = PREDICTION_CHECKS.map((check) => {
       const input = el('input', { attrs: { type: 'radio', name: `${id}-predict`, value: check.name, id: `${id}-p-${check.name}` } });
       input.addEventListener('change', () => { if (input.checked) owner.change(index, { prediction: check.name }); });
       return { input, label: el('label', { cls: 'bk-option', attrs: { for: input.id } }, input, ` ${check.title}`) };
@@ -269,7 +282,12 @@ class Card {
       owner.change(index, on ? { on: true, broken: true } : { on: false });
     });
     this.repairButton = el('button', { cls: 'bk-repair-button', text: 'Apply the repair', attrs: { type: 'button' } });
-    this.repairButton.addEventListener('click', () => owner.change(index, { on: false, repaired: true }));
+    // Once applied, the button gives way to a line that says so (focus moves there, not to the page).
+    this.repairedNote = el('p', { cls: 'bk-repaired', text: '✓ Repair applied: the bug is off.', attrs: { tabindex: '-1', hidden: true } });
+    this.repairButton.addEventListener('click', () => {
+      owner.change(index, { on: false, repaired: true });
+      if (!this.repairedNote.hidden) this.repairedNote.focus();
+    });
 
     this.status = el('p', { cls: 'bk-status', attrs: { role: 'status' } });
     this.verdict = el('p', { cls: 'bk-verdict' });
@@ -281,7 +299,7 @@ class Card {
     this.repairBox = el('div', { cls: 'bk-repair' },
       el('h4', { text: 'The repair' }),
       el('pre', { cls: 'bk-code bk-fix' }, el('code', { text: exercise.repair })),
-      this.repairButton);
+      this.repairButton, this.repairedNote);
 
     this.node = el('details', { cls: 'bk-card', attrs: { id, 'data-bug': exercise.bug } }, summary,
       el('div', { cls: 'bk-body' },
@@ -307,6 +325,9 @@ class Card {
     ].filter(Boolean).join(' · '));
     this.node.classList.toggle('bk-is-on', state.on);
     this.repairBox.hidden = !state.broken;
+    const repaired = state.repaired && !state.on;
+    this.repairButton.hidden = repaired;
+    this.repairedNote.hidden = !repaired;
 
     // The checks depend only on whether the bug is on: a new prediction or mark reuses them.
     if (this.resultsOn !== state.on) {
@@ -340,12 +361,12 @@ class Card {
     return failed.map((r) => r.name);
   }
 
-  /** The names of the checks that fail with this card's bug on (the core runs it once). */
+  /** The prediction choices that fail with this card's bug on (the core runs it once). */
   caughtBy() {
     if (!this.caught) {
       if (!this.checked.has(true)) this.checked.set(true, runChecks(this.owner.lab, this.exercise));
-      this.caught = this.checked.get(true);
-      this.caught = this.caught.filter((r) => !r.passed).map((r) => r.name);
+      const failed = this.checked.get(true).filter((r) => !r.passed).map((r) => r.name);
+      this.caught = PREDICTION_CHECKS.filter((c) => failed.includes(c.name)).map((c) => c.name);
     }
     return this.caught;
   }
@@ -355,14 +376,31 @@ class Card {
     return Boolean(state.prediction) && this.caughtBy().includes(state.prediction);
   }
 
+  /**
+   * What this round showed, then what the card scores: the outcome in the
+   * record, decided in the card's first round. After a reset a round is
+   * practice, and says so rather than claim it was scored.
+   */
   verdictText(state) {
-    if (!state.broken) return state.prediction ? 'Prediction saved. Now turn the bug on.' : 'Choose a check, then turn the bug on.';
-    if (!state.prediction) return 'The bug was turned on before a prediction was made, so this card scores no point.';
+    const { record } = this.owner;
+    const { bug } = this.exercise;
+    const practice = record.inPractice(bug);
+    const points = record.outcome(bug) ? '1 point' : 'no point';
+    const kept = practice ? ` This is practice: the score keeps the card’s first outcome, ${points}.` : '';
+    if (!state.broken) return `${state.prediction ? 'Prediction saved. Now turn the bug on.' : 'Choose a check, then turn the bug on.'}${kept}`;
+    if (!state.prediction) {
+      return practice ? `The bug was turned on before a prediction was made.${kept}`
+        : 'The bug was turned on before a prediction was made, so this card scores no point.';
+    }
     const check = CHECKS.find((c) => c.name === state.prediction);
-    const locked = ' Your prediction is locked: it was made before the checks were seen.';
-    if (this.predictedRight(state)) return `Your prediction was right: “${check.title}” fails.${locked}`;
     const names = this.caughtBy().map((name) => `“${CHECKS.find((c) => c.name === name).title}”`).join(', ');
-    return `“${check.title}” still passes. This bug is caught by ${names}.${locked}`;
+    const round = this.predictedRight(state) ? `Your prediction was right: “${check.title}” fails.`
+      : PREDICTION_CHECKS.includes(check) ? `“${check.title}” still passes. This bug is caught by ${names}.`
+        : `“${check.title}” fails for every bug, so it does not count as a prediction. This bug is caught by ${names}.`;
+    if (practice) return `${round}${kept}`;
+    // A card switched on by a state in the URL, not by the learner, has no outcome to report.
+    if (record.outcome(bug) === null) return round;
+    return `${round} Your prediction is locked: it was made before the checks were seen, so this card scores ${points}.`;
   }
 
   /** The intended rule (which key each query may see) for weights of this shape, from the core, asked once per shape. */
@@ -430,7 +468,10 @@ class BreakIt {
     this.record = progress || (persist ? lessonProgress() : new Progress());
     this.state = decodeState(this.record.record.breakIt);
     this.progress = el('p', { cls: 'bk-progress' });
-    const reset = el('button', { cls: 'bk-reset', text: 'Reset these cards', attrs: { type: 'button' } });
+    const noteId = uid('bk-reset-note');
+    const reset = el('button', { cls: 'bk-reset', text: 'Reset these cards', attrs: { type: 'button', 'aria-describedby': noteId } });
+    const resetNote = el('p', { cls: 'bk-reset-note', attrs: { id: noteId },
+      text: 'Each card scores once, the first time its bug is turned on. A reset lets you practise again and keeps that score.' });
     reset.addEventListener('click', () => this.record.resetExercises(shown.map((c) => c.exercise.bug)));
     // Cards by exercise index; null for an exercise not shown here.
     const alone = Boolean(only) && only.length === 1;
@@ -463,7 +504,7 @@ class BreakIt {
           + 'The marked cell (◆, with ▶ on its row and ▼ on its column) is the entry the check blames. '
           + 'Finish by applying the repair.' }));
     }
-    const toolbar = shown.length > 1 ? [el('div', { cls: 'bk-toolbar' }, this.progress, reset)] : [];
+    const toolbar = shown.length > 1 ? [el('div', { cls: 'bk-toolbar' }, this.progress, reset, resetNote)] : [];
     container.replaceChildren(...intro, ...toolbar, ...shown.map((c) => c.node));
     this.showProgress();
   }
@@ -492,10 +533,12 @@ class BreakIt {
     this.redraw(i);
     this.changed();
     const s = this.state[i];
-    if (s.broken && !before.broken) {
-      const detail = { exercise: EXERCISES[i].bug, passed: this.cards[i].predictedRight(s) };
-      this.record.decide(detail.exercise, detail.passed);
-      if (this.onResult) this.onResult(detail);
+    const bug = EXERCISES[i].bug;
+    // The first round that turns the bug on decides the outcome; a round
+    // after a reset is practice, and decide() keeps the first outcome.
+    if (s.broken && !before.broken && this.record.decide(bug, this.cards[i].predictedRight(s))) {
+      this.redraw(i); // the verdict now says what the card scored
+      if (this.onResult) this.onResult({ exercise: bug, passed: this.record.outcome(bug) });
     }
   }
 

@@ -9,6 +9,15 @@
  * key c times c + 1.
  */
 import { BUGS } from './attention.js';
+import { CHECKS } from './checks.js';
+
+/**
+ * The checks a learner may predict. "Matches the reference" compares with
+ * the bug-free core, so every bug fails it: as a prediction it would be
+ * right on every card without telling one mistake from another. It still
+ * runs and is shown on every card.
+ */
+export const PREDICTION_CHECKS = Object.freeze(CHECKS.filter((c) => c.name !== 'matchesReference'));
 
 const Q = [[1, 0, 1, 0], [0, 2, 0, 1], [1, 1, 0, 0], [0, 0, 2, 1]];
 const K = [[1, 1, 0, 0], [0, 1, 1, 0], [1, 0, 0, 2], [2, 0, 1, 0]];
@@ -168,10 +177,10 @@ export const EXERCISES = Object.freeze([
     ...sdpa({ causal: true }),
     backward: true,
     setting: '4 tokens, causal; the loss is sum(output × a fixed pattern).',
-    mistake: 'dv = where(allowed, weights, 1 / Tk).transpose(-2, -1) @ dout   # blocked weights taken as uniform',
-    repair: 'dv = weights.transpose(-2, -1) @ dout; dscores[~allowed] = 0   # a blocked weight is a constant 0',
+    mistake: 'p = where(allowed, weights, 1 / Tk); dv = p.transpose(-2, -1) @ dout; dscores = softmax_backward(p, dout @ v.transpose(-2, -1))   # blocked pairs kept: 1 / Tk in dv and in dscores, which is never zeroed',
+    repair: 'p = weights; dv = p.transpose(-2, -1) @ dout; dscores = softmax_backward(p, dout @ v.transpose(-2, -1)); dscores[~allowed] = 0   # a blocked weight is a constant 0',
     catchers: ['gradientMatchesFiniteDifference'],
-    prompt: 'Key 4 is in the past of query 4 only, yet it now gets gradient from every query. Which check notices?',
+    prompt: 'Key 4 is in the past of query 4 only, yet it now gets gradient from every query, and the blocked scores pass gradient on to q and k. Which check notices?',
   },
   {
     bug: 'no-rescale',
@@ -180,8 +189,8 @@ export const EXERCISES = Object.freeze([
     setting: '4 tokens, no mask; the tiled path, one key per tile.',
     mistake: 'l = l + p.sum(); acc = acc + p @ v_tile   # m grew, old terms kept their old max',
     repair: 'f = exp(m_old - m_new); l = l * f + p.sum(); acc = acc * f + p @ v_tile',
-    catchers: ['matchesReference', 'permutationEquivariance'],
-    prompt: 'Rows still sum to 1, yet a key that arrives after a larger score counts for too much, so the order of the keys now matters. Which checks notice?',
+    catchers: ['permutationEquivariance'],
+    prompt: 'Rows still sum to 1, yet a key that came before a larger score keeps its exponential against the old, smaller maximum and counts for too much, so the order of the keys now matters. Which check notices?',
   },
   {
     bug: 'stale-cache-offset',
@@ -192,8 +201,8 @@ export const EXERCISES = Object.freeze([
     setting: 'Multi-head attention with RoPE, dModel = 4, 2 heads of width 2, seed 7; 4 tokens decoded one at a time through the KV cache, causal.',
     mistake: 'q = rope(q, pos=0); k_cache.append(rope(k, pos=len(k_cache)))   # the query offset never advances',
     repair: 'pos = len(k_cache); q = rope(q, pos); k_cache.append(rope(k, pos))   # queries continue from the cache length',
-    catchers: ['diagonalAllowed', 'matchesReference'],
-    prompt: 'Each new query stands at position 0, so the causal rule lets it see the first token only. Which checks notice?',
+    catchers: ['diagonalAllowed'],
+    prompt: 'Each new query stands at position 0, so the causal rule lets it see the first token only. Which check notices?',
   },
 ].map((exercise) => Object.freeze(exercise)));
 

@@ -12,13 +12,19 @@ export interface ProgressRecord {
   quiz: Record<string, SavedAnswer>;
   /** The break-it cards' state string (two characters per card). */
   breakIt: string;
-  /** Per exercise (bug name): whether the locked prediction was right. */
+  /** Per exercise (bug name): whether the locked prediction was right the first time its bug was turned on. */
   outcomes: Record<string, boolean>;
+  /**
+   * Per exercise whose card was started again after its outcome was decided:
+   * whether it had been finished (broken and repaired) by then. Later rounds
+   * are practice and change neither the outcome nor the completion.
+   */
+  practice: Record<string, boolean>;
   /** Ids of the sections seen. */
   visited: string[];
 }
 
-/** 1 point per first-try right answer and per right prediction; mastery = ⌈70 % of max⌉. */
+/** 1 point per first-try right answer and per right first prediction; mastery = ⌈70 % of max⌉. */
 export interface Score {
   raw: number;
   max: number;
@@ -67,9 +73,15 @@ export class Progress {
   answer(question: string, answer: string, right: boolean): void;
   answerTo(question: string): SavedAnswer | null;
   setBreakIt(state: string): void;
-  decide(exercise: string, right: boolean): void;
+  /** Records the outcome the first time only; returns whether this call recorded it. */
+  decide(exercise: string, right: boolean): boolean;
+  /** The decided outcome, or null. */
+  outcome(exercise: string): boolean | null;
+  /** Whether the card was started again after its outcome was decided. */
+  inPractice(exercise: string): boolean;
   view(section: string): void;
   visit(section: string): void;
+  /** Start these cards again, for practice: decided outcomes and finished cards stay. */
   resetExercises(exercises: string[]): void;
   reset(): void;
   exerciseDone(exercise: string): boolean;

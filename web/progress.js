@@ -13,18 +13,25 @@
  *             on, broken once, repaired, two characters per card)
  *   outcomes  per exercise: whether the prediction was right, decided the
  *             first time its bug was turned on (the prediction is then locked)
+ *   practice  per exercise whose card was started again (a reset, the back
+ *             button) after its outcome was decided: whether it had been
+ *             finished (broken and repaired) by then. Its later rounds are
+ *             practice: they change neither the outcome nor the completion,
+ *             so a learner who has seen the checks cannot reset and predict
+ *             again for a point.
  *   visited   the ids of the sections the learner has seen
  *
  * Score: 1 point per quiz question answered right on the first attempt, and
- * 1 point per break-it exercise whose prediction was right. raw is the
- * points, max the number of questions and exercises in scope (those the
- * page shows: include() sets them). The work is complete when every question
- * in scope is answered and every exercise in scope has been broken and
- * repaired; it is passed when raw ≥ masteryScore(max) = ⌈70 % of max⌉.
+ * 1 point per break-it exercise whose prediction was right the first time
+ * its bug was turned on. raw is the points, max the number of questions and
+ * exercises in scope (those the page shows: include() sets them). The work
+ * is complete when every question in scope is answered and every exercise
+ * in scope has been broken and repaired (once is enough: a reset keeps it
+ * finished); it is passed when raw ≥ masteryScore(max) = ⌈70 % of max⌉.
  * With nothing scored in scope (only reading sections) it is completed.
  *
  * Serialised form (localStorage, SCORM's cmi.suspend_data): compact JSON,
- *   {"v":1,"q":{"id":[first,0|1,latest]},"b":"-0c3…","o":{"bug":0|1},"s":["masks"]}
+ *   {"v":1,"q":{"id":[first,0|1,latest]},"b":"-0c3…","o":{"bug":0|1},"p":{"bug":0|1},"s":["masks"]}
  * at most MAX_SERIALISED (4096) characters. restore() checks every part
  * (size, keys, answer forms, the break-it pattern) and takes nothing from a
  * text that fails: the record stays empty and `notice` says why. Nothing in
@@ -59,13 +66,17 @@ export const isBreakItState = (text) => typeof text === 'string' && BREAKIT_PATT
 /** A valid state string at full length (a shorter one padded with untouched cards). */
 const fullLength = (text) => text.padEnd(BREAKIT_DEFAULT.length, '-0');
 const BUG_NAMES = EXERCISES.map((e) => e.bug);
+const BROKEN = 2;
+const REPAIRED = 4;
+/** The flags digit of card `i` in a full-length state string. */
+const cardFlags = (text, i) => Number(text[2 * i + 1]);
 
 /** The points needed to pass out of `max`. */
 export const masteryScore = (max) => Math.ceil(MASTERY * max);
 
 export class ProgressError extends Error {}
 
-const emptyRecord = () => ({ quiz: {}, breakIt: BREAKIT_DEFAULT, outcomes: {}, visited: [] });
+const emptyRecord = () => ({ quiz: {}, breakIt: BREAKIT_DEFAULT, outcomes: {}, practice: {}, visited: [] });
 
 /** Parse and check a serialised record; throws ProgressError with a short reason (never echoing the text). */
 export function parseRecord(text) {
@@ -79,7 +90,7 @@ export function parseRecord(text) {
   }
   const isObject = (x) => x !== null && typeof x === 'object' && !Array.isArray(x);
   if (!isObject(data) || data.v !== VERSION) throw new ProgressError('it is not a progress record of this version');
-  for (const key of Object.keys(data)) if (!['v', 'q', 'b', 'o', 's'].includes(key)) throw new ProgressError('it has an unknown part');
+  for (const key of Object.keys(data)) if (!['v', 'q', 'b', 'o', 'p', 's'].includes(key)) throw new ProgressError('it has an unknown part');
   const record = emptyRecord();
   if (data.q !== undefined) {
     if (!isObject(data.q)) throw new ProgressError('its quiz part has the wrong form');
@@ -102,6 +113,13 @@ export function parseRecord(text) {
       record.outcomes[bug] = right === 1;
     }
   }
+  if (data.p !== undefined) {
+    if (!isObject(data.p)) throw new ProgressError('its practice part has the wrong form');
+    for (const [bug, finished] of Object.entries(data.p)) {
+      if (!Object.hasOwn(record.outcomes, bug) || (finished !== 0 && finished !== 1)) throw new ProgressError('a practice entry has the wrong form');
+      record.practice[bug] = finished === 1;
+    }
+  }
   if (data.s !== undefined) {
     if (!Array.isArray(data.s) || data.s.length > MAX_VISITED || !data.s.every((id) => typeof id === 'string' && SECTION_ID.test(id))) {
       throw new ProgressError('its list of sections has the wrong form');
@@ -119,6 +137,8 @@ export function serialiseRecord(record) {
   if (record.breakIt !== BREAKIT_DEFAULT) data.b = record.breakIt;
   const outcomes = Object.entries(record.outcomes);
   if (outcomes.length) data.o = Object.fromEntries(outcomes.map(([bug, right]) => [bug, right ? 1 : 0]));
+  const practice = Object.entries(record.practice);
+  if (practice.length) data.p = Object.fromEntries(practice.map(([bug, finished]) => [bug, finished ? 1 : 0]));
   if (record.visited.length) data.s = record.visited;
   return JSON.stringify(data);
 }
@@ -220,18 +240,47 @@ export class Progress {
     return this.record.quiz[id] || null;
   }
 
-  /** The break-it cards' state string changed. */
+  /**
+   * The break-it cards' state string changed. A card whose outcome is
+   * decided and that is no longer marked broken (the back button, a state
+   * from the URL) was started again: it goes to practice.
+   */
   setBreakIt(text) {
     if (!isBreakItState(text) || fullLength(text) === this.record.breakIt) return;
-    this.record.breakIt = fullLength(text);
+    const next = fullLength(text);
+    for (const bug of Object.keys(this.record.outcomes)) {
+      if (!(cardFlags(next, BUG_NAMES.indexOf(bug)) & BROKEN)) this.startPractice(bug);
+    }
+    this.record.breakIt = next;
     this.changed({ type: 'break-it' });
   }
 
-  /** An exercise's outcome, decided when its bug is first turned on; later calls change nothing. */
+  /**
+   * An exercise's outcome, decided when its bug is first turned on; later
+   * calls (another round after a reset) change nothing. Returns whether this
+   * call decided it.
+   */
   decide(bug, right) {
-    if (!BUG_NAMES.includes(bug) || Object.hasOwn(this.record.outcomes, bug)) return;
+    if (!BUG_NAMES.includes(bug) || Object.hasOwn(this.record.outcomes, bug)) return false;
     this.record.outcomes[bug] = Boolean(right);
     this.changed({ type: 'exercise', exercise: bug, passed: Boolean(right) });
+    return true;
+  }
+
+  /** The outcome of exercise `bug`: true or false once decided, else null. */
+  outcome(bug) {
+    return Object.hasOwn(this.record.outcomes, bug) ? this.record.outcomes[bug] : null;
+  }
+
+  /** Whether exercise `bug`'s card has been started again since its outcome was decided. */
+  inPractice(bug) {
+    return Object.hasOwn(this.record.practice, bug);
+  }
+
+  /** Card `bug` starts again after its outcome was decided: it keeps whether it was finished. */
+  startPractice(bug) {
+    if (!Object.hasOwn(this.record.outcomes, bug)) return;
+    this.record.practice[bug] = this.exerciseDone(bug);
   }
 
   /** The learner is reading section `sectionId` now (not saved: an LMS keeps it as the lesson location). */
@@ -248,15 +297,18 @@ export class Progress {
     this.changed({ type: 'visit', section: sectionId });
   }
 
-  /** Forget the break-it cards and outcomes of these exercises (the cards' own reset). */
+  /**
+   * Start these exercises' cards again (the cards' own reset), for practice:
+   * a decided outcome stays, and so does a finished card.
+   */
   resetExercises(bugs) {
     const chars = [...this.record.breakIt];
     for (const bug of bugs) {
       const i = BUG_NAMES.indexOf(bug);
       if (i < 0) continue;
+      this.startPractice(bug);
       chars[2 * i] = '-';
       chars[2 * i + 1] = '0';
-      delete this.record.outcomes[bug];
     }
     this.record.breakIt = chars.join('');
     this.changed({ type: 'reset' });
@@ -269,11 +321,11 @@ export class Progress {
     this.changed({ type: 'reset' });
   }
 
-  /** Whether exercise `bug` has been broken and repaired, with its outcome decided. */
+  /** Whether exercise `bug` has been broken and repaired, with its outcome decided; a reset keeps it so. */
   exerciseDone(bug) {
     const i = BUG_NAMES.indexOf(bug);
-    const flags = Number(this.record.breakIt[2 * i + 1]);
-    return Object.hasOwn(this.record.outcomes, bug) && Boolean(flags & 4);
+    if (i < 0 || !Object.hasOwn(this.record.outcomes, bug)) return false;
+    return this.record.practice[bug] === true || Boolean(cardFlags(this.record.breakIt, i) & REPAIRED);
   }
 
   /** { raw, max, mastery } over the scope: see the top of this file. */
