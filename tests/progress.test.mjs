@@ -132,6 +132,16 @@ test('corrupted or hostile saved texts are refused with a notice, and the record
   assert.equal(p.notice, null);
 });
 
+test('a graded record (an LMS grades it) refuses reset(): first attempts stay final; an ungraded one starts over', () => {
+  for (const graded of [true, false]) {
+    const p = new Progress({ graded });
+    p.include({ exercises: ['no-scale'] });
+    p.decide('no-scale', true);
+    p.reset();
+    assert.deepEqual(p.record.outcomes, graded ? { 'no-scale': true } : {}, `graded ${graded}: outcomes after reset()`);
+  }
+});
+
 test('a reset of the cards lets the learner practise, but each decided outcome stays: score, status and completion do not move', () => {
   const p = new Progress();
   p.include({ exercises: ['no-scale', 'mask-output'] });

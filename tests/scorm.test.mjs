@@ -171,6 +171,9 @@ test('in an LMS: two answers and one exercise are reported; a relaunch with the 
   assert.match(await shownText(card.locator('summary .bk-badges')), /repaired/);
   assert.match(await shownText(again.frame.locator('.pg-line')), new RegExp(`Score 2 of ${MAX}`));
   await again.page.waitForFunction(() => window.lmsValue('cmi.core.score.raw') === '2');
+  // Graded first attempts are final in an LMS: the panel offers no reset, and says why.
+  assert.equal(await again.frame.locator('button.pg-reset').count(), 0, 'no "Reset all progress" while an LMS grades');
+  assert.match(await shownText(again.frame.locator('.pg-graded')), /first attempts/);
   assertClean(again.problems, 'relaunch');
   await again.context.close();
 });
@@ -221,6 +224,8 @@ test('without an LMS the package is the plain lesson: it works, with no console 
   await answerQuiz(page, 'scale', 'a');
   assert.match(await shownText(page.locator('form[data-quiz="scale"] .qz-feedback')), /Right/);
   await doExercise(page, 'causal-upper', 'Blocked weights are 0');
+  // Without an LMS nothing is graded: the learner may start again.
+  assert.equal(await page.locator('button.pg-reset').count(), 1, '"Reset all progress" without an LMS');
   // Progress is kept in localStorage, as in the lesson.
   assert.match(await page.evaluate(() => localStorage.getItem('attention-lab.progress.v1')), /"scale":\["a",1,"a"\]/);
   assertClean(problems, 'no LMS');

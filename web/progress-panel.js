@@ -17,8 +17,11 @@ import { h } from './lesson-ui.js';
 export function progressPanel(progress, { pageNotice = null } = {}) {
   const line = h('p', { class: 'pg-line', role: 'status', 'aria-live': 'polite' });
   const notice = h('p', { class: 'pg-notice', role: 'alert', hidden: true });
-  const reset = h('button', { type: 'button', class: 'action pg-reset', text: 'Reset all progress' });
-  reset.addEventListener('click', () => progress.reset());
+  // In a graded course the first attempts are the grade: there is no reset.
+  const reset = progress.graded
+    ? h('p', { class: 'pg-graded', text: 'Your course grades first attempts, so this progress cannot be reset.' })
+    : h('button', { type: 'button', class: 'action pg-reset', text: 'Reset all progress' });
+  if (!progress.graded) reset.addEventListener('click', () => progress.reset());
   const panel = h('div', { class: 'pg-panel', 'data-progress': '' },
     h('h3', { class: 'pg-title', text: 'Your progress' }), line, notice, reset);
   const draw = () => {

@@ -57,8 +57,13 @@ export function parseRecord(text: string): ProgressRecord;
 export function serialiseRecord(record: ProgressRecord): string;
 
 export class Progress {
-  /** persist: keep the record in localStorage and start from what is saved there. */
-  constructor(options?: { persist?: boolean });
+  /**
+   * persist: keep the record in localStorage and start from what is saved
+   * there. graded: an LMS grades the record, so reset() does nothing.
+   */
+  constructor(options?: { persist?: boolean; graded?: boolean });
+  /** Whether an LMS grades this record (first attempts are final). */
+  readonly graded: boolean;
   readonly record: ProgressRecord;
   /** Why a saved record was not used, or null. */
   readonly notice: string | null;
@@ -91,4 +96,4 @@ export class Progress {
 }
 
 /** The lesson page's record (one per page), kept in localStorage unless persist is false. */
-export function lessonProgress(options?: { persist?: boolean }): Progress;
+export function lessonProgress(options?: { persist?: boolean; graded?: boolean }): Progress;

@@ -160,8 +160,10 @@ export class Progress {
    * @param {{ persist?: boolean }} [options] persist: keep the record in
    *   localStorage under STORAGE_KEY and start from what is saved there
    */
-  constructor({ persist = false } = {}) {
+  constructor({ persist = false, graded = false } = {}) {
     this.persist = persist;
+    /** Whether an LMS grades this record: then first attempts are final and reset() is refused. */
+    this.graded = graded;
     this.record = emptyRecord();
     this.notice = null; // why a saved record was not used, or null
     this.current = null; // the section in view, see view()
@@ -314,8 +316,12 @@ export class Progress {
     this.changed({ type: 'reset' });
   }
 
-  /** Forget everything (the scope stays). */
+  /**
+   * Forget everything (the scope stays). Refused while an LMS grades the
+   * record: a reset would turn graded first attempts into retries.
+   */
   reset() {
+    if (this.graded) return;
     this.record = emptyRecord();
     this.notice = null;
     this.changed({ type: 'reset' });
@@ -367,7 +373,8 @@ let shared = null;
 
 /**
  * The lesson page's record: one per page. The first call makes it, kept in
- * localStorage unless `options.persist` is false (an LMS keeps it instead).
+ * localStorage unless `options.persist` is false (an LMS keeps it instead);
+ * `options.graded` says an LMS grades it (see Progress.reset).
  */
 export function lessonProgress(options = { persist: true }) {
   if (!shared) shared = new Progress(options);

@@ -66,7 +66,7 @@ function connect() {
 }
 
 const connected = connect();
-const progress = lessonProgress({ persist: !connected });
+const progress = lessonProgress({ persist: !connected, graded: connected });
 const started = Date.now();
 
 function report() {
