@@ -151,17 +151,20 @@ test('hostile values do not widen the page at 390 px', async () => {
 test('at 390 px no map cuts its numbers, and a box that scrolls sideways says so', async () => {
   const { context, page, problems } = await open('#conv.t=8', { width: 390, height: 844 });
   await renderEverySection(page);
+  // The C under each step too: its lines are longer than a phone is wide.
+  await page.$$eval('main details.c-pass', (ds) => ds.forEach((d) => { d.open = true; }));
   await page.waitForTimeout(400); // the scroll boxes are measured after the frame that lays them out
   const cut = await page.$$eval('main .hm-cell', (cells) => cells
     .filter((c) => c.scrollWidth > c.clientWidth + 1)
     .map((c) => `${c.closest('section').id} "${c.textContent}" needs ${c.scrollWidth} px, has ${c.clientWidth}`));
   assert.deepEqual(cut, [], 'map cells too narrow for their numbers');
-  const boxes = await page.$$eval('main .grid-wrap, main .heatmap-wrap', (nodes) => nodes
+  const boxes = await page.$$eval('main .grid-wrap, main .heatmap-wrap, main pre.c-src', (nodes) => nodes
     .filter((n) => n.clientWidth > 0)
-    .map((n) => ({ where: `${n.closest('section').id} ${n.firstElementChild?.className}`, overflows: n.scrollWidth > n.clientWidth + 1,
+    .map((n) => ({ where: `${n.closest('section').id} ${n.tagName === 'PRE' ? n.getAttribute('aria-label') : n.firstElementChild?.className}`, overflows: n.scrollWidth > n.clientWidth + 1,
       marked: n.dataset.overflows === '1', hint: getComputedStyle(n, '::before').content })));
   const wide = boxes.filter((b) => b.overflows);
   assert.ok(wide.length > 0, 'some boxes scroll at 390 px (the T = 8 conventions maps)');
+  assert.ok(wide.some((b) => /^\S+ C source/.test(b.where)), 'some C boxes scroll at 390 px');
   for (const b of boxes) {
     assert.equal(b.marked, b.overflows, `${b.where}: marked as scrolling exactly when it does`);
     if (b.overflows) assert.match(b.hint, /Scroll sideways/, `${b.where}: shows the hint`);
@@ -321,12 +324,14 @@ test('cross-attention: a padding position is named pad on the maps\' axes, not g
 // ---------------------------------------------------------------------------
 
 /**
- * The message node of `input` (the .cell-msg beside it) as it stands: its
- * text, whether it is drawn, and the live region it sits in, if any.
+ * The message node of `input` as it stands (the .cell-msg beside a field,
+ * or under a grid for one of its cells): its text, whether it is drawn, and
+ * the live region it sits in, if any.
  */
 function cellMessage(input) {
   return input.evaluate((node) => {
-    const msg = node.parentElement.querySelector('.cell-msg');
+    const msg = node.closest('.grid-wrap')?.querySelector(`.grid-msgs .cell-msg[data-msg-for="${node.dataset.row},${node.dataset.col}"]`)
+      ?? node.parentElement.querySelector('.cell-msg');
     const live = msg.closest('[aria-live], [role="status"], [role="alert"], [role="log"]');
     return {
       id: msg.id,
@@ -386,6 +391,30 @@ test('an invalid number names the allowed range in its visible message, which a 
   assert.equal(writes, 0, `valid edits wrote ${writes} changes to the empty message`);
   assertClean(problems, 'invalid-number message');
   await context.close();
+});
+
+test('an invalid grid cell is named in a message under the grid, and its row keeps its place', async () => {
+  for (const width of [1280, 390]) {
+    const { context, page, problems } = await open('#view=three-by-three', { width, height: 900 });
+    const cell = page.locator('[data-grid="ex-q"] input[data-row="0"][data-col="1"]');
+    // Where the row's heading, its cells and the next row sit: an error must move none of them.
+    const places = () => page.locator('[data-grid="ex-q"]').evaluate((table) => [...table.querySelectorAll('tbody th, tbody input')]
+      .map((n) => { const r = n.getBoundingClientRect(); return `${n.textContent || n.dataset.row + ',' + n.dataset.col} ${Math.round(r.left)},${Math.round(r.top)} ${Math.round(r.width)}×${Math.round(r.height)}`; }));
+    const before = await places();
+    await typeInto(page, cell, '2000000');
+    const msg = await cellMessage(cell);
+    assert.match(msg.text, /^query 1, d2: Out of range \(-1e6 to 1e6\): still 200000$/, `${width} px: the message names the cell (typed a key at a time, 200000 was the last valid value); seen ${JSON.stringify(msg)}`);
+    assert.ok(msg.live && msg.describedBy.includes(msg.id), `${width} px: a live region that describes the input; seen ${JSON.stringify(msg)}`);
+    const after = await places();
+    const moved = before.map((b, i) => (b === after[i] ? null : `${b} → ${after[i]}`)).filter(Boolean);
+    assert.deepEqual(moved, [], `${width} px: the message moved parts of the grid`);
+    const shown = await page.locator(`#${msg.id}`).evaluate((n) => { const r = n.getBoundingClientRect(); const box = n.closest('.grid-wrap').getBoundingClientRect(); return r.width > 0 && r.left >= box.left - 1 && r.right <= box.right + 1; });
+    assert.ok(shown, `${width} px: the message is drawn inside the grid's box`);
+    await typeInto(page, cell, '2');
+    assert.equal((await cellMessage(cell)).text, '', `${width} px: a valid value clears the message`);
+    assertClean(problems, `invalid grid cell at ${width} px`);
+    await context.close();
+  }
 });
 
 // ---------------------------------------------------------------------------

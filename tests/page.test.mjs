@@ -137,6 +137,10 @@ async function expectSection4(page) {
   assert.equal(shapes['output after the output projection'], fmt(r.output.shape), 'section 4 output shape');
   assert.equal(shapes['transpose: Q, K, V per head'], fmt([B, H, Tn, D]), 'section 4 per-head shape');
   assert.equal((await out(page, 'shape-count')).replace(/,/g, ''), String(r.weights.data.length), 'section 4 weight count');
+  // The lesson's table names the key axis S (source positions), as the weights' last axis.
+  const meaning = await page.locator('[data-values="shape-table"] tr:has(td[data-shape="scores and weights"]) td:last-child').textContent();
+  assert.match(meaning, /\(B, H, T, S\) with S = T/, `section 4 weights row: "${meaning}"`);
+  assert.match(await page.locator('#shapes').textContent(), /S source positions/, 'section 4 says what S is');
 }
 
 async function expectSection5(page) {

@@ -148,7 +148,7 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
 }
 
 /**
- * A box that scrolls sideways (a wide heatmap or table on a phone) must be
+ * A box that scrolls sideways (a wide heatmap, table or C listing on a phone) must be
  * reachable by keyboard: give it a tab stop and a name, only while it
  * actually overflows and holds nothing focusable itself.
  *
@@ -185,7 +185,7 @@ export function markScrollBoxes(roots) {
   }
 }
 
-const SCROLL_BOXES = '.grid-wrap, .heatmap-wrap';
+const SCROLL_BOXES = '.grid-wrap, .heatmap-wrap, pre.c-src';
 const watched = new WeakSet();
 const unmeasured = new Set();
 let idlePending = false;

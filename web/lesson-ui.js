@@ -191,8 +191,10 @@ export function fmtShape(shape) {
  * to a control the input's last edit drew (a mousedown on a new cell) never
  * rebuilds that control under the pointer. A decimal comma ("0,5") is
  * taken as a point, and written as one when the input loses the focus.
+ * `where` starts the message when it is shown away from its input (a grid
+ * cell's, under the grid: "query 1, d2: ").
  */
-function bindNumberInput(input, msg, { parse, current, onValue }) {
+function bindNumberInput(input, msg, { parse, current, onValue, where = '' }) {
   const describedBy = input.getAttribute('aria-describedby') || '';
   const handle = () => {
     const result = parse(input.value);
@@ -203,7 +205,7 @@ function bindNumberInput(input, msg, { parse, current, onValue }) {
       input.setAttribute('aria-invalid', 'true');
       input.setAttribute('aria-describedby', `${describedBy} ${msg.id}`.trim());
       // The same text again (one more wrong keystroke) is not written: it would be announced again.
-      setText(msg, `${result.short}: still ${fmtPlain(current())}`);
+      setText(msg, `${where}${result.short}: still ${fmtPlain(current())}`);
     }
   };
   input.addEventListener('input', handle);
@@ -292,6 +294,9 @@ export function numberGrid({ label, matrix, rowLabel, colLabel, onChange, intege
   const parseOpts = { integer };
   if (min != null) parseOpts.min = min;
   if (max != null) parseOpts.max = max;
+  // A cell's message is written under the grid, naming the cell: beside its
+  // input it would widen the column and move the rest of the row.
+  const notes = h('div', { class: 'grid-msgs' });
   matrix.forEach((row, i) => {
     // link 'q': row i is query i; 'k': row i belongs to key i (a key or its value);
     // 'pos': row i is position i of self-attention, query and key at once. See lesson-links.js.
@@ -305,17 +310,20 @@ export function numberGrid({ label, matrix, rowLabel, colLabel, onChange, intege
       });
       input.value = fmtPlain(value);
       const msg = messageNode();
+      msg.dataset.msgFor = `${i},${j}`;
+      notes.append(msg);
       bindNumberInput(input, msg, {
         parse: (t) => parseNumberText(t, parseOpts),
         current: () => matrix[i][j],
         onValue: (v) => { matrix[i][j] = v; onChange(); },
+        where: `${rowLabel ? rowLabel(i) : `row ${i + 1}`}, ${colLabel ? colLabel(j) : `column ${j + 1}`}: `,
       });
-      tr.append(h('td', {}, input, msg));
+      tr.append(h('td', {}, input));
     });
     tbody.append(tr);
   });
   table.append(tbody);
-  return h('div', { class: 'grid-wrap' }, table);
+  return h('div', { class: 'grid-wrap' }, table, notes);
 }
 
 /** A labelled checkbox. */

@@ -20,7 +20,7 @@ export const shapes = {
 <ol>
   <li>Project and reshape (B, T, C) into (B, T, H, D).</li>
   <li>Swap the position and head axes to get (B, H, T, D).</li>
-  <li>Run attention inside each head separately.</li>
+  <li>Run attention inside each head separately. Its keys and values have S source positions, so the weights are (B, H, T, S). Here x supplies queries, keys and values alike (self-attention), so S = T; in cross-attention S is the length of the other sequence.</li>
   <li>Swap back, and reshape to join the heads into (B, T, C). After a transpose the tensor’s memory is no longer in row order, so PyTorch’s <code>view</code> refuses it: call <code>.contiguous()</code> first, or use <code>reshape</code>, which copies when it must.</li>
   <li>Apply the output projection.</li>
 </ol>
@@ -88,7 +88,7 @@ export const shapes = {
       ['q, k, v after the projections', [B, T, Cout], 'three learned linear maps, same width', false],
       ['split: view as heads', [B, T, H, D], 'C cut into H pieces of D', false],
       ['transpose: Q, K, V per head', [B, H, T, D], 'heads become a batch-like axis', false],
-      ['scores and weights', res.weights.shape, 'one distribution over keys per query, per head (from the core)', true],
+      ['scores and weights', res.weights.shape, 'one distribution over the S keys per query, per head; (B, H, T, S) with S = T here (from the core)', true],
       ['context per head: weights × V', [B, H, T, D], 'each head mixes its own D-wide values', false],
       ['merge: transpose back, join heads', [B, T, Cout], 'C = H × D again', false],
       ['output after the output projection', res.output.shape, 'mixes the heads together (from the core)', true],
@@ -106,7 +106,7 @@ export const shapes = {
           h('tbody', {}, rows.map(([name, , meaning, fromCore], k) => h('tr', { class: fromCore ? 'from-core' : '' },
             h('th', { scope: 'row', text: name }), cells[k], h('td', { text: meaning })))))),
         h('p', { class: 'readout' }, 'The weights hold ', count,
-          ' numbers (B × H × T × T). Double T and this grows four times; D does not appear in it at all.'),
+          ' numbers (B × H × T × S, and S = T here). Double T and this grows four times; D does not appear in it at all.'),
       );
       host.shapeParts = { caption, cells, count };
     }
