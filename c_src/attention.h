@@ -448,6 +448,12 @@ ATTN_API int attn_train_evaluate(attn_trainer *t, float *result, int batches);
  * sample sequence written into tokens when given == 0, else tokens as
  * given. Causal, no bug, ablated heads zeroed downstream. */
 ATTN_API int attn_train_attention(attn_trainer *t, float *weights, int *tokens, int given);
+/* The same, and allowed (T, T) <- 1 where the run's rule let query i see
+ * key j (NULL: not written). as_training 1 runs the rule and bug training
+ * used (the no-causal-mask bug lets every query see every key); 0 is
+ * attn_train_attention. */
+ATTN_API int attn_train_attention_as(attn_trainer *t, float *weights, uint8_t *allowed, int *tokens,
+                                     int given, int as_training);
 
 /* Zero (on = 1) or restore (on = 0) head `head` of layer `layer` (0-based)
  * in evaluate and attention. Training never ablates. */

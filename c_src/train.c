@@ -592,11 +592,20 @@ int attn_train_evaluate(attn_trainer *t, float *result, int batches) {
     return ATTN_OK;
 }
 
-int attn_train_attention(attn_trainer *t, float *weights, int *tokens, int given) {
+/* weights (L, H, T, T), allowed (T, T) or NULL <- every head's probabilities
+ * on tokens (T), and 1 where the run's rule let query i see key j. tokens as
+ * for attn_train_attention. as_training 0: as evaluation runs the model (the
+ * trainer's causal flag, no bug); 1: as its training steps ran (the same
+ * flag and the trainer's bug). Ablated heads are zeroed downstream either way. */
+int attn_train_attention_as(attn_trainer *t, float *weights, uint8_t *allowed, int *tokens, int given,
+                            int as_training) {
     attn_clear_error();
     int status;
     if ((status = alive(t))) return status;
+    if (as_training != 0 && as_training != 1)
+        return attn_fail(ATTN_BAD_ARGUMENT, "as_training must be 0 or 1 (got %d)", as_training);
     const int T = t->T, H = t->H;
+    const int bug = as_training ? t->bug : ATTN_BUG_NONE;
     if (given) {
         for (int i = 0; i < T; i++)
             if (tokens[i] < 0 || tokens[i] >= t->V)
@@ -607,9 +616,17 @@ int attn_train_attention(attn_trainer *t, float *weights, int *tokens, int given
         attn_rng_seed(&rng, t->seed ^ 0x0005A3E1u);
         make_sequence(tokens, t->prefix, &rng, t->task, T, t->V);
     }
-    if ((status = model_forward(t, tokens, 1, T, t->causal, ATTN_BUG_NONE, 1, 1))) return status;
+    if ((status = model_forward(t, tokens, 1, T, t->causal, bug, 1, 1))) return status;
     for (int l = 0; l < t->L; l++) memcpy(weights + (long)l * H * T * T, t->att[l], sizeof(float) * H * T * T);
-    return ATTN_OK;
+    if (!allowed) return ATTN_OK;
+    /* the rule of that run: the no-causal-mask bug ignores the causal flag */
+    const attn_visibility rule = {{NULL, 0, 0, 0, 0}, NULL, t->causal && bug != ATTN_BUG_NO_CAUSAL_MASK, 0};
+    return attn_allowed_pairs(allowed, &rule, 1, 1, T, T);
+}
+
+/* weights (L, H, T, T) <- the maps as evaluation runs the model. */
+int attn_train_attention(attn_trainer *t, float *weights, int *tokens, int given) {
+    return attn_train_attention_as(t, weights, NULL, tokens, given, 0);
 }
 
 int attn_train_ablate(attn_trainer *t, int layer, int head, int on) {

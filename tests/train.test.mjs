@@ -6,7 +6,9 @@
 // - learning: previous-token, induction and reverse reach their accuracy
 //   within a stated step budget, and the heads show the expected pattern;
 // - cheating: with the no-causal-mask bug the training loss collapses but
-//   held-out accuracy (causal, position by position) stays near chance;
+//   held-out accuracy (causal, position by position) stays near chance, and
+//   the maps as training saw them show the weight on the answer that the
+//   causal maps hide;
 // - refusals: every bad option has its code, and nothing is left half-made.
 //
 // Run: node --test tests/train.test.mjs
@@ -150,6 +152,33 @@ describe('training', () => {
       assert.ok(accuracy < 5 * chance, `held-out accuracy ${accuracy}; chance is ${chance}`);
       cheat.free();
     });
+
+    test('no-causal-mask: the maps as training saw them put the weight on the answer, which the causal maps hold at exactly 0', () => {
+      const cheat = lab.createTrainer({ task: 'induction', seed: 1, bug: 'no-causal-mask' });
+      cheat.step(150); // the loss has collapsed by then (below 0.1)
+      const trained = cheat.attention(null, { as: 'training' });
+      const tested = cheat.attention();
+      const { tokens } = trained;
+      const T = tokens.length;
+      assert.deepEqual(tested.tokens, tokens, 'the same sample sequence');
+      // The queries with a target: the second copy, whose tokens appeared
+      // before (the filler and the first copy are distinct), but the last.
+      const rows = range(0, T - 1).filter((i) => tokens.indexOf(tokens[i]) < i);
+      assert.ok(rows.length >= T / 4 - 1, `${rows.length} queries with a target`);
+      // Some head reads each query's answer, the next token, with most of
+      // its weight: training let every query see every key.
+      const leastOnAnswer = trained.layers.flat().map((head) => Math.min(...rows.map((i) => head.data[i * T + i + 1])));
+      assert.ok(Math.max(...leastOnAnswer) > 0.5, `least weight on the next token over the second copy, per head: ${leastOnAnswer}`);
+      assert.ok(trained.allowed.data.every((a) => a === 1), 'training hid a key');
+      // The held-out test's view: the causal rule, nothing on any later key.
+      assert.deepEqual(tested.allowed, lab.allowedPairs([T, T], { causal: true }));
+      for (const [k, head] of tested.layers.flat().entries()) {
+        for (let i = 0; i < T; i++) {
+          for (let j = i + 1; j < T; j++) assert.equal(head.data[i * T + j], 0, `head ${k}, query ${i}, key ${j}`);
+        }
+      }
+      cheat.free();
+    });
   });
 
   test(`reverse: >= 95 % held-out within ${BUDGET.reverse} steps; a head reads the mirrored position`, () => {
@@ -242,5 +271,26 @@ describe('refusals', () => {
     for (const call of [() => trainer.step(), () => trainer.evaluate(), () => trainer.attention(), () => trainer.ablate(0, 0), () => trainer.parameters()]) {
       assert.throws(call, (e) => e instanceof AttentionError && e.code === 'MODULE_FREED');
     }
+  });
+
+  test('attention options: `as` is "evaluation" or "training"; anything else is BAD_ARGUMENT, named', () => {
+    const trainer = lab.createTrainer({ task: 'previous-token', seed: 4 });
+    trainer.step(3);
+    const shown = trainer.attention();
+    assert.deepEqual(trainer.attention(undefined, { as: 'evaluation' }), shown, 'evaluation is the default');
+    assert.deepEqual(trainer.attention(null, { as: 'training' }), shown, 'without the bug, training ran the model as evaluation does');
+    const refused = [
+      [{ as: 'test' }, /^as must be "evaluation" or "training" \(got "test"\)$/],
+      [{ as: true }, /^as must be "evaluation" or "training" \(got true\)$/],
+      [{ as: null }, /^as must be "evaluation" or "training" \(got null\)$/],
+      [{ view: 'training' }, /^attention: unknown option "view" \(known: as\)$/],
+      ['training', /^attention options must be an object/],
+    ];
+    for (const [options, message] of refused) {
+      assert.throws(() => trainer.attention(null, options),
+        (e) => e instanceof AttentionError && e.code === 'BAD_ARGUMENT' && message.test(e.message), JSON.stringify(options));
+    }
+    assert.deepEqual(trainer.attention(), shown, 'the refusals changed nothing');
+    trainer.free();
   });
 });

@@ -2,7 +2,9 @@
 // falls and the maps change, the page keeps answering while it trains,
 // pausing enables the head switches and switching the copying head off drops
 // the held-out accuracy; the cheating switch trains to a low loss and chance
-// accuracy. Screenshots at 1280 and 390 px go to tests/screenshots/.
+// accuracy, and its maps show what training saw (the answer, unhatched) or,
+// switched, what the held-out test runs. Screenshots at 1280 and 390 px go to
+// tests/screenshots/.
 // Run: node --test tests/watch-learn-page.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,6 +25,17 @@ async function readout(section) {
   return { step: number(step), loss: number(loss), accuracy: number(accuracy) };
 }
 
+/** How many pixels of a map canvas have the grey of a hatched (blocked) cell, #dedcd5. */
+const hatchPixels = (canvas) => canvas.evaluate((c) => {
+  const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+  let n = 0;
+  for (let p = 0; p < data.length; p += 4) n += data[p] === 222 && data[p + 1] === 220 && data[p + 2] === 213 && data[p + 3] === 255;
+  return n;
+});
+
+/** The notes under the maps, one per head. */
+const mapNotes = (section) => section.locator('figure.head-map > p.hint').allTextContents();
+
 test('train previous-token on the page: loss falls, maps change, the page stays interactive, ablation drops accuracy', async () => {
   const { page, problems, context } = await env.open('#watch-learn');
   const section = page.locator('#watch-learn');
@@ -30,6 +43,10 @@ test('train previous-token on the page: loss falls, maps change, the page stays 
   const before = await map.evaluate((c) => c.toDataURL());
   const start = await readout(section);
   assert.equal(start.step, 0);
+  // Without the cheat, training and the held-out test run the same rule: no choice of view.
+  assert.equal(await section.locator('[data-field="learn-maps"]').isVisible(), false, 'a choice of view without the cheat');
+  assert.match(await section.locator('[data-out="learn-maps-view"]').textContent(), /^Maps as training and the held-out test both run them \(causal\):/);
+  assert.ok(await hatchPixels(map) > 0, 'the causal maps hatch the keys after each query');
 
   // Record the gaps between animation frames while training runs.
   await page.evaluate(() => {
@@ -119,7 +136,7 @@ test('a new learning rate before the first step changes nothing shown, and the s
   await context.close();
 });
 
-test('the cheating switch on induction: low training loss, held-out accuracy near chance; 390 px screenshot', async () => {
+test('the cheating switch on induction: low training loss, held-out accuracy near chance, maps as training saw them or as the test runs them; 390 px screenshot', async () => {
   const { page, problems, context } = await env.open('#learn.task=induction&learn.cheat=1&view=watch-learn', { viewport: { width: 390, height: 900 } });
   const section = page.locator('#watch-learn');
   assert.equal(await section.locator('[data-field="learn-cheat"]').isChecked(), true);
@@ -130,10 +147,46 @@ test('the cheating switch on induction: low training loss, held-out accuracy nea
   const end = await readout(section);
   assert.ok(end.loss < 0.1, `cheating loss ${end.loss}`);
   assert.ok(end.accuracy < 30, `held-out accuracy ${end.accuracy} %`);
+
+  // The maps show the model as training ran it: nothing hatched, and the
+  // weight on the answer, the next token, in plain sight.
+  const aside = await section.locator('.aside').textContent();
+  assert.doesNotMatch(aside, /does not show|always drawn with the causal rule/, 'the aside says the maps hide the answer');
+  assert.match(aside, /drawn as training ran the model, so no cell is hatched/);
+  const maps = section.locator('canvas[data-canvas^="learn-map-"]');
+  assert.equal(await maps.count(), 4);
+  const hatched = async () => Promise.all((await maps.all()).map(hatchPixels));
+  assert.deepEqual(await hatched(), [0, 0, 0, 0], 'hatched pixels per map, as training saw them');
+  assert.ok((await mapNotes(section)).some((note) => /look hardest at the next token/.test(note)), `notes: ${await mapNotes(section)}`);
+  const caption = section.locator('[data-out="learn-maps-view"]');
+  assert.match(await caption.textContent(), /^Maps as training saw them \(no causal mask\): .*key one place ahead/);
+  assert.match(await section.locator('[data-slot="legend"] .hint').textContent(), /^No cell is hatched/);
+  assert.match(await maps.first().getAttribute('aria-label'), /^Layer 1, head 1, as training saw it \(no causal mask\), on the sequence /);
+  const views = section.locator('[data-field="learn-maps"]');
+  assert.equal(await views.locator('input[value="training"]').isChecked(), true);
+
+  // The held-out test's view of the same model: the keys after each query
+  // hatched, no note about the next token, training kept.
+  await views.locator('input[value="evaluation"]').check();
+  assert.match(await caption.textContent(), /^Maps as the held-out test runs them \(causal\):/);
+  assert.ok((await hatched()).every((n) => n > 0), `hatched pixels per map, as the test runs them: ${await hatched()}`);
+  assert.ok((await mapNotes(section)).every((note) => !/next token/.test(note)), `notes: ${await mapNotes(section)}`);
+  assert.match(await maps.first().getAttribute('aria-label'), /^Layer 1, head 1, as the held-out test runs it \(causal\), on the sequence /);
+  assert.match(await section.locator('[data-slot="legend"] .hint').textContent(), /^Hatched cells/);
+  assert.deepEqual(await readout(section), end, 'another view of the maps keeps the training');
+  assert.match(page.url(), /learn\.maps=evaluation/);
+  // By keyboard, back to what training saw.
+  await views.locator('input[value="evaluation"]').focus();
+  await page.keyboard.press('ArrowUp');
+  assert.equal(await views.locator('input[value="training"]').isChecked(), true);
+  assert.match(await caption.textContent(), /^Maps as training saw them/);
+  assert.deepEqual(await hatched(), [0, 0, 0, 0]);
+
   const width = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(width <= 390, `page is ${width} px wide at 390 px`);
   mkdirSync(shots, { recursive: true });
   await section.screenshot({ path: `${shots}watch-learn-390.png` });
+  await runAxe(page, 'watch-learn cheat', { include: '#watch-learn' });
   assertClean(problems, 'watch-learn cheat');
   await context.close();
 });

@@ -263,8 +263,16 @@ export interface Trainer {
   step(n?: number): { step: number; loss: number | null };
   /** Held-out loss and accuracy, each position from its prefix alone, causal, no bug. */
   evaluate(options?: { batches?: number }): { loss: number; accuracy: number };
-  /** layers[l][h]: (seqLen, seqLen) probabilities on a fixed sample sequence or on `tokens`. */
-  attention(tokens?: ArrayLike<number> | Tensor): { tokens: number[]; layers: Tensor[][] };
+  /**
+   * layers[l][h]: (seqLen, seqLen) probabilities on a fixed sample sequence
+   * (tokens omitted or null) or on `tokens`; allowed (seqLen, seqLen): 1 where
+   * that run's rule let query i see key j. as: 'evaluation' (default) runs the
+   * model as evaluate() does, causal and without the bug; 'training' as its
+   * training steps did, with the trainer's own rule and bug.
+   */
+  attention(tokens?: ArrayLike<number> | Tensor | null, options?: { as?: 'evaluation' | 'training' }): {
+    tokens: number[]; layers: Tensor[][]; allowed: MaskTensor;
+  };
   /** Zero (on = true) or restore head `head` of layer `layer`, 0-based, in evaluate and attention. */
   ablate(layer: number, head: number, on?: boolean): void;
   /** Layer `layer`'s (0-based) q, k, v, out projections in setWeights' format, bias null. */

@@ -1569,19 +1569,33 @@ class Trainer {
 
   /**
    * Every head's attention probabilities on one sequence of seqLen tokens:
-   * a fixed sample of the task when `tokens` is omitted. Causal, no bug,
-   * ablated heads zeroed.
-   * @returns {{ tokens: number[], layers: { data: Float32Array, shape: [T, T] }[][] }}
-   *   layers[l][h] is head h of layer l (0-based), rows = queries.
+   * a fixed sample of the task when `tokens` is omitted (undefined or null),
+   * and which keys each query was allowed to see in that run, both from the
+   * core. Ablated heads are zeroed either way.
+   * @param [tokens] seqLen token ids
+   * @param [options] as: 'evaluation' (default), the model as evaluate()
+   *   runs it, causal and without the bug; or 'training', as its training
+   *   steps ran it, with the trainer's own rule and bug: with the bug
+   *   'no-causal-mask' every query sees every key, the token it must
+   *   predict included.
+   * @returns {{ tokens: number[], layers: { data: Float32Array, shape: [T, T] }[][],
+   *   allowed: { data: Uint8Array, shape: [T, T] } }} layers[l][h] is head h
+   *   of layer l (0-based), rows = queries; allowed: 1 where the run's rule
+   *   let query i see key j.
    */
-  attention(tokens) {
+  attention(tokens, options) {
     this.alive();
+    const { as = 'evaluation' } = checkOptions(options, ['as'], 'attention');
+    if (as !== 'evaluation' && as !== 'training') {
+      fail('BAD_ARGUMENT', `as must be "evaluation" or "training" (got ${show(as)})`);
+    }
     const { layers: L, heads: H, seqLen: T } = this.config;
     const given = tokens !== undefined && tokens !== null;
     const ids = given ? this.checkTokens(tokens, 'tokens') : null;
-    const layout = new Layout(this.lab).add('weights', 4 * L * H * T * T).add('tokens', 4 * T).commit();
+    const layout = new Layout(this.lab).add('weights', 4 * L * H * T * T).add('allowed', T * T).add('tokens', 4 * T).commit();
     if (given) this.view(Int32Array, layout.ptr('tokens'), T).set(ids);
-    this.lab.check(this.lab.exports.attn_train_attention(this.ptr, layout.ptr('weights'), layout.ptr('tokens'), given ? 1 : 0));
+    this.lab.check(this.lab.exports.attn_train_attention_as(this.ptr, layout.ptr('weights'), layout.ptr('allowed'),
+      layout.ptr('tokens'), given ? 1 : 0, as === 'training' ? 1 : 0));
     const all = this.view(Float32Array, layout.ptr('weights'), L * H * T * T);
     const layers = [];
     for (let l = 0; l < L; l++) {
@@ -1591,7 +1605,8 @@ class Trainer {
         layers[l].push({ data: all.slice(at, at + T * T), shape: [T, T] });
       }
     }
-    return { tokens: Array.from(this.view(Int32Array, layout.ptr('tokens'), T)), layers };
+    const allowed = { data: layout.getU8('allowed', T * T), shape: [T, T] };
+    return { tokens: Array.from(this.view(Int32Array, layout.ptr('tokens'), T)), layers, allowed };
   }
 
   /** Zero (on = true) or restore head `head` of layer `layer` (0-based) in evaluate and attention. */

@@ -3,7 +3,7 @@
 // attention map. Every number shown comes from the wasm core (lab.createTrainer).
 
 import { TRAIN_TASKS, TRAIN_DEFAULTS } from '../attention.js';
-import { h, numberField, checkbox, select, statusLine, fmt, fmtSci } from '../lesson-ui.js';
+import { h, numberField, checkbox, radios, select, statusLine, fmt, fmtSci } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { rampRgb, rampColour, rampLegend, headColour } from '../palette.js';
 
@@ -24,6 +24,12 @@ const EVAL_EVERY = 50;       // steps between held-out checks while training
 const LOSS_COLOUR = rampColour(0.25);
 const ACCURACY_COLOUR = rampColour(0.7);
 const HATCH = '#dedcd5';
+/**
+ * The two ways to draw the maps under the cheat (trainer.attention's `as`):
+ * as training ran the model, without the causal mask, or as the held-out
+ * test runs it, causal. Without the cheat the two are the same.
+ */
+const MAP_VIEWS = ['training', 'evaluation'];
 
 const reducedMotion = () => typeof matchMedia === 'function' && matchMedia('(prefers-reduced-motion: reduce)').matches;
 const percent = (x) => `${fmt(100 * x, 1)} %`;
@@ -84,10 +90,12 @@ function drawMap(canvas, weights, tokens, allowed) {
 /**
  * In words, for screen readers and tests: the line of the map that most
  * queries look at hardest. Each query's most-weighted key is found; the
- * lines tried are the diagonals (query i looking at key i − d, d places back)
- * and the anti-diagonals (key s − i, the mirror image of the query about a
- * fixed point, as in reversing). The line holding the most of those keys is
- * described, with the mean weight its queries put there.
+ * lines tried are the diagonals (query i looking at key i − d, d places back),
+ * the anti-diagonals (key s − i, the mirror image of the query about a
+ * fixed point, as in reversing), and last the diagonals ahead (key i + d),
+ * which only a map drawn without the causal mask can light up. The line
+ * holding the most of those keys is described, with the mean weight its
+ * queries put there.
  */
 function describeMap(weights, T) {
   const top = Array.from({ length: T }, (_, i) => {
@@ -98,6 +106,7 @@ function describeMap(weights, T) {
   const lines = [];
   for (let d = 0; d < T; d++) lines.push({ back: d, key: (i) => i - d });
   for (let sum = 0; sum <= 2 * T - 2; sum++) lines.push({ sum, key: (i) => sum - i });
+  for (let d = 1; d < T; d++) lines.push({ ahead: d, key: (i) => i + d });
   let best = null;
   for (const line of lines) {
     const rows = top.flatMap((j, i) => (line.key(i) === j ? [i] : []));
@@ -108,7 +117,9 @@ function describeMap(weights, T) {
   // Positions are 1-based on the page: 0-based query i and key s − i add up to s + 2.
   const where = line.back === 0 ? 'themselves' : line.back === 1 ? 'the previous token'
     : line.back !== undefined ? `the token ${line.back} places back`
-      : `the mirror-image token (query and key positions add up to ${line.sum + 2})`;
+      : line.ahead === 1 ? 'the next token'
+        : line.ahead !== undefined ? `the token ${line.ahead} places ahead`
+          : `the mirror-image token (query and key positions add up to ${line.sum + 2})`;
   return `${rows.length} of ${T} queries look hardest at ${where}, putting ${fmt(mean, 2)} of their weight there on average`;
 }
 
@@ -169,16 +180,19 @@ export const watchLearn = {
   <figcaption>Training loss (solid line, left axis) and held-out accuracy (dashed line, right axis, 0 to 1). Held-out sequences come from another seed, and each position is predicted from its prefix alone, as in generation.</figcaption>
   <div data-slot="curve"></div>
 </figure>
+<div class="controls-row" data-slot="view"></div>
+<p class="readout" data-slot="view-caption" data-out="learn-maps-view"></p>
 <div class="result heads" data-slot="maps"></div>
 <div data-slot="legend"></div>
 <p>When training pauses or finishes, switch a head off and watch the held-out accuracy: the head whose absence hurts is the one that does the work. The maps alone do not prove that; the ablation does. Two heads may share the work, so that switching off either one alone changes little (try reverse, or switching two off). And training does not always succeed: some seeds get stuck (induction with seed 2 stays below 50 % held-out accuracy), which is worth seeing too.</p>
-<p class="aside"><strong>The cheating switch.</strong> With it on, training runs with the <code>no-causal-mask</code> bug: every position can see the whole sequence, including the very token it is asked to predict. The training loss collapses toward 0. Held-out accuracy, measured causally, stays at chance: the model learned to read the answer, not to do the task. The checks that look only at the arithmetic (each row of weights sums to 1, every number is finite) would still pass; only a check on the mask itself, or on what a query may see of the future, catches it (see break-it’s <code>no-causal-mask</code> card). The maps above are always drawn with the causal rule, as the held-out test runs, so the weight on the answer that training read sits in their hatched part and does not show. Passing an attention unit test proves local arithmetic; it does not prove that a model learned a useful task. (Try it on induction. On the other two tasks the answer also sits at a fixed place in the past, so a model trained with the leak can still find it there.)</p>
+<p class="aside"><strong>The cheating switch.</strong> With it on, training runs with the <code>no-causal-mask</code> bug: every position can see the whole sequence, including the very token it is asked to predict. The training loss collapses toward 0. Held-out accuracy, measured causally, stays at chance: the model learned to read the answer, not to do the task. The maps are then drawn as training ran the model, so no cell is hatched (the choice above the maps switches them to the held-out test’s view). On induction, once the loss has collapsed, look at the rows of the second copy: some head puts most of its weight just right of the diagonal, on the next token, which is the very token that query must predict. In the held-out test’s view those cells are hatched: the test hides the answer, and what the model learned does not work without it. The checks that look only at the arithmetic (each row of weights sums to 1, every number is finite) would still pass; only a check on the mask itself, or on what a query may see of the future, catches it (see break-it’s <code>no-causal-mask</code> card). Passing an attention unit test proves local arithmetic; it does not prove that a model learned a useful task. (Try it on induction. On the other two tasks the answer also sits at a fixed place in the past, so a model trained with the leak can still find it there.)</p>
 `,
   fields: [
     ['task', codec.choice(TRAIN_TASKS), () => 'previous-token'],
     ['lr', codec.num(0.0001, 0.1), () => 0.01],
     ['seed', codec.int(0, 99999), () => 1],
     ['cheat', codec.bool(), () => false],
+    ['maps', codec.choice(MAP_VIEWS), () => 'training'],
   ],
 
   mount(ctx, st) {
@@ -209,12 +223,47 @@ export const watchLearn = {
     const curveHost = ctx.slot(this.id, 'curve');
     this.curveWidth = curveHost.clientWidth; // read once, before anything is drawn
     curveHost.replaceChildren(this.curve);
-    ctx.slot(this.id, 'legend').replaceChildren(rampLegend(document, { what: 'attention weight', blocked: false }),
-      h('p', { class: 'hint', text: 'Hatched cells: keys after the query, which the causal rule hides from it.' }));
+    // Which view the maps show: a choice under the cheat, and always said above them.
+    this.viewChoice = radios({ legend: 'Draw the maps', name: 'learn-maps', value: st.maps,
+      options: [['training', 'As training saw them (no causal mask)'], ['evaluation', 'As the held-out test runs them (causal)']],
+      onValue: (v) => { st.maps = v; ctx.commit(this.prefix, { maps: true }); } });
+    ctx.slot(this.id, 'view').replaceChildren(this.viewChoice);
+    this.viewCaption = ctx.slot(this.id, 'view-caption');
+    this.hatchHint = h('p', { class: 'hint' });
+    ctx.slot(this.id, 'legend').replaceChildren(rampLegend(document, { what: 'attention weight', blocked: false }), this.hatchHint);
+  },
+
+  /**
+   * Which view the maps show, and the words that say so: the caption above
+   * them and the hint under the legend. Set on an edit, never per frame.
+   */
+  showView(st) {
+    this.cheat = st.cheat;
+    this.mapsAs = st.cheat ? st.maps : 'evaluation';
+    this.viewChoice.hidden = !st.cheat;
+    const answer = st.task === 'previous-token' ? 'one place back, just left of the diagonal'
+      : 'one place ahead, just right of the diagonal';
+    const predict = ` Where a query has a token to predict, that token is the key ${answer}.`;
+    const [lead, rest] = !st.cheat
+      ? ['Maps as training and the held-out test both run them (causal):', ' each query sees itself and the keys before it; the keys after it are hatched.']
+      : this.mapsAs === 'training'
+        ? ['Maps as training saw them (no causal mask):', ` each query sees every key, those after it too, so no cell is hatched.${predict}`]
+        : ['Maps as the held-out test runs them (causal):', ` each query sees itself and the keys before it; the keys after it, which training saw, are hatched.${predict}`];
+    this.viewCaption.replaceChildren(h('strong', { text: lead }), rest);
+    this.hatchHint.textContent = this.mapsAs === 'training' && st.cheat
+      ? 'No cell is hatched: training ran without the causal mask, so every query saw every key.'
+      : 'Hatched cells: keys after the query, which the causal rule hides from it.';
   },
 
   /** New settings or Reset: a fresh trainer, nothing trained yet. */
-  update(ctx, st) {
+  update(ctx, st, detail) {
+    // Another view of the maps: the same model drawn again; training goes on.
+    if (detail?.maps && this.trainer) {
+      this.showView(st);
+      this.untrained = JSON.stringify([st.task, st.seed, st.cheat, st.maps]);
+      this.draw(ctx);
+      return;
+    }
     this.stop();
     const trainer = ctx.core(this.status, () => ctx.lab.createTrainer({
       task: st.task, lr: st.lr, seed: st.seed, bug: st.cheat ? 'no-causal-mask' : null,
@@ -229,7 +278,7 @@ export const watchLearn = {
     // the learning rate, which only scales the optimiser's steps: when the
     // page already shows this model untrained (a new rate before any step),
     // nothing it shows changes and nothing is evaluated or drawn again.
-    const untrained = JSON.stringify([st.task, st.seed, st.cheat]);
+    const untrained = JSON.stringify([st.task, st.seed, st.cheat, st.maps]);
     if (this.shown && this.shown.untrained === untrained && ctx.slot(this.id, 'maps').contains(this.mapCanvases?.[0] ?? null)) {
       this.losses = [];
       this.ablated = new Set();
@@ -237,9 +286,7 @@ export const watchLearn = {
       return;
     }
     this.untrained = untrained;
-    // which keys each query may see in the maps: the core's rule, causal as in evaluation
-    const T = trainer.config.seqLen;
-    this.allowed = ctx.lab.allowedPairs([T, T], { causal: trainer.config.causal }).data;
+    this.showView(st);
     this.losses = [];
     this.accuracies = [];
     this.ablated = new Set();
@@ -395,16 +442,19 @@ export const watchLearn = {
     drawCurve(this.curve, this.losses, this.accuracies, STEP_LIMIT[this.task], this.curveWidth);
     this.curve.setAttribute('aria-label', `Training loss ${Number.isFinite(this.loss) ? lossText(this.loss) : 'not measured yet'} at step ${step}; held-out accuracy ${percent(this.accuracy)}`);
     if (!maps) return;
-    const { tokens, layers } = this.trainer.attention();
+    // The weights, and which keys each query could see, of one run in the core:
+    // as the held-out test runs the model, or under the cheat as training did.
+    const { tokens, layers, allowed } = this.trainer.attention(null, { as: this.mapsAs });
+    const view = !this.cheat ? '' : this.mapsAs === 'training' ? ', as training saw it (no causal mask),' : ', as the held-out test runs it (causal),';
     for (let l = 0; l < L; l++) {
       for (let hd = 0; hd < H; hd++) {
         const k = l * H + hd;
         const weights = layers[l][hd].data;
-        drawMap(this.mapCanvases[k], weights, tokens, this.allowed);
+        drawMap(this.mapCanvases[k], weights, tokens, allowed.data);
         // A head switched off still computes its weights; only its output is dropped.
         const off = this.ablated.has(`${l}.${hd}`);
         const said = `${off ? 'Switched off: its output is dropped, and the map shows what it would read. ' : ''}${describeMap(weights, tokens.length)}`;
-        this.mapCanvases[k].setAttribute('aria-label', `Layer ${l + 1}, head ${hd + 1} on the sequence ${tokens.map(letter).join('')}: ${said}`);
+        this.mapCanvases[k].setAttribute('aria-label', `Layer ${l + 1}, head ${hd + 1}${view} on the sequence ${tokens.map(letter).join('')}: ${said}`);
         this.mapNotes[k].textContent = `${said}.`;
         this.mapCanvases[k].closest('figure')?.classList.toggle('head-off', off);
       }
