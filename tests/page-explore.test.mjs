@@ -287,3 +287,59 @@ test('self- and cross-attention: the table\'s score shapes have the heads axis, 
   assertClean(problems, 'self-cross shapes');
   await context.close();
 });
+
+test('an editable mask grid is one tab stop: arrows move, Space toggles, the focus ring is not the links\' colour, names are words', async () => {
+  const { context, page, problems } = await open('#view=masks');
+  const grid = page.locator('[data-mask="mask-custom"]');
+  const stops = await grid.locator('button').evaluateAll((ns) => ns.filter((n) => n.tabIndex === 0).length);
+  assert.equal(stops, 1, 'tab stops in the 3×3 custom mask');
+  // Tab from the field before the grid lands on the grid's one stop; arrows move, Space switches.
+  await grid.locator('button[data-row="0"][data-col="0"]').focus();
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowDown');
+  const at = await page.evaluate(() => [document.activeElement.dataset.row, document.activeElement.dataset.col, document.activeElement.getAttribute('aria-label')]);
+  assert.deepEqual(at, ['1', '1', 'query 2, key 2: allowed'], 'the arrows moved to query 2, key 2, named in words');
+  const before = await grid.locator('button[data-row="1"][data-col="1"]').getAttribute('aria-pressed');
+  await page.keyboard.press('Space');
+  assert.notEqual(await grid.locator('button[data-row="1"][data-col="1"]').getAttribute('aria-pressed'), before, 'Space switched the focused pair');
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), 'query 2, key 2: blocked');
+  // Leaving and coming back by Tab returns to the cell last used.
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Shift+Tab');
+  assert.deepEqual(await page.evaluate(() => [document.activeElement.dataset.row, document.activeElement.dataset.col]), ['1', '1'], 'Shift+Tab comes back to the last cell');
+  // The focused button's ring is the page's ink, not the orange of the cells it lights.
+  const rings = await page.evaluate(() => {
+    const focused = document.activeElement;
+    const linked = document.querySelector('#masks .linked:not(:focus)');
+    return { focused: getComputedStyle(focused).outlineColor, linked: linked ? getComputedStyle(linked).outlineColor : null };
+  });
+  assert.ok(rings.linked, 'the focused pair lights its weight');
+  assert.notEqual(rings.focused, rings.linked, `the focus ring (${rings.focused}) differs from the link outline (${rings.linked})`);
+  assertClean(problems, 'mask grid keyboard');
+  await context.close();
+});
+
+test('on a phone no scroll box is a tab stop without a name, even one wider than its table by a rounding sliver', async () => {
+  // At 375 px a self-cross table is a fraction of a pixel wider than its box:
+  // the browser counts that box as a scroller and would stop the Tab key on it.
+  const { context, page, problems } = await open('#view=self-cross', { width: 375, height: 812 });
+  await renderEverySection(page);
+  await page.waitForTimeout(400); // scroll boxes are measured after the frame that lays them out
+  const slivers = await page.$$eval('main .grid-wrap, main .heatmap-wrap', (boxes) => boxes
+    .filter((b) => b.clientWidth > 0 && b.scrollWidth > b.clientWidth && b.scrollWidth <= b.clientWidth + 1).length);
+  const nameless = [];
+  await page.locator('#h-self-cross').focus();
+  for (let n = 0; n < 120; n++) {
+    await page.keyboard.press('Tab');
+    const stop = await page.evaluate(() => {
+      const a = document.activeElement;
+      if (!a.closest('#self-cross')) return 'left';
+      return a.matches('.grid-wrap, .heatmap-wrap') && !a.getAttribute('aria-label') ? `${a.firstElementChild?.tagName} ${a.scrollWidth}/${a.clientWidth}` : '';
+    });
+    if (stop === 'left') break;
+    if (stop) nameless.push(stop);
+  }
+  assert.deepEqual(nameless, [], `Tab stops on scroll boxes with no name (${slivers} sliver-wide boxes on the page)`);
+  assertClean(problems, 'sliver boxes');
+  await context.close();
+});

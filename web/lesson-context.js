@@ -202,9 +202,13 @@ function markScrollBoxList(boxes) {
   // null: the box has no layout now (hidden, or not laid out yet), so
   // whether it overflows is unknown and its mark stays as it is.
   const overflows = list.map((box) => (box.clientWidth === 0 ? null : box.scrollWidth > box.clientWidth + 1));
+  // A box wider than its content by a rounding sliver (at most 1 px) is not
+  // marked, but the browser still counts it as a scroller.
+  const sliver = list.map((box, i) => overflows[i] === false && box.scrollWidth > box.clientWidth);
   list.forEach((box, i) => {
     if (overflows[i] === null) return;
-    markScrollBox(box, overflows[i] && box.querySelector('input, button, select, a[href]') === null);
+    const stop = overflows[i] && box.querySelector('input, button, select, a[href]') === null;
+    markScrollBox(box, stop ? 'stop' : sliver[i] ? 'sliver' : null);
     // The visible hint (lesson.css) that more columns wait to the right.
     if (overflows[i] !== (box.dataset.overflows === '1')) {
       if (overflows[i]) box.dataset.overflows = '1';
@@ -213,20 +217,28 @@ function markScrollBoxList(boxes) {
   });
 }
 
-/** Give a box its own tab stop and name (needsStop), or take them away. */
-function markScrollBox(box, needsStop) {
-  if (needsStop) {
-    if (!box.hasAttribute('tabindex')) {
-      const label = box.closest('figure, [data-slot], section')?.querySelector('figcaption, caption, h2, h3');
-      box.setAttribute('tabindex', '0');
-      box.setAttribute('role', 'region');
-      box.setAttribute('aria-label', `${label ? label.textContent.trim() : 'Table'} (scrolls sideways)`);
-      box.dataset.autoScroll = '1';
-    }
-  } else if (box.dataset.autoScroll) {
+/**
+ * mode 'stop': give a box its own tab stop and a name. 'sliver': keep it out
+ * of the tab order (the browser would make a box that scrolls by a rounding
+ * sliver a tab stop with no name). null: undo either. A tabindex the page
+ * set itself (a code box) is left alone.
+ */
+function markScrollBox(box, mode) {
+  const was = box.dataset.autoScroll ?? null;
+  if (mode === was || (was === null && box.hasAttribute('tabindex'))) return;
+  box.removeAttribute('role');
+  box.removeAttribute('aria-label');
+  if (mode === 'stop') {
+    const label = box.closest('figure, [data-slot], section')?.querySelector('figcaption, caption, h2, h3');
+    box.setAttribute('tabindex', '0');
+    box.setAttribute('role', 'region');
+    box.setAttribute('aria-label', `${label ? label.textContent.trim() : 'Table'} (scrolls sideways)`);
+    box.dataset.autoScroll = mode;
+  } else if (mode === 'sliver') {
+    box.setAttribute('tabindex', '-1');
+    box.dataset.autoScroll = mode;
+  } else {
     box.removeAttribute('tabindex');
-    box.removeAttribute('role');
-    box.removeAttribute('aria-label');
     delete box.dataset.autoScroll;
   }
 }

@@ -646,7 +646,8 @@ export function maskGrid(host, { rows, cols, get, onToggle, label, rowLabel, col
       if (interactive) {
         const pressed = on ? 'true' : 'false';
         if (cell.getAttribute('aria-pressed') !== pressed) cell.setAttribute('aria-pressed', pressed);
-        const aria = `${rowNames[i]}, ${colNames[j]}: ${cellText}`;
+        // Said in words (a screen reader reads ✓ as "check mark"); a 0/1 cell also gives its number.
+        const aria = `${rowNames[i]}, ${colNames[j]}: ${open ? 'allowed' : 'blocked'}${/^[01]$/.test(cellText) ? ` (${cellText})` : ''}`;
         if (cell.getAttribute('aria-label') !== aria) cell.setAttribute('aria-label', aria);
       } else {
         setTextLater(td, open ? `${cellText} (allowed)` : `${cellText} (blocked)`);
@@ -656,7 +657,12 @@ export function maskGrid(host, { rows, cols, get, onToggle, label, rowLabel, col
   return built.grid;
 }
 
-/** A mask grid's elements with empty cells; buttons call the latest onToggle. */
+/**
+ * A mask grid's elements with empty cells; buttons call the latest onToggle.
+ * An editable grid is one tab stop: the arrow keys move between its buttons
+ * (rovingCells), and the last button focused, by key or pointer, is where
+ * Tab comes back to.
+ */
 function buildMaskGrid(host, { key, rows, cols, rowNames, colNames, interactive, label, name, link }) {
   const linkQ = (i) => (link ? i : null);
   const grid = h('div', { class: 'maskgrid', 'data-mask': name });
@@ -685,6 +691,7 @@ function buildMaskGrid(host, { key, rows, cols, rowNames, colNames, interactive,
     for (let j = 0; j < cols; j++) {
       if (interactive) {
         const cell = h('button', { type: 'button', class: 'mask-cell', 'data-row': i, 'data-col': j, 'data-link-q': linkQ(i), 'data-link-k': linkQ(j) });
+        cell.tabIndex = i === 0 && j === 0 ? 0 : -1;
         cell.addEventListener('click', () => built.onToggle(i, j));
         grid.append(cell);
         built.cells.push({ cell, td: null });
@@ -699,6 +706,15 @@ function buildMaskGrid(host, { key, rows, cols, rowNames, colNames, interactive,
     if (tbody) tbody.append(tr);
   }
   if (table) table.append(tbody);
+  if (interactive) {
+    rovingCells(grid);
+    grid.addEventListener('focusin', (event) => {
+      const cell = event.target.closest('button.mask-cell');
+      if (!cell || cell.tabIndex === 0) return;
+      for (const other of grid.querySelectorAll('button.mask-cell[tabindex="0"]')) other.tabIndex = -1;
+      cell.tabIndex = 0;
+    });
+  }
   host.replaceChildren(h('div', { class: 'heatmap-wrap' }, grid), ...(table ? [srOnly(table)] : []));
   host.maskParts = built;
   return built;

@@ -61,7 +61,7 @@ export const masks = {
 <div class="result two-col" data-slot="combined"></div>
 
 <h3>Your own mask</h3>
-<p>Click or tap the cells (or use Tab and Space on a keyboard) to allow ✓ or block ✕ each pair, applied to the 3×3 example of section 2. Block a whole row and watch the core flag it.</p>
+<p>Click or tap the cells (or, on a keyboard, Tab into the grid, move with the arrow keys and press Space) to allow ✓ or block ✕ each pair, applied to the 3×3 example of section 2. Block a whole row and watch the core flag it.</p>
 <div class="result two-col" data-link-scope>
   <div data-slot="custom"></div>
   <div data-slot="custom-weights"></div>
