@@ -135,7 +135,7 @@ if stale build/wasm-test/kernels-simd.wasm tests/c/kernel_exports.c; then
 fi
 
 # The C of attn_sdpa's passes, as the lesson page shows it (web/generated/).
-if stale web/generated/c-source.js c_src/attention.c c_src/kernels.c web/c-source.mjs; then
+if stale web/generated/c-source.js c_src/attention.c c_src/kernels.c c_src/mha.c web/c-source.mjs web/attention.js; then
   say "writing web/generated/c-source.js"
   job node web/c-source.mjs
 fi

@@ -1,13 +1,15 @@
 // The "Break it" section in Chromium: one card end to end (predict, break,
 // see the red check and the marked entry, repair), its state in the URL hash
 // and in localStorage, a page where localStorage is refused, the repair
-// button once repaired, and what a screen reader hears on marked entries.
+// button once repaired, what a screen reader hears on marked entries, and
+// the core's own C under each mistake ("Read the C").
 // The section lives in the lesson page, web/index.html.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { browserSuite, startServer, waitForLesson, runAxe } from './helpers/browser.mjs';
 import { CHECKS } from '../web/checks.js';
 import { EXERCISES } from '../web/exercises.js';
+import { BUG_SOURCES } from '../web/generated/c-source.js';
 
 
 const pagePath = 'index.html';
@@ -228,6 +230,86 @@ test('a screen reader hears "marked by the check" only on the entries the check 
   if (!(await rows.evaluate((d) => d.open))) await rows.locator('summary').click();
   await rows.locator('button.bk-switch').click();
   assert.equal(await rows.locator('[data-table="weights0"] td').evaluateAll((cells) => cells.filter((td) => td.textContent.includes('marked by the check')).length), 4);
+  assert.deepEqual(problems.pageErrors, []);
+  await context.close();
+});
+
+test('"Read the C" under the mistake (labelled as PyTorch terms): opened by keyboard, the core\'s C in named boxes', async () => {
+  const { page, problems, context } = await open();
+  const card = page.locator('#bk-mask-after-softmax');
+  await card.locator('summary').focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await card.evaluate((node) => node.open), true);
+
+  // The one-line mistake and repair are PyTorch-style lines, and say so.
+  const headings = await card.locator('.bk-body > h4, .bk-repair > h4').allTextContents();
+  assert.deepEqual(headings, ['The mistake, in PyTorch terms', 'The repair, in PyTorch terms']);
+
+  // The disclosure follows the mistake; its code is built when it first opens.
+  const source = card.locator('.bk-mistake + .bk-c-source');
+  assert.equal(await source.count(), 1, 'a "Read the C" disclosure right under the mistake');
+  const toggle = source.getByRole('button', { name: 'Read the C: how the core switches this bug on', exact: true });
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+  assert.equal(await source.locator('pre').count(), 0, 'no code box before it is opened');
+  await toggle.focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'true', 'Enter opens it');
+  const body = page.locator(`#${await toggle.getAttribute('aria-controls')}`);
+  assert.equal(await body.isVisible(), true, 'aria-controls names the box it opens');
+  const parts = BUG_SOURCES['mask-after-softmax'];
+  const boxes = body.locator('pre.c-src');
+  assert.equal(await boxes.count(), parts.length);
+  assert.deepEqual(await boxes.allTextContents(), parts.map((p) => p.code), 'the C as extracted from c_src');
+  assert.match(await boxes.first().textContent(), /case ATTN_BUG_MASK_AFTER_SOFTMAX:/);
+  assert.ok(await body.locator('pre.c-src .tok-kw').count() > 0, 'highlighted as the lesson highlights C');
+  assert.deepEqual(await body.locator('.bk-c-where').allTextContents(), parts.map((p) => `${p.file}, ${p.where}`));
+
+  // Each box is a region with a tab stop: Tab from the button reaches the first.
+  await page.keyboard.press('Tab');
+  const focused = await page.evaluate(() => {
+    const a = document.activeElement;
+    return { tag: a.tagName, role: a.getAttribute('role'), name: a.getAttribute('aria-label') };
+  });
+  assert.deepEqual(focused, { tag: 'PRE', role: 'region', name: 'C source of bug mask-after-softmax: c_src/attention.c, make_plan, in “Break it”' });
+  // Enter again closes it.
+  await toggle.focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+  assert.equal(await body.isVisible(), false);
+
+  // Space opens another card's, with the multi-head module's C.
+  const heads = page.locator('#bk-heads-without-transpose');
+  await heads.locator('summary').click();
+  await heads.locator('button.bk-c-toggle').focus();
+  await page.keyboard.press('Space');
+  assert.match((await heads.locator('pre.c-src').allTextContents()).join('\n'),
+    /ATTN_BUG_HEADS_WITHOUT_TRANSPOSE[^]*static void reshape_only\(/);
+
+  // With every card's C open, every region on the page has a name of its own.
+  await page.evaluate(() => {
+    for (const b of document.querySelectorAll('#break-it button.bk-c-toggle[aria-expanded="false"]')) b.click();
+  });
+  assert.equal(await page.locator('#break-it .bk-c-source pre.c-src').count(), Object.values(BUG_SOURCES).flat().length);
+  const names = await page.$$eval('[role="region"]', (nodes) => nodes.map((n) => n.getAttribute('aria-label')));
+  assert.ok(names.every(Boolean), 'every region is named');
+  const twice = [...new Set(names.filter((name, i) => names.indexOf(name) !== i))];
+  assert.deepEqual(twice, [], 'region names used more than once');
+  await runAxe(page, 'every card\'s C open', { include: '#break-it' });
+  assert.deepEqual(problems.pageErrors, []);
+  assert.deepEqual(problems.consoleErrors, []);
+  await context.close();
+});
+
+test('at 390 px the C scrolls in its box, not the page', async () => {
+  const { page, problems, context } = await open({ viewport: { width: 390, height: 844 } });
+  const card = page.locator('#bk-no-rescale');
+  await card.locator('summary').click();
+  await card.locator('button.bk-c-toggle').click();
+  const box = card.locator('.bk-c-source pre.c-src').nth(1);
+  await box.scrollIntoViewIfNeeded();
+  const widths = await box.evaluate((pre) => ({ box: pre.scrollWidth > pre.clientWidth, page: document.documentElement.scrollWidth }));
+  assert.deepEqual(widths, { box: true, page: 390 }, 'the long C lines scroll inside their box');
+  await runAxe(page, '390 px, the C open', { include: '#bk-no-rescale' });
   assert.deepEqual(problems.pageErrors, []);
   await context.close();
 });

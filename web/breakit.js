@@ -5,10 +5,12 @@
  *   mountBreakIt(document.getElementById('break-it'), lab, { onChange });
  *   // or, inside a lesson context: makeSection({ HashError, only: ['no-scale'] })
  *
- * One card per bug (exercises.js). A card shows the mistake, asks which check
- * will fail, has a switch that turns the bug on in the C core, a panel with
- * the checks (checks.js) and the weights, scores and output the core
- * returned, with the offending entry marked, and the repair.
+ * One card per bug (exercises.js). A card shows the mistake in PyTorch terms
+ * and, under "Read the C", the core's own C that switches the bug on (taken
+ * from c_src at build time by web/c-source.mjs), asks which check will fail,
+ * has a switch that turns the bug on in the C core, a panel with the checks
+ * (checks.js) and the weights, scores and output the core returned, with the
+ * offending entry marked, and the repair.
  *
  * State: per card the predicted check, whether the bug is on, and whether it
  * was ever broken and repaired. It lives in a progress record (progress.js):
@@ -36,6 +38,9 @@ import { EXERCISES, PREDICTION_CHECKS } from './exercises.js';
 import { h, fmt as fmtNumber, oneBased, setText, setClass, uid } from './lesson-ui.js';
 import { Progress, lessonProgress, BREAKIT_DEFAULT, isBreakItState } from './progress.js';
 import { paintRamp, rampLegend } from './palette.js';
+import { cCode } from './lesson-flow.js';
+import { markScrollBoxes } from './lesson-context.js';
+import { BUG_SOURCES } from './generated/c-source.js';
 
 const ON = 1;
 const BROKEN = 2;
@@ -240,6 +245,56 @@ function resultTables(host, exercise, result, worst, allowed) {
 }
 
 // ---------------------------------------------------------------------------
+// The C behind a bug
+// ---------------------------------------------------------------------------
+
+/**
+ * The learner's name for the part of the page holding `node`, as
+ * lesson-flow.js names its code boxes: its section's heading without the
+ * section number, or the label of the <attention-lab> widget; '' if neither.
+ */
+function placeName(node) {
+  const heading = node.closest('section')?.querySelector('h2');
+  if (heading) return heading.textContent.replace(/^\s*\d+\s*/, '').trim();
+  return node.closest('[role="group"][aria-label]')?.getAttribute('aria-label') ?? '';
+}
+
+/**
+ * "Read the C": a disclosure with the C that switches `bug` on in the core
+ * (BUG_SOURCES: one excerpt per function, under its file and function name).
+ * It is a button with aria-expanded, not a <details>: the card itself is a
+ * <details>, and its <summary> stays the only one inside it. The code boxes
+ * are built the first time it opens, so that a closed one costs three
+ * elements. A box scrolls sideways on a phone, so it is a region with a tab
+ * stop, named by bug, function and place on the page (the same card can
+ * show in the lesson and in an <attention-lab> widget), and it shows the
+ * page's "scroll sideways" hint when it overflows.
+ */
+function cSource(bug) {
+  const parts = BUG_SOURCES[bug];
+  if (!parts) return null;
+  const body = el('div', { cls: 'bk-c-body', attrs: { id: uid('bk-c'), hidden: true } });
+  const toggle = el('button', { cls: 'bk-c-toggle', text: 'Read the C: how the core switches this bug on',
+    attrs: { type: 'button', 'aria-expanded': 'false', 'aria-controls': body.id } });
+  toggle.addEventListener('click', () => {
+    const open = toggle.getAttribute('aria-expanded') !== 'true';
+    toggle.setAttribute('aria-expanded', String(open));
+    body.hidden = !open;
+    if (!open || body.firstChild) return;
+    const place = placeName(body);
+    body.append(...parts.flatMap(({ file, where, code }) => {
+      const pre = cCode(code);
+      pre.tabIndex = 0;
+      pre.setAttribute('role', 'region');
+      pre.setAttribute('aria-label', `C source of bug ${bug}: ${file}, ${where}${place ? `, in “${place}”` : ''}`);
+      return [el('p', { cls: 'bk-c-where' }, el('code', { text: file }), `, ${where}`), pre];
+    }));
+    markScrollBoxes([body]); // a box wider than the screen says so (lesson.css)
+  });
+  return el('div', { cls: 'bk-c-source' }, toggle, body);
+}
+
+// ---------------------------------------------------------------------------
 // One card
 // ---------------------------------------------------------------------------
 
@@ -297,14 +352,14 @@ class Card {
       ...this.checkItems.map((item) => item.li));
     this.maps = el('div');
     this.repairBox = el('div', { cls: 'bk-repair' },
-      el('h4', { text: 'The repair' }),
+      el('h4', { text: 'The repair, in PyTorch terms' }),
       el('pre', { cls: 'bk-code bk-fix' }, el('code', { text: exercise.repair })),
       this.repairButton, this.repairedNote);
 
     this.node = el('details', { cls: 'bk-card', attrs: { id, 'data-bug': exercise.bug } }, summary,
       el('div', { cls: 'bk-body' },
         el('p', { cls: 'bk-setting', text: `Input: ${exercise.setting}` }),
-        el('h4', { text: 'The mistake' }), mistake,
+        el('h4', { text: 'The mistake, in PyTorch terms' }), mistake, cSource(exercise.bug),
         predict,
         el('div', { cls: 'bk-actions' }, this.toggle),
         el('div', { cls: 'bk-panel' }, this.status, this.verdict, this.checkList, this.maps),

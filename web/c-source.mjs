@@ -6,9 +6,13 @@
 // A pass is the lines from its comment "/* N. ... */" inside attn_sdpa_dropout up to
 // its first blank line (or the end of its block). Some passes call
 // a helper whose body is the real work: the helper follows the pass.
+//
+// It also writes, for each break-it bug, the C that switches it on (see
+// bugSources below), shown on the bug's card in the "Break it" section.
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { BUGS } from './attention.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const read = (f) => readFileSync(join(ROOT, 'c_src', f), 'utf8').split('\n');
@@ -53,9 +57,203 @@ export function sdpaPasses() {
   return passes;
 }
 
+// ---------------------------------------------------------------------------
+// The break-it bugs: where the core switches each one on
+// ---------------------------------------------------------------------------
+//
+// Each bug in BUGS (web/attention.js) is ATTN_BUG_<NAME> in c_src/attention.h
+// ('mask-after-softmax' is ATTN_BUG_MASK_AFTER_SOFTMAX). Its C is found in the
+// files of attn_sdpa and of the multi-head module by three rules:
+//   1. the switch: every statement that tests ATTN_BUG_<NAME>, which is a
+//      `case` of make_plan's switch or a line like make_mha_plan's
+//      `if (bug == ...) p.split = reshape_only;`. A statement that only
+//      refuses a call (attn_fail) or also tests ATTN_BUG_NONE (it picks the
+//      path, for several bugs) says nothing about how the bug acts: left out.
+//   2. a switch handed on: kept in a local (`const int through_blocked =
+//      bug == ...`) or passed as a function's last argument (sdpa_tiled's
+//      no_rescale), the `if` statements of that function that test it (and
+//      for a parameter, the function's header).
+//   3. what the C's comments tag with the bug ("bug mask-output: ...",
+//      "bugs heads-without-transpose and ..."): a tagged function whole, with
+//      its comment; a tagged statement; a tagged struct field, with every
+//      statement that reads or sets it (causal_upper in is_allowed).
+// A statement is shown with the comment lines right above it. A bug with no
+// switch found stops the build, so that a renamed bug cannot lose its C.
+const BUG_FILES = ['attention.c', 'mha.c'];
+
+/** The line that stands for lines left out between two excerpts of one function. */
+export const ELISION = '…';
+
+/**
+ * The file's lines twice more, the same length: `code` with comments and
+ * string literals blanked, `notes` with only the comments kept.
+ */
+function splitSource(text) {
+  let code = '', notes = '', at = 0;
+  const blank = (s) => s.replace(/[^\n]/g, ' ');
+  for (const m of text.matchAll(/\/\*[\s\S]*?\*\/|\/\/[^\n]*|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'/g)) {
+    const before = text.slice(at, m.index);
+    code += before + blank(m[0]);
+    notes += blank(before) + (m[0][0] === '/' ? m[0] : blank(m[0]));
+    at = m.index + m[0].length;
+  }
+  code += text.slice(at);
+  notes += blank(text.slice(at));
+  return { lines: text.split('\n'), code: code.split('\n'), notes: notes.split('\n') };
+}
+
+const count = (s, re) => (s.match(re) || []).length;
+
+/**
+ * The top-level blocks of a C file: functions and structs, each as
+ * { name, kind, first (its leading comment), start (its first line), end }.
+ */
+function cBlocks({ lines, code }) {
+  const blocks = [];
+  for (let i = 0; i < code.length; i++) {
+    if (!/^[A-Za-z_]/.test(code[i])) continue;
+    let open = i; // the line with the block's `{`, if it has one before a `;`
+    while (open < code.length && !code[open].includes('{') && !/;\s*$/.test(code[open])) open++;
+    if (open >= code.length || !code[open].includes('{')) continue;
+    let end = open, depth = 0;
+    for (; end < code.length; end++) {
+      depth += count(code[end], /\{/g) - count(code[end], /\}/g);
+      if (depth === 0) break;
+    }
+    const header = code.slice(i, open + 1).join(' ');
+    const fn = header.match(/(\w+)\s*\(/);
+    const name = fn ? fn[1] : (header.match(/\bstruct\s+(\w+)/) || code[end].match(/\}\s*(\w+)\s*;/) || [])[1];
+    let first = i;
+    while (first > 0 && /^( \*|\/\*)/.test(lines[first - 1])) first -= 1;
+    if (name) blocks.push({ name, kind: fn ? 'function' : 'struct', first, start: i, end });
+    i = end;
+  }
+  return blocks;
+}
+
+/**
+ * [first, last] line of the statement on line i: a `case` up to its
+ * `break;`, or a statement with its parentheses and braces closed (an
+ * if/else chain whole) and the comment lines right above it.
+ */
+function statementAt({ lines, code }, i) {
+  let s = i;
+  while (s > 0 && code[s - 1].trim() && !/[;{}:]\s*$/.test(code[s - 1])) s--;
+  let e = s;
+  if (/^\s*case\b/.test(code[s])) {
+    while (!/\bbreak;/.test(code[e]) && !/^\s*(case\b|default\b|\})/.test(code[e + 1])) e++;
+    return [s, e];
+  }
+  for (let depth = 0; e < code.length; e++) {
+    depth += count(code[e], /[({]/g) - count(code[e], /[)}]/g);
+    if (depth <= 0 && /[;}]\s*$/.test(code[e]) && !/^\s*else\b/.test(code[e + 1] || '')) break;
+  }
+  while (s > 0 && !code[s - 1].trim() && lines[s - 1].trim()) s--;
+  return [s, e];
+}
+
+/** The C of one bug: [{ file, where, code }], the switch's function first. */
+function bugSource(bug, files) {
+  const constant = `ATTN_BUG_${bug.toUpperCase().replace(/-/g, '_')}`;
+  const mentions = (text, name) => new RegExp(`\\b${name}\\b`).test(text);
+  const tag = new RegExp(`\\bbugs? (?:[a-z-]+(?:,| and| or) )*${bug}(?![\\w-])`);
+  const shown = []; // { file, src, block, range: [first, last], isSwitch }
+  let switches = 0;
+  for (const { file, src, blocks } of files) {
+    const blockOf = (i) => blocks.find((b) => b.first <= i && i <= b.end);
+    const show = (block, range, isSwitch = false) => shown.push({ file, src, block, range, isSwitch });
+    const statement = (i) => {
+      const range = statementAt(src, i);
+      return { range, text: src.code.slice(range[0], range[1] + 1).join('\n') };
+    };
+    src.code.forEach((line, i) => {
+      const block = blockOf(i);
+      if (!block) return;
+      // 1. the switch
+      if (mentions(line, constant)) {
+        const { range, text } = statement(i);
+        if (!/^\s*case\b/.test(line) && (text.includes('attn_fail') || mentions(text, 'ATTN_BUG_NONE'))) return;
+        show(block, range, true);
+        switches += 1;
+        // 2. handed on: to a local, or to a function's last parameter
+        const local = text.match(new RegExp(`\\bconst int (\\w+) = [^;]*\\b${constant}\\b`));
+        const call = text.match(new RegExp(`(\\w+)\\([^;]*,\\s*bug == ${constant}\\s*\\)`));
+        const callee = call && blocks.find((b) => b.name === call[1] && b.kind === 'function');
+        const param = callee && src.code.slice(callee.start, callee.end + 1).join(' ').match(/(\w+)\s*\)\s*\{/);
+        const [name, where] = local ? [local[1], block] : param ? [param[1], callee] : [];
+        if (!name) return;
+        // A parameter: its function's header too, where the reader sees its name.
+        if (!local) show(callee, [callee.start, src.code.findIndex((l, j) => j >= callee.start && l.includes('{'))]);
+        for (let j = where.start; j <= where.end; j++) {
+          if (j !== i && new RegExp(`^\\s*(\\}\\s*else\\s+)?if\\s*\\(.*\\b${name}\\b`).test(src.code[j])) {
+            const handed = statement(j);
+            if (!handed.text.includes('attn_fail')) show(where, handed.range);
+          }
+        }
+        return;
+      }
+      // 3. tagged by a comment
+      if (!tag.test(src.notes[i])) return;
+      if (i < block.start) { // the leading comment of a function (or struct)
+        if (block.kind === 'function') show(block, [block.first, block.end]);
+        return;
+      }
+      if (!src.code[i].trim()) return;
+      show(block, statementAt(src, i));
+      const field = block.kind === 'struct' && src.code[i].match(/(\w+)\s*;\s*$/);
+      if (field) {
+        src.code.forEach((l, j) => {
+          const other = blockOf(j);
+          if (other && other !== block && new RegExp(`(\\.|->)${field[1]}\\b`).test(l)) show(other, statementAt(src, j));
+        });
+      }
+    });
+  }
+  if (!switches) {
+    throw new Error(`c-source: bug "${bug}" (web/attention.js BUGS) has no C: no statement in c_src/${BUG_FILES.join(' or c_src/')} `
+      + `tests ${constant}. Was the bug renamed on one side only?`);
+  }
+  // One part per block: its excerpts in file order, each dedented on its own.
+  const parts = [];
+  for (const s of shown) {
+    let part = parts.find((p) => p.file === s.file && p.block === s.block);
+    if (!part) parts.push(part = { file: s.file, src: s.src, block: s.block, ranges: [] });
+    part.ranges.push(s.range);
+  }
+  const lead = shown.find((s) => s.isSwitch).block;
+  const order = (p) => (p.block === lead ? -1 : BUG_FILES.indexOf(p.file) * 1e6 + p.block.first);
+  return parts.sort((a, b) => order(a) - order(b)).map(({ file, src, block, ranges }) => {
+    ranges.sort((a, b) => a[0] - b[0]);
+    const runs = [];
+    for (const [s, e] of ranges) {
+      const last = runs[runs.length - 1];
+      if (last && s <= last[1] + 1) last[1] = Math.max(last[1], e);
+      else runs.push([s, e]);
+    }
+    const code = runs.map(([s, e]) => dedent(src.lines.slice(s, e + 1))).join(`\n${ELISION}\n`);
+    return { file: `c_src/${file}`, where: block.kind === 'struct' ? `the fields of ${block.name}` : block.name, code };
+  });
+}
+
+/**
+ * { bug: [{ file, where, code }] } for every bug in `bugs` (default BUGS):
+ * the C that switches it on, by the rules above. file is
+ * 'c_src/attention.c'; where names the function (or 'the fields of
+ * <struct>'); code holds its excerpts, dedented, in file order, separated by
+ * a line ELISION where lines are left out. Throws for a bug with no switch.
+ */
+export function bugSources(bugs = BUGS.filter(Boolean)) {
+  const files = BUG_FILES.map((file) => {
+    const src = splitSource(readFileSync(join(ROOT, 'c_src', file), 'utf8'));
+    return { file, src, blocks: cBlocks(src) };
+  });
+  return Object.fromEntries(bugs.map((bug) => [bug, bugSource(bug, files)]));
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const out = join(ROOT, 'web', 'generated');
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'c-source.js'), `// Generated by web/c-source.mjs from c_src at build time. Do not edit.\n`
-    + `export const SDPA_PASSES = ${JSON.stringify(sdpaPasses(), null, 1)};\n`);
+    + `export const SDPA_PASSES = ${JSON.stringify(sdpaPasses(), null, 1)};\n`
+    + `export const BUG_SOURCES = ${JSON.stringify(bugSources(), null, 1)};\n`);
 }
