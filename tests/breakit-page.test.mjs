@@ -199,8 +199,16 @@ test('once repaired, "Apply the repair" gives way to a line that says so; turnin
   const after = { visible: await button.isVisible(), text: (await card.locator('.bk-repair').innerText()).replace(/\s+/g, ' ') };
   assert.equal(after.visible, false, `after the repair the button is still shown; the repair box reads "${after.text}"`);
   assert.match(after.text, /Repair applied/, after.text);
-  // Focus did not fall to the page: it rests on the line that replaced the button.
-  assert.equal(await page.evaluate(() => document.activeElement?.className), 'bk-repaired');
+  // Focus did not fall to the page: it is back on the card's switch, and the
+  // live status line and the verdict (also live) say what happened.
+  assert.equal(await page.evaluate(() => document.activeElement?.className), 'bk-switch');
+  assert.match(await card.locator('.bk-status[role="status"]').textContent(), /repaired/);
+  assert.equal(await card.locator('.bk-verdict').getAttribute('aria-live'), 'polite');
+  // Tab goes on down the card, never back up to the card's top.
+  const tops = await card.evaluate((node) => node.querySelector('summary').getBoundingClientRect().top);
+  await page.keyboard.press('Tab');
+  const next = await page.evaluate(() => ({ cls: document.activeElement?.className, top: document.activeElement?.getBoundingClientRect().top }));
+  assert.ok(next.top > tops && next.cls !== 'bk-switch', `Tab after the repair went to ${JSON.stringify(next)}`);
   await card.locator('button.bk-switch').click();
   assert.equal(await button.isVisible(), true, 'the bug is on again: the repair is offered again');
   assert.equal(await card.locator('.bk-repaired').isVisible(), false);

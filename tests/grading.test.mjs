@@ -89,15 +89,17 @@ test('the switch reads "bug off" when off and "bug on" when on', async () => {
   await context.close();
 });
 
-test('a single-exercise widget shows the card\'s number in the lesson, and locks its prediction too', async () => {
+test('a single-exercise widget shows no number from the lesson\'s list, and locks its prediction too', async () => {
   const { page, problems, context } = await openPage(browser, server.url);
   const bug = 'no-scale';
   const index = EXERCISES.findIndex((e) => e.bug === bug);
   await page.goto(`${server.url}web/embed.html?preset=break-it:${bug}`);
   const card = page.locator(`#bk-${bug}`);
-  await card.locator('.bk-num').waitFor();
-  const num = (await card.locator('.bk-num').textContent()).trim();
-  assert.match(num, new RegExp(`\\b${index + 1} of ${EXERCISES.length}\\b`), `number shown: "${num}"`);
+  await card.locator('summary').waitFor();
+  // The learner sees this card alone: its place in the lesson's list of 16 would only puzzle.
+  const summary = (await card.locator('summary').textContent()).trim();
+  assert.equal(await card.locator('.bk-num').count(), 0, `a number is shown: "${summary}"`);
+  assert.doesNotMatch(summary, new RegExp(`\\b(${index + 1}|${EXERCISES.length})\\b`), `summary: "${summary}"`);
 
   const results = [];
   await page.exposeFunction('recordResult', (detail) => results.push(detail));

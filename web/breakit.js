@@ -311,8 +311,8 @@ class Card {
 
     this.badges = el('span', { cls: 'bk-badges' });
     const summary = el('summary', {},
-      // Alone (one card in a widget), the number says where it sits in the lesson.
-      el('span', { cls: 'bk-num', text: alone ? `Exercise ${index + 1} of ${EXERCISES.length}` : String(index + 1) }),
+      // Alone (one card in a widget), it has no number: its place in the lesson's list means nothing to a learner who sees only this card.
+      alone ? null : el('span', { cls: 'bk-num', text: String(index + 1) }),
       el('h3', { cls: 'bk-title', text: exercise.title }),
       this.badges);
 
@@ -337,15 +337,18 @@ class Card {
       owner.change(index, on ? { on: true, broken: true } : { on: false });
     });
     this.repairButton = el('button', { cls: 'bk-repair-button', text: 'Apply the repair', attrs: { type: 'button' } });
-    // Once applied, the button gives way to a line that says so (focus moves there, not to the page).
-    this.repairedNote = el('p', { cls: 'bk-repaired', text: '✓ Repair applied: the bug is off.', attrs: { tabindex: '-1', hidden: true } });
+    // Once applied, the button gives way to a line that says so, which the
+    // live status line announces too. Focus goes back to the card's switch
+    // (not to the page), from where Tab moves on through the card.
+    this.repairedNote = el('p', { cls: 'bk-repaired', text: '✓ Repair applied: the bug is off.', attrs: { hidden: true } });
     this.repairButton.addEventListener('click', () => {
       owner.change(index, { on: false, repaired: true });
-      if (!this.repairedNote.hidden) this.repairedNote.focus();
+      if (!this.repairedNote.hidden) this.toggle.focus();
     });
 
     this.status = el('p', { cls: 'bk-status', attrs: { role: 'status' } });
-    this.verdict = el('p', { cls: 'bk-verdict' });
+    // The verdict is the exercise's point: a screen reader hears it as it changes.
+    this.verdict = el('p', { cls: 'bk-verdict', attrs: { 'aria-live': 'polite' } });
     // One item per check, in CHECKS order (as runChecks returns them), kept from one draw to the next.
     this.checkItems = CHECKS.map((check) => this.checkItem(check));
     this.checkList = el('ul', { cls: 'bk-checks', attrs: { 'aria-label': 'Checks', 'data-panel': 'checks' } },
@@ -476,7 +479,7 @@ class Card {
     const li = el('li', { cls: 'bk-check', attrs: { 'data-check': check.name } },
       mark, el('span', { cls: 'bk-check-title', text: check.title }), reason);
     // Shown on a failed check that blames one entry.
-    const show = el('button', { cls: 'bk-show', text: 'Mark it below', attrs: { type: 'button' } });
+    const show = el('button', { cls: 'bk-show', text: 'Mark it below', attrs: { type: 'button', 'aria-label': `Mark it below: ${check.title}` } });
     show.addEventListener('click', () => {
       this.selected = check.name;
       this.owner.redraw(this.index);
