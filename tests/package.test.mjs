@@ -1,16 +1,18 @@
 // What the npm package and dist/ ship: every file a page, a module or a
 // declaration refers to is in the file list, found by reading the sources
 // (not from a list kept by hand), and web/dist.mjs refuses options it would
-// otherwise ignore. Nothing here builds: `npm pack --dry-run` gives the
-// package's list, and distFiles() the list dist/ copies.
+// otherwise ignore, or given twice, and a --out folder it must not empty.
+// `npm pack --dry-run` gives the package's list, and distFiles() the list
+// dist/ copies; one test builds, into build/dist-cli-test/ (--out, --title).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, posix } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { distFiles, packageChoice } from '../web/dist.mjs';
+import { unzipSync } from 'fflate';
+import { distFiles, outputDir, packageChoice, ChoiceError } from '../web/dist.mjs';
 import { EXERCISES } from '../web/exercises.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -197,18 +199,108 @@ test('--exercises is refused without break-it in --sections, and its names are a
   assert.deepEqual(packageChoice({ sections: 'masks' }), { sections: ['masks'], exercises: [] });
 });
 
+/**
+ * Run `node web/dist.mjs args` from the repo root. With `guarded`, removing
+ * a folder throws instead (fs/promises' rm is replaced before dist.mjs
+ * loads): a test of a refused --out cannot empty the repo if the refusal
+ * breaks.
+ */
+function runDist(args, { guarded = false } = {}) {
+  const guard = "import fsp from 'node:fs/promises'; import { syncBuiltinESMExports } from 'node:module';"
+    + " fsp.rm = async (path) => { throw new Error(`dist removed ${path}`); }; syncBuiltinESMExports();";
+  const node = guarded ? [`--import=data:text/javascript,${encodeURIComponent(guard)}`] : [];
+  return spawnSync(process.execPath, [...node, join(ROOT, 'web', 'dist.mjs'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+}
+
 test('npm run dist with a bad option stops with a message naming it, and builds nothing', () => {
   const cases = [
     [['--sections', 'masks', '--exercises', 'no-scale'], /--exercises.*break-it/],
     [['--sections', 'masks', '--exercises', 'bogus'], /--exercises.*bogus/],
     [['--exercise', 'no-scale'], /--exercise\b/],
+    // An option given twice would otherwise keep its last value without a word.
+    [['--sections', 'masks', '--sections', 'quiz'], /--sections is given twice/],
+    [['--exercises=no-scale', '--sections', 'break-it', '--exercises', 'mask-output'], /--exercises is given twice/],
+    [['--title', 'A', '--title', 'B'], /--title is given twice/],
+    [['--out', 'build/a', '--out', 'build/b'], /--out is given twice/],
+    [['--help', '--help'], /--help is given twice/],
+    [['--title', ''], /--title needs some text/],
+    [['--title', 'two\nlines'], /--title holds a control character/],
+    [['--title', 'x'.repeat(201)], /--title is 201 characters long; SCORM 1.2 allows 200/],
+    [['--out', ''], /--out needs a folder/],
   ];
   for (const [args, message] of cases) {
-    const run = spawnSync(process.execPath, [join(ROOT, 'web', 'dist.mjs'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const run = runDist(args, { guarded: true });
     const said = `${run.stdout}${run.stderr}`.trim();
-    assert.notEqual(run.status, 0, `node web/dist.mjs ${args.join(' ')} exited 0; it printed:\n${said}`);
+    assert.equal(run.status, 2, `node web/dist.mjs ${args.join(' ')} exited ${run.status}, not 2; it printed:\n${said}`);
     assert.match(run.stderr, message, `node web/dist.mjs ${args.join(' ')}: stderr does not say what is wrong:\n${run.stderr}`);
+    assert.equal(run.stderr.trim().split('\n').length, 1, `node web/dist.mjs ${args.join(' ')}: not one line:\n${run.stderr}`);
     assert.doesNotMatch(run.stderr, /^\s+at /m, `node web/dist.mjs ${args.join(' ')}: a stack trace instead of a message:\n${run.stderr}`);
     assert.doesNotMatch(run.stdout, /dist\//, `node web/dist.mjs ${args.join(' ')} refused, but built:\n${run.stdout}`);
   }
+});
+
+test('npm run dist -- --help prints the usage, exit code 0, and builds nothing', () => {
+  const run = runDist(['--help'], { guarded: true });
+  assert.equal(run.status, 0, `exit code ${run.status}:\n${run.stdout}${run.stderr}`);
+  assert.equal(run.stderr, '');
+  assert.match(run.stdout, /^Usage: node web\/dist\.mjs \[options\]/);
+  for (const option of ['--sections', '--exercises', '--title', '--out', '--help']) assert.match(run.stdout, new RegExp(`^  ${option} `, 'm'), `the usage names ${option}`);
+  assert.doesNotMatch(run.stdout, /\[attention-lab\]/, `--help built:\n${run.stdout}`);
+});
+
+test('--out refuses a folder dist must not empty: the repo, a folder above it, web/ or one in it, a folder of other files', async () => {
+  const scratch = join(ROOT, 'build', 'dist-out-test');
+  rmSync(scratch, { recursive: true, force: true });
+  mkdirSync(join(scratch, 'notes'), { recursive: true });
+  writeFileSync(join(scratch, 'notes', 'mine.txt'), 'not made by dist');
+  writeFileSync(join(scratch, 'a-file'), '');
+  mkdirSync(join(scratch, 'earlier'));
+  writeFileSync(join(scratch, 'earlier', 'attention-lab.html'), '');
+  const refused = [
+    [ROOT, /holds the repo/], ['.', /holds the repo/], ['..', /holds the repo/], ['/', /holds the repo/],
+    [join(ROOT, 'web'), /is in web\//], ['web/wasm', /is in web\//], [join(ROOT, 'web', 'new-folder'), /is in web\//],
+    ['tests', /holds other files/], [join(scratch, 'notes'), /holds other files/], [join(scratch, 'a-file'), /is a file/],
+  ];
+  const wrong = [];
+  for (const [out, message] of refused) {
+    try {
+      wrong.push(`${out} was accepted, as ${await outputDir(out)}`);
+    } catch (e) {
+      if (!(e instanceof ChoiceError) || !message.test(e.message)) wrong.push(`${out}: ${e.message} (expected ${message})`);
+    }
+  }
+  assert.deepEqual(wrong, [], `${wrong.length} of ${refused.length} folders not refused clearly:\n  ${wrong.join('\n  ')}`);
+  // What may be emptied: dist/, a new folder, an empty one, an earlier output.
+  assert.equal(await outputDir('dist'), join(ROOT, 'dist'));
+  for (const out of [join(scratch, 'new'), scratch + '/empty', join(scratch, 'earlier')]) {
+    if (out.endsWith('empty')) mkdirSync(out);
+    assert.equal(await outputDir(out), resolve(out));
+  }
+  // The command line says so in one line, exit code 2, and removes nothing (removing would throw here).
+  for (const out of ['.', '..', 'web', 'web/wasm']) {
+    const run = runDist(['--out', out], { guarded: true });
+    assert.equal(run.status, 2, `--out ${out}: exit code ${run.status}:\n${run.stdout}${run.stderr}`);
+    assert.match(run.stderr, /^\[attention-lab\] dist: --out .*dist empties the folder it writes\n$/, `--out ${out}`);
+  }
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+test('npm run dist -- --out DIR --title TEXT writes there and titles the SCORM package', () => {
+  const out = join(ROOT, 'build', 'dist-cli-test');
+  rmSync(out, { recursive: true, force: true });
+  const title = 'Attention & masks: "week 3"';
+  const run = runDist(['--out', 'build/dist-cli-test', '--title', title, '--sections', 'masks,quiz']);
+  assert.equal(run.status, 0, `${run.stdout}${run.stderr}`);
+  assert.match(run.stdout, /\[attention-lab\] build\/dist-cli-test\/: \d+ files/);
+  for (const file of ['index.html', 'attention-lab.html', 'attention-lab-scorm12.zip', 'load-failure.js', 'wasm/attention-simd.wasm']) {
+    assert.ok(existsSync(join(out, file)), `${file} is in build/dist-cli-test/`);
+  }
+  const manifest = new TextDecoder().decode(unzipSync(readFileSync(join(out, 'attention-lab-scorm12.zip')))['imsmanifest.xml']);
+  const titles = [...manifest.matchAll(/<title>([^<]*)<\/title>/g)].map((m) => m[1]);
+  assert.deepEqual(titles, ['Attention &amp; masks: &quot;week 3&quot;', 'Attention &amp; masks: &quot;week 3&quot;']);
+  // Run again into the same folder: an earlier output is replaced.
+  const again = runDist(['--out', 'build/dist-cli-test']);
+  assert.equal(again.status, 0, `${again.stdout}${again.stderr}`);
+  assert.match(new TextDecoder().decode(unzipSync(readFileSync(join(out, 'attention-lab-scorm12.zip')))['imsmanifest.xml']), /<title>Attention, by hand and live<\/title>/);
+  rmSync(out, { recursive: true, force: true });
 });

@@ -1,17 +1,18 @@
 // The SCORM 1.2 package (web/dist.mjs, web/scorm/launch.js): its manifest,
 // and the lesson inside an LMS played by scorm-again's SCORM 1.2 runtime
 // (tests/fixtures/scorm-host.html): what the LMS receives, resuming from
-// suspend data, passed / failed, a reset of the cards (the LMS keeps the
-// first outcomes), the package without an LMS, and suspend data that must
-// be refused.
+// suspend data, passed / failed, an LMS that sets the status from the
+// score itself (mastery override), a reset of the cards (the LMS keeps the
+// first outcomes), the package without an LMS (plain, framed without an
+// API, opened from a disk), and suspend data that must be refused.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { unzipSync } from 'fflate';
 import { launchBrowser, openPage, startServer, assertClean, shownText } from './helpers/browser.mjs';
-import { scormPackage } from '../web/dist.mjs';
+import { dist, scormPackage } from '../web/dist.mjs';
 import { QUESTIONS } from '../web/quiz-questions.js';
 import { EXERCISES } from '../web/exercises.js';
 import { masteryScore } from '../web/progress.js';
@@ -43,6 +44,8 @@ before(async () => {
   packages.full = await makePackage('full', {});
   packages.small = await makePackage('small', { sections: 'masks,quiz,break-it', exercises: 'no-scale,mask-output' });
   packages.reading = await makePackage('reading', { sections: 'three-by-three,masks' });
+  // The whole of dist/, for its index.html opened from a disk.
+  await dist({}, { out: join(OUT, 'dist') });
   server = await startServer({ root: ROOT });
   browser = await launchBrowser();
 });
@@ -102,10 +105,28 @@ test('the manifest is well-formed SCORM 1.2 and lists exactly the files in the z
   await context.close();
 });
 
-/** The LMS stand-in with the package loaded; resolves once the lesson has drawn itself. */
-async function inLms(pkg, cmi = null) {
+test('the launch page\'s footer does not send the learner to an address bar (an LMS frame has none)', async () => {
+  const web = await readFile(join(ROOT, 'web', 'index.html'), 'utf8');
+  assert.match(web, /address bar/, 'web/index.html, the plain lesson, still points to the address bar');
+  const launch = new TextDecoder().decode(packages.full.zip['index.html']);
+  const footer = launch.match(/<footer[\s\S]*?<\/footer>/)?.[0] ?? '';
+  assert.match(footer, /The page itself only draws them\./, 'the rest of the footer stays');
+  assert.doesNotMatch(footer, /address bar|copy the link/i, `the launch page's footer: ${footer}`);
+});
+
+/**
+ * The LMS stand-in with the package loaded; resolves once the lesson has
+ * drawn itself. `settings` are more settings for scorm-again's runtime.
+ */
+async function inLms(pkg, cmi = null, settings = null) {
   const session = await openPage(browser, server.url);
   await session.page.goto(`${server.url}tests/fixtures/scorm-host.html`);
+  if (settings) {
+    await session.page.evaluate((more) => {
+      const Runtime = window.Scorm12API;
+      window.Scorm12API = class extends Runtime { constructor(given) { super({ ...given, ...more }); } };
+    }, settings);
+  }
   await session.page.evaluate((args) => window.startLms(args), { launch: pkg.launch, cmi });
   const frame = session.page.frameLocator('#sco');
   await frame.locator('html[data-ready="true"]').waitFor({ timeout: 20000 });
@@ -129,16 +150,49 @@ async function doExercise(frame, bug, check) {
   await card.locator('button.bk-repair-button').click();
 }
 
+/** Answer `questions` (from QUESTIONS), right or wrong as `right(index)` says. */
+async function answerQuestions(frame, questions, right) {
+  for (const [k, q] of questions.entries()) {
+    const good = right(k);
+    if (q.kind === 'choice') await answerQuiz(frame, q.id, q.choices.find((c) => c.right === good).id);
+    else if (q.kind === 'number') await answerQuiz(frame, q.id, good ? '32' : '64');
+    else {
+      const form = frame.locator(`form[data-quiz="${q.id}"]`);
+      const cells = good ? [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]] : [[1, 0]];
+      for (const [i, j] of cells) await form.locator(`button[data-row="${i}"][data-col="${j}"]`).click();
+      await form.locator('button[type="submit"]').click();
+    }
+  }
+}
+
+/** The learner leaves: the frame is emptied, and the lesson finishes its session. */
+async function leave(session) {
+  await session.page.evaluate(() => { document.getElementById('sco').src = 'about:blank'; });
+  await session.page.waitForFunction(() => window.lmsCalls.some((c) => c.name === 'LMSFinish'));
+}
+
+/** The last value the lesson set for `name` in this session (cmi.core.exit is write-only: the LMS cannot be asked). */
+async function lastSet(session, name) {
+  return (await session.calls()).filter((c) => c.name === 'LMSSetValue' && c.args[0] === name).at(-1)?.args[1];
+}
+
+/** The score elements the lesson has set in this session. */
+async function scoreSets(session) {
+  return (await session.calls()).filter((c) => c.name === 'LMSSetValue' && c.args[0].startsWith('cmi.core.score.')).map((c) => c.args.join(' = '));
+}
+
 test('in an LMS: two answers and one exercise are reported; a relaunch with the suspend data resumes', async () => {
   const first = await inLms(packages.full);
   assert.equal((await first.calls())[0].name, 'LMSInitialize');
+  assert.equal(await first.frame.locator('.no-lms').count(), 0, 'an LMS answered: no notice');
   await answerQuiz(first.frame, 'scale', 'a'); // right
   await answerQuiz(first.frame, 'maps', 'a'); // wrong
   await doExercise(first.frame, 'no-scale', 'Scores scaled by 1/√dk'); // right
-  await first.page.waitForFunction(() => window.lmsValue('cmi.core.score.raw') === '2');
-  assert.equal(await first.lms('cmi.core.score.min'), '0');
-  assert.equal(await first.lms('cmi.core.score.max'), String(MAX));
+  await first.page.waitForFunction(() => /"o":\{"no-scale":1\}/.test(window.lmsValue('cmi.suspend_data')));
   assert.equal(await first.lms('cmi.core.lesson_status'), 'incomplete');
+  // The score waits for the end: unfinished, the LMS is sent none (see the mastery override test).
+  assert.deepEqual(await scoreSets(first), [], 'no score while incomplete');
+  assert.equal(await first.lms('cmi.core.score.raw'), '');
   const suspend = await first.lms('cmi.suspend_data');
   const record = JSON.parse(suspend);
   assert.deepEqual(record.q, { scale: ['a', 1, 'a'], maps: ['a', 0, 'a'] });
@@ -149,8 +203,8 @@ test('in an LMS: two answers and one exercise are reported; a relaunch with the 
   // The learner scrolls to the quiz, then leaves: session time, exit, commit and finish.
   await first.frame.locator('#quiz').scrollIntoViewIfNeeded();
   await first.page.waitForFunction(() => window.lmsValue('cmi.core.lesson_location') === 'quiz', null, { timeout: 5000 });
-  await first.page.evaluate(() => { document.getElementById('sco').src = 'about:blank'; });
-  await first.page.waitForFunction(() => window.lmsCalls.some((c) => c.name === 'LMSFinish'));
+  await leave(first);
+  assert.deepEqual(await scoreSets(first), [], 'no score on leaving unfinished either');
   const sets = Object.fromEntries((await first.calls()).filter((c) => c.name === 'LMSSetValue').map((c) => c.args));
   assert.match(sets['cmi.core.session_time'], /^\d{4}:\d{2}:\d{2}(\.\d{1,2})?$/);
   assert.equal(sets['cmi.core.exit'], 'suspend');
@@ -170,7 +224,8 @@ test('in an LMS: two answers and one exercise are reported; a relaunch with the 
   assert.match(await shownText(card.locator('.bk-verdict')), /prediction was right/, 'the finished exercise shows its outcome');
   assert.match(await shownText(card.locator('summary .bk-badges')), /repaired/);
   assert.match(await shownText(again.frame.locator('.pg-line')), new RegExp(`Score 2 of ${MAX}`));
-  await again.page.waitForFunction(() => window.lmsValue('cmi.core.score.raw') === '2');
+  await again.page.waitForFunction(() => window.lmsValue('cmi.core.lesson_status') === 'incomplete');
+  assert.deepEqual(await scoreSets(again), [], 'still unfinished: no score');
   // Graded first attempts are final in an LMS: the panel offers no reset, and says why.
   assert.equal(await again.frame.locator('button.pg-reset').count(), 0, 'no "Reset all progress" while an LMS grades');
   assert.match(await shownText(again.frame.locator('.pg-graded')), /first attempts/);
@@ -181,19 +236,9 @@ test('in an LMS: two answers and one exercise are reported; a relaunch with the 
 test('finishing everything reports passed or failed against the mastery score', async () => {
   for (const [label, rightAnswers, expected] of [['passed', 7, 'passed'], ['failed', 2, 'failed']]) {
     const s = await inLms(packages.small);
-    let k = 0;
-    for (const q of QUESTIONS) {
-      const right = k++ < rightAnswers;
-      if (q.kind === 'choice') await answerQuiz(s.frame, q.id, q.choices.find((c) => c.right === right).id);
-      else if (q.kind === 'number') await answerQuiz(s.frame, q.id, right ? '32' : '64');
-      else {
-        const form = s.frame.locator(`form[data-quiz="${q.id}"]`);
-        const cells = right ? [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]] : [[1, 0]];
-        for (const [i, j] of cells) await form.locator(`button[data-row="${i}"][data-col="${j}"]`).click();
-        await form.locator('button[type="submit"]').click();
-      }
-    }
+    await answerQuestions(s.frame, QUESTIONS, (k) => k < rightAnswers);
     assert.equal(await s.lms('cmi.core.lesson_status'), 'incomplete', `${label}: exercises still to do`);
+    assert.equal(await s.lms('cmi.core.score.raw'), '', `${label}: no score yet`);
     await doExercise(s.frame, 'no-scale', 'Scores scaled by 1/√dk'); // right
     await doExercise(s.frame, 'mask-output', 'Rows sum to 1'); // wrong
     const raw = rightAnswers + 1;
@@ -201,10 +246,65 @@ test('finishing everything reports passed or failed against the mastery score', 
     assert.equal(await s.lms('cmi.core.score.max'), '10');
     assert.deepEqual(await s.frame.locator('main > section').evaluateAll((ns) => ns.map((n) => n.id)), ['masks', 'quiz', 'break-it']);
     assert.equal(await s.frame.locator('#break-it .bk-card').count(), 2);
+    assert.equal(await s.lms('cmi.core.score.min'), '0');
     assert.equal(await s.lms('cmi.core.lesson_status'), expected, `${label}: ${raw} of 10, mastery 7`);
     assertClean(s.problems, label);
     await s.context.close();
   }
+});
+
+test('an LMS that sets the status from the score (mastery override): a paused learner stays incomplete, a finished one passes or fails', async () => {
+  // What the LMS holds for this learner: the manifest's mastery score, for credit.
+  const lmsData = { core: { credit: 'credit', lesson_mode: 'normal' }, student_data: { mastery_score: String(packages.small.mastery) } };
+  const withData = (more) => ({ ...lmsData, ...more, core: { ...lmsData.core, ...more.core } });
+  const override = { mastery_override: true };
+
+  // A first session: two questions, right, then the learner leaves (2 points of 10, mastery 7).
+  const first = await inLms(packages.small, lmsData, override);
+  assert.equal(await first.page.evaluate(() => window.API.settings.mastery_override), true, 'scorm-again applies the mastery score');
+  await answerQuestions(first.frame, QUESTIONS.slice(0, 2), () => true);
+  await first.page.waitForFunction(() => Object.keys(JSON.parse(window.lmsValue('cmi.suspend_data') || '{}').q || {}).length === 2);
+  await leave(first);
+  const paused = { status: await first.lms('cmi.core.lesson_status'), raw: await first.lms('cmi.core.score.raw'), exit: await lastSet(first, 'cmi.core.exit') };
+  assert.deepEqual(paused, { status: 'incomplete', raw: '', exit: 'suspend' }, `after a paused session the LMS holds ${JSON.stringify(paused)}`);
+  const suspend = await first.lms('cmi.suspend_data');
+  assertClean(first.problems, 'paused');
+  await first.context.close();
+
+  // The next session resumes and finishes: 7 questions right of 8, one card of two: 8 of 10, passed.
+  const second = await inLms(packages.small, withData({ suspend_data: suspend, core: { entry: 'resume', lesson_status: 'incomplete' } }), override);
+  await answerQuestions(second.frame, QUESTIONS.slice(2), (k) => k < 5);
+  await doExercise(second.frame, 'no-scale', 'Scores scaled by 1/√dk'); // right
+  await doExercise(second.frame, 'mask-output', 'Rows sum to 1'); // wrong
+  await second.page.waitForFunction(() => window.lmsValue('cmi.core.lesson_status') === 'passed');
+  assert.equal(await second.lms('cmi.core.score.raw'), '8');
+  await leave(second);
+  const done = { status: await second.lms('cmi.core.lesson_status'), raw: await second.lms('cmi.core.score.raw'), max: await second.lms('cmi.core.score.max'), exit: await lastSet(second, 'cmi.core.exit') };
+  assert.deepEqual(done, { status: 'passed', raw: '8', max: '10', exit: '' });
+  const finished = await second.lms('cmi.suspend_data');
+  assertClean(second.problems, 'finished');
+  await second.context.close();
+
+  // A relaunch after the end reports the score again, from the suspend data alone.
+  const again = await inLms(packages.small, withData({ suspend_data: finished, core: { entry: 'resume' } }), override);
+  await again.page.waitForFunction(() => window.lmsValue('cmi.core.score.raw') === '8');
+  assert.equal(await again.lms('cmi.core.lesson_status'), 'passed');
+  await leave(again);
+  assert.equal(await again.lms('cmi.core.lesson_status'), 'passed', 'still passed after LMSFinish');
+  assertClean(again.problems, 'relaunch after the end');
+  await again.context.close();
+
+  // Finished in one session below the mastery score (3 of 10): failed, as the lesson says too.
+  const low = await inLms(packages.small, lmsData, override);
+  await answerQuestions(low.frame, QUESTIONS, (k) => k < 2);
+  await doExercise(low.frame, 'no-scale', 'Scores scaled by 1/√dk'); // right
+  await doExercise(low.frame, 'mask-output', 'Rows sum to 1'); // wrong
+  await low.page.waitForFunction(() => window.lmsValue('cmi.core.lesson_status') === 'failed');
+  await leave(low);
+  const failed = { status: await low.lms('cmi.core.lesson_status'), raw: await low.lms('cmi.core.score.raw') };
+  assert.deepEqual(failed, { status: 'failed', raw: '3' });
+  assertClean(low.problems, 'failed');
+  await low.context.close();
 });
 
 test('a package with nothing to score reports completed, with a max of 0', async () => {
@@ -216,11 +316,25 @@ test('a package with nothing to score reports completed, with a max of 0', async
   await s.context.close();
 });
 
+/** Record every text #boot-status shows, from the start (window.bootTexts). */
+function recordBootStatus() {
+  window.bootTexts = [];
+  new MutationObserver(() => {
+    const text = document.getElementById('boot-status')?.textContent;
+    if (text && window.bootTexts.at(-1) !== text) window.bootTexts.push(text);
+  }).observe(document, { subtree: true, childList: true, characterData: true });
+}
+
 test('without an LMS the package is the plain lesson: it works, with no console errors and no outside request', async () => {
   const { page, problems, context } = await openPage(browser, server.url);
+  await page.addInitScript(recordBootStatus);
   await page.goto(`${server.url}build/scorm-test/full/unpacked/index.html`);
   await page.waitForSelector('html[data-ready="true"]', { timeout: 20000 });
   assert.match(await page.locator('#boot-status').textContent(), /Computed live by the attention core/);
+  const shown = await page.evaluate(() => window.bootTexts);
+  assert.deepEqual(shown.filter((t) => /could not be loaded|cannot run/.test(t)), [], `#boot-status showed: ${shown.join(' | ')}`);
+  // Not framed and not opened by another page: just the lesson, with no word about an LMS.
+  assert.equal(await page.locator('.no-lms').count(), 0, 'no "not sent to your course" notice');
   await answerQuiz(page, 'scale', 'a');
   assert.match(await shownText(page.locator('form[data-quiz="scale"] .qz-feedback')), /Right/);
   await doExercise(page, 'causal-upper', 'Blocked weights are 0');
@@ -229,6 +343,62 @@ test('without an LMS the package is the plain lesson: it works, with no console 
   // Progress is kept in localStorage, as in the lesson.
   assert.match(await page.evaluate(() => localStorage.getItem('attention-lab.progress.v1')), /"scale":\["a",1,"a"\]/);
   assertClean(problems, 'no LMS');
+  await context.close();
+});
+
+test('framed or opened by another page, but with no SCORM API: a notice says that progress is not sent', async () => {
+  const notice = /Your progress is not being sent to your course: no LMS connection was found/;
+  const launch = `${server.url}build/scorm-test/full/unpacked/index.html`;
+  const check = async (frame, where) => {
+    await frame.locator('html[data-ready="true"]').waitFor({ timeout: 20000 });
+    const shown = frame.locator('[role="status"].no-lms');
+    assert.equal(await shown.count(), 1, `${where}: one notice`);
+    assert.equal(await shown.isVisible(), true, `${where}: the notice is visible`);
+    assert.match(await shownText(shown), notice, where);
+    // Nothing is graded: the learner may start again.
+    assert.equal(await frame.locator('button.pg-reset').count(), 1, `${where}: "Reset all progress" stays`);
+  };
+
+  // Framed by a page of the same origin that has no API.
+  const same = await openPage(browser, server.url);
+  await same.page.goto(`${server.url}tests/fixtures/scorm-host.html`);
+  await same.page.evaluate((src) => { document.getElementById('sco').src = src; }, packages.full.launch);
+  await check(same.page.frameLocator('#sco'), 'framed, no API');
+  assertClean(same.problems, 'framed, no API');
+
+  // Opened by that page (a popup launch), still without an API.
+  const [popup] = await Promise.all([same.context.waitForEvent('page'), same.page.evaluate((url) => { window.open(url); }, launch)]);
+  await check(popup, 'opened by another page');
+  await same.context.close();
+
+  // Framed by a page of another origin (here about:blank's opaque one): the search cannot look up.
+  const other = await openPage(browser, server.url);
+  await other.page.setContent(`<iframe id="sco" title="The lesson" width="1200" height="800" src="${launch}"></iframe>`);
+  await check(other.page.frameLocator('#sco'), 'framed by another origin');
+  assertClean(other.problems, 'framed by another origin');
+  await other.context.close();
+});
+
+test('opened from a disk (file://), the package and dist/index.html say why they cannot run, instead of loading for ever', async () => {
+  for (const [what, file] of [['the unzipped package', join(OUT, 'full', 'unpacked', 'index.html')], ['dist/index.html', join(OUT, 'dist', 'index.html')]]) {
+    const { page, context } = await openPage(browser, 'file://');
+    await page.goto(pathToFileURL(file).href);
+    const status = page.locator('#boot-status');
+    await page.waitForFunction(() => document.getElementById('boot-status').classList.contains('core-error'), null, { timeout: 10000 })
+      .catch(() => {});
+    const text = await status.textContent();
+    assert.match(text, /cannot run from a file opened on a disk: it must be served over http or https/, `${what}: #boot-status says "${text}"`);
+    assert.match(text, /attention-lab\.html/, `${what}: it names the file that opens from a disk`);
+    assert.equal(await status.isVisible(), true);
+    assert.equal(await page.locator('html[data-ready]').count(), 0, `${what}: the lesson did not start`);
+    await context.close();
+  }
+  // Served, but the lesson's module is missing: the page says so too.
+  const { page, context } = await openPage(browser, server.url);
+  await page.route('**/attention-lab-scorm.js', (route) => route.fulfill({ status: 404, body: '' }));
+  await page.goto(`${server.url}build/scorm-test/full/unpacked/index.html`);
+  await page.waitForFunction(() => document.getElementById('boot-status').classList.contains('core-error'), null, { timeout: 10000 }).catch(() => {});
+  assert.match(await page.locator('#boot-status').textContent(), /The lesson's scripts could not be loaded/);
   await context.close();
 });
 
@@ -250,7 +420,9 @@ test('hostile or corrupted suspend data is ignored with a notice; the lesson sta
     assert.equal(await s.frame.locator('main img').count(), 0);
     // The lesson works from a fresh record, and the LMS gets the fresh one.
     await answerQuiz(s.frame, 'scale', 'a');
-    await s.page.waitForFunction(() => window.lmsValue('cmi.core.score.raw') === '1');
+    await s.page.waitForFunction(() => {
+      try { return JSON.parse(window.lmsValue('cmi.suspend_data')).q?.scale; } catch { return false; }
+    });
     assert.deepEqual(JSON.parse(await s.lms('cmi.suspend_data')).q, { scale: ['a', 1, 'a'] });
     assertClean(s.problems, what);
     await s.context.close();
@@ -289,15 +461,7 @@ test('session time is a SCORM 1.2 timespan, HHHH:MM:SS.SS, rounded before it is 
 test('"Reset these cards" is practice: the LMS keeps the first outcomes, the score and the status', async () => {
   const s = await inLms(packages.small);
   // Every question right (8 points), both cards wrong: 8 of 10, mastery 7, passed.
-  for (const q of QUESTIONS) {
-    if (q.kind === 'choice') await answerQuiz(s.frame, q.id, q.choices.find((c) => c.right).id);
-    else if (q.kind === 'number') await answerQuiz(s.frame, q.id, '32');
-    else {
-      const form = s.frame.locator(`form[data-quiz="${q.id}"]`);
-      for (const [i, j] of [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]) await form.locator(`button[data-row="${i}"][data-col="${j}"]`).click();
-      await form.locator('button[type="submit"]').click();
-    }
-  }
+  await answerQuestions(s.frame, QUESTIONS, () => true);
   await doExercise(s.frame, 'no-scale', 'Rows sum to 1'); // wrong
   await doExercise(s.frame, 'mask-output', 'Rows sum to 1'); // wrong
   await s.page.waitForFunction(() => window.lmsValue('cmi.core.lesson_status') === 'passed');

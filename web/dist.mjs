@@ -4,6 +4,8 @@
 //       the ES modules, styles and wasm a course site copies next to its
 //       pages: <attention-lab> (attention-lab.js), the iframe page
 //       (embed.html), the lesson (index.html) and the API (attention.js).
+//       index.html also runs load-failure.js (web/scorm/load-failure.js):
+//       opened from a disk, where its modules cannot load, it says so.
 //   dist/attention-lab.html
 //       the whole lesson in one file: scripts, styles and both wasm builds
 //       inlined. It opens offline by double-click (file://) and makes no
@@ -12,9 +14,9 @@
 //       the lesson as a SCORM 1.2 package for an LMS (see scormPackage()):
 //       imsmanifest.xml, the launch page index.html, one bundled module (the
 //       lesson, its SCORM glue web/scorm/launch.js and the API wrapper
-//       @gamestdio/scorm), the styles, the wasm builds, the wrapper's
-//       licence. Every file is listed in the manifest; nothing is fetched
-//       from outside the package.
+//       @gamestdio/scorm), load-failure.js, the styles, the wasm builds,
+//       the wrapper's licence. Every file is listed in the manifest; nothing
+//       is fetched from outside the package.
 //
 // Options (npm run dist -- --sections masks,break-it --exercises no-scale):
 //   --sections a,b    the lesson sections the package holds (ids of
@@ -22,7 +24,11 @@
 //                     default all). The score counts what is included.
 //   --exercises a,b   the break-it cards it holds (bug names; default all);
 //                     refused when --sections leaves break-it out
-// A bad option stops the command with a one-line message and exit code 2.
+//   --title TEXT      the package's title in imsmanifest.xml
+//   --out DIR         the folder to write instead of dist/ (see outputDir())
+//   --help            the usage, and nothing is built
+// A bad option, or one given twice, stops the command with a one-line
+// message and exit code 2.
 //
 // The module list is not kept by hand: esbuild follows the imports of the
 // entry points, and every file it reads is copied. Bundling the single file
@@ -34,8 +40,8 @@ import { masteryScore } from './progress.js';
 import { QUESTIONS } from './quiz-questions.js';
 import { EXERCISES } from './exercises.js';
 import { VIEW_IDS } from './sections/registry.js';
-import { cp, mkdir, readFile, rm, writeFile, stat } from 'node:fs/promises';
-import { basename, dirname, join, relative } from 'node:path';
+import { cp, mkdir, readdir, readFile, realpath, rm, writeFile, stat } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -46,6 +52,9 @@ const ENTRIES = ['attention.js', 'attention-lab.js', 'lesson.js', 'embed.js'];
 const STATIC = ['index.html', 'embed.html', 'favicon.svg', 'lesson.css', 'breakit.css', 'quiz.css', 'attention-lab.css', 'embed.css',
   'attention.d.ts', 'attention-lab.d.ts', 'progress.d.ts'];
 const WASM = ['wasm/attention-simd.wasm', 'wasm/attention-scalar.wasm'];
+/** The classic script that explains a page whose modules cannot load; it sits next to that page. */
+const LOAD_FAILURE = 'load-failure.js';
+const MODULE_TAG = '<script type="module" src="lesson.js"></script>';
 // attention.js reads the wasm with node:fs only when it runs in Node.
 const EXTERNAL = ['node:*'];
 
@@ -103,9 +112,8 @@ async function singleFile() {
     const css = inlineSafe(await readFile(join(WEB, file), 'utf8'), file);
     html = html.replace(`\u0000css:${file}\u0000`, () => `<style>\n${css}</style>`);
   }
-  const tag = '<script type="module" src="lesson.js"></script>';
-  if (!html.includes(tag)) throw new Error(`index.html no longer has ${tag}`);
-  html = html.replace(tag, () => `<script type="module">\n${script}</script>`);
+  if (!html.includes(MODULE_TAG)) throw new Error(`index.html no longer has ${MODULE_TAG}`);
+  html = html.replace(MODULE_TAG, () => `<script type="module">\n${script}</script>`);
   const icon = await readFile(join(WEB, 'favicon.svg'), 'utf8');
   html = html.replace('<link rel="icon" href="favicon.svg">', () => `<link rel="icon" href="data:image/svg+xml,${encodeURIComponent(icon.trim())}">`);
   html = html.replace('<head>\n', () => '<head>\n<!-- attention-lab in one file, built by web/dist.mjs from web/: scripts, styles and the wasm core are inlined. Opens offline. -->\n');
@@ -120,6 +128,8 @@ async function singleFile() {
 const SCORM_ZIP = 'attention-lab-scorm12.zip';
 const SCORM_BUNDLE = 'attention-lab-scorm.js';
 const MANIFEST_TITLE = 'Attention, by hand and live';
+/** SCORM 1.2's smallest permitted maximum for a title. */
+const MAX_TITLE = 200;
 const WRAPPER_LICENSE = join(ROOT, 'node_modules', '@gamestdio', 'scorm', 'LICENSE');
 /** A fixed time for every zip entry, so that the same input gives the same bytes. */
 const ZIP_TIME = new Date('2024-01-01T00:00:00Z');
@@ -154,9 +164,27 @@ export function packageChoice({ sections = null, exercises = null } = {}) {
   return { sections: chosen, exercises: bugs };
 }
 
+/** A --title for the manifest: some text, at most MAX_TITLE characters, no control characters. */
+export function checkTitle(title) {
+  if (!title.trim()) throw new ChoiceError('--title needs some text');
+  if (title.length > MAX_TITLE) throw new ChoiceError(`--title is ${title.length} characters long; SCORM 1.2 allows ${MAX_TITLE}`);
+  if (/[\u0000-\u001f\u007f]/.test(title)) throw new ChoiceError('--title holds a control character (a line break, a tab…)');
+  return title;
+}
+
+/** index.html with load-failure.js run before `moduleTag`, the lesson's module. */
+function withLoadFailure(html, moduleTag) {
+  if (!html.includes(MODULE_TAG)) throw new Error(`index.html no longer has ${MODULE_TAG}`);
+  return html.replace(MODULE_TAG, () => `<script src="${LOAD_FAILURE}"></script>\n${moduleTag}`);
+}
+
+const ADDRESS_BAR = ' Your edits live in the address bar: copy the link to share exactly what you see.';
+
 /**
  * The launch page: index.html running the SCORM bundle, its <main> naming
  * the chosen sections and cards (lesson-page.js and breakit.js read them).
+ * In an LMS's frame there is no address bar to copy, so the footer does not
+ * point to one.
  */
 function launchPage(html, { sections, exercises }) {
   const all = sections.length === VIEW_IDS.length;
@@ -166,9 +194,9 @@ function launchPage(html, { sections, exercises }) {
   html = html.replace(main, `<main id="lesson"${all ? '' : ` data-sections="${sections.join(',')}"`}${cards}>`);
   const skip = sections[0];
   html = html.replace(/<a class="skip" href="#[a-z0-9-]+">/, `<a class="skip" href="#${skip}">`);
-  const tag = '<script type="module" src="lesson.js"></script>';
-  if (!html.includes(tag)) throw new Error(`index.html no longer has ${tag}`);
-  return html.replace(tag, `<script type="module" src="${SCORM_BUNDLE}"></script>`);
+  if (!html.includes(ADDRESS_BAR)) throw new Error(`index.html's footer no longer says "${ADDRESS_BAR.trim()}"`);
+  html = html.replace(ADDRESS_BAR, '');
+  return withLoadFailure(html, `<script type="module" src="${SCORM_BUNDLE}"></script>`);
 }
 
 /** The lesson and its SCORM glue as one module (the glue first: it sets up the progress record). */
@@ -222,21 +250,26 @@ export function packageScore({ sections, exercises }) {
   return { max, mastery: max > 0 ? masteryScore(max) : null };
 }
 
-/** Write dist/attention-lab-scorm12.zip (or into `outDir`), scored as packageScore() says. */
-export async function scormPackage(choice = {}, outDir = DIST) {
+/**
+ * Write dist/attention-lab-scorm12.zip (or into `outDir`), scored as
+ * packageScore() says; `title` names it in the manifest.
+ */
+export async function scormPackage(choice = {}, outDir = DIST, { title = MANIFEST_TITLE } = {}) {
   const index = await readFile(join(WEB, 'index.html'), 'utf8');
   const picked = packageChoice(choice);
+  checkTitle(title);
   const { max, mastery } = packageScore(picked);
   const entries = {
     'index.html': strToU8(launchPage(index, picked)),
     [SCORM_BUNDLE]: strToU8(await bundleScorm()),
+    [LOAD_FAILURE]: await readFile(join(WEB, 'scorm', LOAD_FAILURE)),
     'licenses/gamestdio-scorm.txt': await readFile(WRAPPER_LICENSE),
   };
   for (const file of ['favicon.svg', ...STATIC.filter((f) => f.endsWith('.css') && index.includes(`href="${f}"`)), ...WASM]) {
     entries[file] = await readFile(join(WEB, file));
   }
   const files = Object.keys(entries).sort();
-  const zip = { 'imsmanifest.xml': strToU8(manifest({ files, mastery })) };
+  const zip = { 'imsmanifest.xml': strToU8(manifest({ files, mastery, title })) };
   for (const file of files) zip[file] = entries[file];
   const bytes = zipSync(zip, { level: 9, mtime: ZIP_TIME });
   await mkdir(outDir, { recursive: true });
@@ -249,31 +282,121 @@ export async function distFiles() {
   return [...await moduleFiles(), ...STATIC, ...WASM];
 }
 
-export async function dist(choice = {}) {
-  packageChoice(choice); // a bad choice stops here, before dist/ is emptied
+/** Whether folder `inner` is `outer` or inside it. */
+function within(outer, inner) {
+  const path = relative(outer, inner);
+  return path === '' || (path !== '..' && !path.startsWith(`..${sep}`) && !isAbsolute(path));
+}
+
+/**
+ * The folder dist writes (a --out value), resolved; a ChoiceError when it
+ * may not be used. dist empties that folder first, so it refuses the repo,
+ * a folder above it, web/ or a folder in it (the sources and the built
+ * wasm), and a folder that already holds files but no earlier output (no
+ * attention-lab.html): only dist/ or such a folder is ever removed.
+ */
+export async function outputDir(out) {
+  if (!out) throw new ChoiceError('--out needs a folder');
+  const dir = resolve(out);
+  if (dir === DIST) return DIST;
+  const real = await realpath(dir).catch(() => dir);
+  const [root, web] = [await realpath(ROOT), await realpath(WEB)];
+  if (within(real, root)) throw new ChoiceError(`--out ${out}: that folder holds the repo, and dist empties the folder it writes`);
+  if (within(web, real)) throw new ChoiceError(`--out ${out}: that folder is in web/ (the sources), and dist empties the folder it writes`);
+  let names = null;
+  try {
+    names = await readdir(dir);
+  } catch (e) {
+    if (e.code === 'ENOTDIR') throw new ChoiceError(`--out ${out}: that is a file, not a folder`);
+    if (e.code !== 'ENOENT') throw e;
+  }
+  if (names?.length && !names.includes('attention-lab.html')) {
+    throw new ChoiceError(`--out ${out}: that folder holds other files, and dist empties the folder it writes (give a new or empty folder, or an earlier output)`);
+  }
+  return dir;
+}
+
+/**
+ * Write dist/ (or the folder `out`, see outputDir()) with the content
+ * `choice` picks; `title` names the SCORM package.
+ */
+export async function dist(choice = {}, { out = DIST, title = MANIFEST_TITLE } = {}) {
+  // A bad choice stops here, before the folder is emptied.
+  packageChoice(choice);
+  checkTitle(title);
+  const dir = await outputDir(out);
   for (const file of WASM) {
     if (!(await exists(join(WEB, file)))) throw new Error(`web/${file} is missing: run 'bash build.sh' first`);
   }
-  await rm(DIST, { recursive: true, force: true });
-  await mkdir(join(DIST, 'wasm'), { recursive: true });
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(join(dir, 'wasm'), { recursive: true });
   const files = await distFiles();
   for (const file of files) {
-    await mkdir(dirname(join(DIST, file)), { recursive: true });
-    await cp(join(WEB, file), join(DIST, file));
+    await mkdir(dirname(join(dir, file)), { recursive: true });
+    await cp(join(WEB, file), join(dir, file));
   }
+  await writeFile(join(dir, 'index.html'), withLoadFailure(await readFile(join(WEB, 'index.html'), 'utf8'), MODULE_TAG));
+  await cp(join(WEB, 'scorm', LOAD_FAILURE), join(dir, LOAD_FAILURE));
   const html = await singleFile();
-  await writeFile(join(DIST, 'attention-lab.html'), html);
-  const scorm = await scormPackage(choice);
-  return { files: [...files, 'attention-lab.html', scorm.file], singleFileBytes: Buffer.byteLength(html), scorm };
+  await writeFile(join(dir, 'attention-lab.html'), html);
+  const scorm = await scormPackage(choice, dir, { title });
+  return { dir, files: [...files, LOAD_FAILURE, 'attention-lab.html', scorm.file], singleFileBytes: Buffer.byteLength(html), scorm };
 }
 
-/** The command line's options; a bad one (unknown, misspelt, a bad name) is said in one line, exit code 2. */
-function commandLine() {
+/** `names` joined by commas, in lines of at most 78 characters, each after `indent` spaces. */
+function wrapped(names, indent) {
+  const lines = [''];
+  for (const name of names) {
+    const line = lines.at(-1);
+    if (line && indent + line.length + name.length + 2 > 78) lines.push(name);
+    else lines[lines.length - 1] = line ? `${line}, ${name}` : name;
+  }
+  return lines.join(`,\n${' '.repeat(indent)}`);
+}
+
+const USAGE = `Usage: node web/dist.mjs [options]      (or: npm run dist -- [options])
+
+Writes the lesson for course sites into dist/: its modules, styles and wasm,
+attention-lab.html (the lesson in one file) and ${SCORM_ZIP}.
+
+  --sections a,b    the sections the SCORM package holds (default all):
+                    ${wrapped(VIEW_IDS, 20)}
+  --exercises a,b   the break-it cards it holds (default all; needs break-it
+                    in --sections):
+                    ${wrapped(EXERCISES.map((e) => e.bug), 20)}
+  --title TEXT      the package's title in imsmanifest.xml
+                    (default "${MANIFEST_TITLE}")
+  --out DIR         write into DIR instead of dist/. DIR is emptied first: it
+                    must be new, empty, or an earlier output
+  --help            print this and build nothing
+
+Each option is given at most once.`;
+
+const OPTIONS = {
+  sections: { type: 'string' }, exercises: { type: 'string' }, title: { type: 'string' }, out: { type: 'string' },
+  help: { type: 'boolean' },
+};
+
+/**
+ * The command line's options: { help } or { choice, out, title }. A bad
+ * one (unknown, misspelt, given twice, a bad name, a folder that may not be
+ * emptied) is said in one line, exit code 2.
+ */
+async function commandLine() {
   try {
-    const { values } = parseArgs({ options: { sections: { type: 'string' }, exercises: { type: 'string' } } });
+    const { values, tokens } = parseArgs({ options: OPTIONS, tokens: true });
+    const given = new Set();
+    for (const { kind, name } of tokens) {
+      if (kind !== 'option') continue;
+      if (given.has(name)) throw new ChoiceError(`--${name} is given twice; give it once${['sections', 'exercises'].includes(name) ? ', with the names separated by commas' : ''}`);
+      given.add(name);
+    }
+    if (values.help) return { help: true };
     const choice = { sections: values.sections ?? null, exercises: values.exercises ?? null };
     packageChoice(choice);
-    return choice;
+    const title = checkTitle(values.title ?? MANIFEST_TITLE);
+    const out = await outputDir(values.out ?? DIST);
+    return { choice, out, title };
   } catch (e) {
     if (!(e instanceof ChoiceError) && !String(e.code).startsWith('ERR_PARSE_ARGS')) throw e;
     console.error(`[attention-lab] dist: ${e.message}`);
@@ -282,8 +405,14 @@ function commandLine() {
 }
 
 if (process.argv[1] && basename(fileURLToPath(import.meta.url)) === basename(process.argv[1])) {
-  const { files, singleFileBytes, scorm } = await dist(commandLine());
-  console.log(`[attention-lab] dist/: ${files.length} files; attention-lab.html is ${(singleFileBytes / 1024).toFixed(0)} KiB`);
-  console.log(`[attention-lab] dist/${scorm.file}: ${scorm.files.length} files, ${(scorm.bytes / 1024).toFixed(0)} KiB; `
-    + `sections ${scorm.sections.join(', ')}; score max ${scorm.max}, mastery ${scorm.mastery}`);
+  const { help, choice, out, title } = await commandLine();
+  if (help) {
+    console.log(USAGE);
+  } else {
+    const { dir, files, singleFileBytes, scorm } = await dist(choice, { out, title });
+    const shown = `${relative(process.cwd(), dir) || '.'}/`;
+    console.log(`[attention-lab] ${shown}: ${files.length} files; attention-lab.html is ${(singleFileBytes / 1024).toFixed(0)} KiB`);
+    console.log(`[attention-lab] ${shown}${scorm.file}: ${scorm.files.length} files, ${(scorm.bytes / 1024).toFixed(0)} KiB; `
+      + `sections ${scorm.sections.join(', ')}; score max ${scorm.max}, mastery ${scorm.mastery}`);
+  }
 }

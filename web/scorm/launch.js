@@ -6,7 +6,9 @@
  * SCORM API wrapper: it looks in this window, then up the parent chain and
  * in the opener (a bounded search). With no LMS (the package opened as plain
  * files) nothing here runs past that search, and the lesson keeps its
- * progress in localStorage as usual.
+ * progress in localStorage as usual. A page in a frame or opened by another
+ * page was most likely launched by an LMS: finding no API there, it says so
+ * at the top of the page, since nothing the learner does reaches the course.
  *
  * With an LMS:
  *   start     LMSInitialize; cmi.suspend_data, when there is one, becomes the
@@ -17,13 +19,17 @@
  *             the first report is sent.
  *             localStorage is not used: on a shared computer it may hold
  *             another learner's work.
- *   progress  after each change: cmi.core.score.raw / min / max (points, see
- *             progress.js), cmi.core.lesson_status (incomplete until every
- *             question and exercise is done, then passed or failed against
- *             the mastery score, also the manifest's adlcp:masteryscore;
- *             completed for a package with nothing to score),
- *             cmi.suspend_data, then LMSCommit. The section in view goes to
- *             cmi.core.lesson_location.
+ *   progress  after each change: cmi.core.lesson_status (incomplete until
+ *             every question and exercise is done, then passed or failed
+ *             against the mastery score, also the manifest's
+ *             adlcp:masteryscore; completed for a package with nothing to
+ *             score), cmi.suspend_data, then LMSCommit. The section in view
+ *             goes to cmi.core.lesson_location.
+ *             cmi.core.score.raw / min / max (points, see progress.js) are
+ *             sent only once the status is final: an LMS that applies the
+ *             mastery score itself (SCORM 1.2 lets it) sets lesson_status
+ *             from raw at LMSFinish, and would turn a partial score into
+ *             "failed" for a learner who only paused.
  *   leaving   cmi.core.session_time, cmi.core.exit ("suspend" while
  *             incomplete, so that the next launch resumes), LMSCommit,
  *             LMSFinish.
@@ -57,12 +63,26 @@ function connect() {
   scorm.isDebugActive = false;
   scorm.handleExitMode = false; // cmi.core.exit is set below, from the lesson's status
   scorm.handleCompletionStatus = false; // so is cmi.core.lesson_status
+  let found = false;
   try {
-    return scorm.initialize();
+    found = scorm.initialize();
   } catch {
     // A parent on another origin cannot be searched: no LMS here.
-    return false;
   }
+  // (No window: Node, a test importing timespan().)
+  if (!found && typeof window !== 'undefined' && (window.parent !== window || window.opener)) noLmsNotice();
+  return found;
+}
+
+/** Framed or opened by another page, yet no LMS: say at the top of the page that nothing is sent. */
+function noLmsNotice() {
+  const notice = document.createElement('p');
+  notice.className = 'notice no-lms';
+  notice.setAttribute('role', 'status');
+  notice.textContent = 'Your progress is not being sent to your course: no LMS connection was found.';
+  const status = document.getElementById('boot-status');
+  if (status) status.after(notice);
+  else document.body.prepend(notice);
 }
 
 const connected = connect();
@@ -70,11 +90,15 @@ const progress = lessonProgress({ persist: !connected, graded: connected });
 const started = Date.now();
 
 function report() {
-  const { raw, max } = progress.score();
-  scorm.set('cmi.core.score.min', '0');
-  scorm.set('cmi.core.score.max', String(max));
-  scorm.set('cmi.core.score.raw', String(raw));
-  scorm.set('cmi.core.lesson_status', progress.status());
+  const status = progress.status();
+  // No score while incomplete (see the top of this file); a relaunch after the end sends it again.
+  if (status !== 'incomplete') {
+    const { raw, max } = progress.score();
+    scorm.set('cmi.core.score.min', '0');
+    scorm.set('cmi.core.score.max', String(max));
+    scorm.set('cmi.core.score.raw', String(raw));
+  }
+  scorm.set('cmi.core.lesson_status', status);
   const text = progress.serialise();
   if (text.length <= MAX_SERIALISED) scorm.set('cmi.suspend_data', text);
   scorm.commit();
