@@ -229,8 +229,10 @@ test('changing an attribute updates the widget; state, events and read-only mode
   await w.evaluate((el) => el.setAttribute('heads', '5')); // 32 does not split into 5 heads: d_model follows
   assert.equal(await mapCount(), 5);
   assert.equal(await w.locator('input[data-field="mha-dmodel"]').inputValue(), '30');
-  await w.evaluate((el) => el.setAttribute('d-model', '32')); // asked for: the section says why it cannot be
-  assert.match(await w.locator('[data-slot="status"]').textContent(), /d_model = 32 cannot be split evenly over H = 5 heads/);
+  await w.evaluate((el) => el.setAttribute('d-model', '32')); // 5 heads do not split it: heads wins, and the status line says so
+  assert.equal(await mapCount(), 5);
+  assert.equal(await w.locator('input[data-field="mha-dmodel"]').inputValue(), '30');
+  assert.match(await w.locator('.al-status').textContent(), /d-model="32" was not used: it cannot be split evenly over heads="5", so d-model = 30 was used\./);
   await w.evaluate((el) => el.removeAttribute('d-model'));
   await w.evaluate((el) => el.setAttribute('heads', '99')); // out of the field's range: ignored, and said
   assert.match(await w.locator('.al-status').textContent(), /heads="99" was ignored/);
@@ -339,6 +341,175 @@ test('a theme or editable value the element does not know is named in the status
   assert.doesNotMatch(await name(w), /3×3/, `the name no longer says the preset it had; seen ${JSON.stringify(await name(w))}`);
   assert.ok(await name(w), 'but there is one');
   assertClean(problems, 'unknown attribute values');
+  await context.close();
+});
+
+/** Collect the page's console warnings (the widget writes each status-line problem there once). */
+function consoleWarnings(page) {
+  const warnings = [];
+  page.on('console', (msg) => { if (msg.type() === 'warning') warnings.push(msg.text()); });
+  return warnings;
+}
+
+const statusText = (w) => w.locator('.al-status').evaluate((n) => (n.hidden ? '' : n.textContent));
+
+test('multi-head: a d-model the heads do not split is said in the status line, and a valid pair is used', async () => {
+  const { context, page, problems } = await openFixture('host.html');
+  const warnings = consoleWarnings(page);
+  const sizes = async (w) => ({
+    dModel: await w.locator('input[data-field="mha-dmodel"]').inputValue(),
+    heads: await w.locator('input[data-field="mha-heads"]').inputValue(),
+    maps: await w.locator('.head-map').count(),
+    sectionError: await w.locator('[data-slot="status"] .core-error:not([hidden])').count(),
+    stale: await w.locator('.stale').count(),
+  });
+
+  // d-model alone: the heads nearest the default 4 that split it (1, 2, 5, 10 split 10).
+  const d10 = await addWidget(page, 'd10', { preset: 'multi-head', 'd-model': '10' });
+  assert.deepEqual(await sizes(d10), { dModel: '10', heads: '5', maps: 5, sectionError: 0, stale: 0 }, 'd-model="10" opens on a valid pair');
+  let said = await statusText(d10);
+  assert.match(said, /d-model="10" cannot be split evenly over 4 heads, so heads = 5 was used \(with this d-model, heads may be 1, 2, 5 or 10\)\./,
+    `the status line names d-model and heads; seen ${JSON.stringify(said)}`);
+
+  // Both given and clashing: heads wins, and the status line says which d-model was not used.
+  const h5 = await addWidget(page, 'h5', { preset: 'multi-head', heads: '5', 'd-model': '64' });
+  assert.deepEqual(await sizes(h5), { dModel: '60', heads: '5', maps: 5, sectionError: 0, stale: 0 }, 'heads="5" d-model="64"');
+  said = await statusText(h5);
+  assert.match(said, /d-model="64" was not used: it cannot be split evenly over heads="5", so d-model = 60 was used\./, `seen ${JSON.stringify(said)}`);
+  const h4 = await addWidget(page, 'h4', { preset: 'multi-head', heads: '4', 'd-model': '7' });
+  assert.deepEqual(await sizes(h4), { dModel: '8', heads: '4', maps: 4, sectionError: 0, stale: 0 }, 'heads="4" d-model="7"');
+  assert.match(await statusText(h4), /d-model="7" was not used: it cannot be split evenly over heads="4", so d-model = 8 was used\./);
+  // A pair that splits says nothing.
+  await h4.evaluate((el) => el.setAttribute('d-model', '12'));
+  assert.equal(await statusText(h4), '');
+
+  // Each problem went to the console once.
+  assert.deepEqual(warnings.filter((t) => /split evenly/.test(t)).length, 3, `one warning per problem; seen ${JSON.stringify(warnings)}`);
+
+  // A state the core refuses before anything was drawn: the section says why, with no "Last valid result" boxes.
+  await page.evaluate(async () => {
+    const el = document.createElement('attention-lab');
+    el.id = 'fresh';
+    el.setAttribute('preset', 'multi-head');
+    el.state = 'mha.dmodel=10';
+    document.getElementById('widgets').append(el);
+    await el.ready;
+  });
+  const fresh = page.locator('#fresh');
+  const sectionStatus = () => fresh.locator('[data-slot="status"]').textContent();
+  said = await sectionStatus();
+  assert.match(said, /d_model = 10 cannot be split evenly over H = 4 heads/);
+  assert.doesNotMatch(said, /last valid/i, `no valid result yet, so none is promised; seen ${JSON.stringify(said)}`);
+  assert.equal(await fresh.locator('.stale').count(), 0, 'no empty "Last valid result" boxes');
+  // Once there was a valid result, a refused input keeps it, marked.
+  await fresh.evaluate((el) => { el.state = 'mha.dmodel=12'; });
+  assert.equal(await fresh.locator('.head-map').count(), 4);
+  await fresh.evaluate((el) => { el.state = 'mha.dmodel=10'; });
+  assert.match(await sectionStatus(), /still those of the last valid input/);
+  assert.ok(await fresh.locator('.stale').count() > 0, 'the last valid maps are marked');
+  assertClean(problems, 'multi-head sizes');
+  await context.close();
+});
+
+test('a size attribute on a preset without that size is named in the status line, and each problem is warned once in the console', async () => {
+  const { context, page, problems } = await openFixture('host.html');
+  const warnings = consoleWarnings(page);
+  const keys = await addWidget(page, 'keys', { preset: 'two-keys', 'seq-len': '5', heads: '3', 'd-model': '8' });
+  const said = await statusText(keys);
+  for (const attr of ['d-model="8"', 'heads="3"', 'seq-len="5"']) {
+    const name = attr.split('=')[0];
+    assert.ok(said.includes(`${attr} was ignored: ${name} does not apply to the two-keys preset.`), `${attr} is named; seen ${JSON.stringify(said)}`);
+  }
+  const pad = await addWidget(page, 'pad', { preset: 'padding', 'seq-len': '4' });
+  assert.equal(await statusText(pad), 'seq-len="4" was ignored: seq-len does not apply to the padding preset.');
+
+  // Redrawing, or another attribute's message coming and going, does not repeat a warning.
+  await pad.evaluate((el) => el.setAttribute('theme', 'purple'));
+  await pad.evaluate((el) => el.setAttribute('theme', 'dark'));
+  await pad.evaluate((el) => el.setAttribute('seq-len', '3'));
+  await pad.evaluate((el) => el.setAttribute('seq-len', '4'));
+  await pad.evaluate((el) => { el.state = ''; el.setAttribute('state', 'mask.pad=1'); });
+  const sizeWarnings = warnings.filter((t) => /does not apply/.test(t));
+  assert.deepEqual(sizeWarnings, [
+    '<attention-lab>: d-model="8" was ignored: d-model does not apply to the two-keys preset.',
+    '<attention-lab>: heads="3" was ignored: heads does not apply to the two-keys preset.',
+    '<attention-lab>: seq-len="5" was ignored: seq-len does not apply to the two-keys preset.',
+    '<attention-lab>: seq-len="4" was ignored: seq-len does not apply to the padding preset.',
+    '<attention-lab>: seq-len="3" was ignored: seq-len does not apply to the padding preset.',
+  ], 'each problem once');
+  assert.equal(warnings.filter((t) => /theme="purple"/.test(t)).length, 1, `the theme problem too; seen ${JSON.stringify(warnings)}`);
+  // A preset that has the size takes it, and says nothing.
+  await pad.evaluate((el) => el.setAttribute('preset', 'causal'));
+  assert.equal(await statusText(pad), '');
+  assert.equal(await pad.locator('input[data-field="mask-ct"]').inputValue(), '4');
+  assertClean(problems, 'size attributes');
+  await context.close();
+});
+
+test('theme, show and preset are read in any case, and show="inputs" is accepted', async () => {
+  const { context, page, problems } = await openFixture('host.html');
+  const background = (w) => w.locator('.al-root').evaluate((n) => getComputedStyle(n).backgroundColor);
+  const w = await addWidget(page, 'w', { preset: 'Three-By-Three', theme: 'DARK', show: 'inputs, Weights' });
+  assert.equal(await statusText(w), '', 'no message');
+  assert.equal(await background(w), 'rgb(32, 33, 39)', 'theme="DARK" is the dark theme');
+  assert.equal(await w.locator('[data-heatmap="ex-weights"]').isVisible(), true, 'the weights show');
+  assert.equal(await w.locator('[data-grid="ex-q"]').isVisible(), true, 'the inputs show');
+  assert.equal(await w.locator('[data-panel="output"]').first().isVisible(), false, 'the output is left out');
+  await expectExWeights(w, 'preset="Three-By-Three"');
+  await w.evaluate((el) => el.setAttribute('theme', ' Light '));
+  assert.equal(await background(w), 'rgb(255, 255, 255)');
+  assert.equal(await statusText(w), '');
+  assertClean(problems, 'any case');
+  await context.close();
+});
+
+test('with the README\'s accent for both themes, axe-core finds no contrast problem (light, dark, and auto on a dark system)', async () => {
+  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+  const element = readme.slice(readme.indexOf('### The element'), readme.indexOf('### The iframe'));
+  const css = /```css\n([\s\S]*?)```/.exec(element)?.[1];
+  assert.ok(css && /--attention-lab-accent:/.test(css) && /--attention-lab-accent-ink:/.test(css), 'the README gives an accent and its ink for both themes');
+  const { context, page, problems } = await openFixture('host.html');
+  await page.addStyleTag({ content: css });
+  await page.emulateMedia({ colorScheme: 'dark' });
+  const widgets = [];
+  for (const theme of ['light', 'dark', 'auto']) widgets.push(await addWidget(page, theme, { preset: 'multi-head', theme, 'seq-len': '3' }));
+  for (const w of widgets) await w.locator('details.more summary').click(); // the output table, too
+  // The accent is the README's in each theme, and the button's text is its ink.
+  const button = (id) => page.locator(`#${id} button[data-action="mha-draw"]`).evaluate((n) => [getComputedStyle(n).color, getComputedStyle(n).backgroundColor]);
+  assert.deepEqual(await button('light'), ['rgb(255, 255, 255)', 'rgb(106, 44, 145)']);
+  assert.deepEqual(await button('dark'), ['rgb(29, 11, 41)', 'rgb(215, 184, 238)']);
+  assert.deepEqual(await button('auto'), ['rgb(29, 11, 41)', 'rgb(215, 184, 238)'], 'theme="auto" on a dark system');
+  // Only contrast: this bare host page has other findings of its own (no h1), not the widgets' colours.
+  await addAxe(page);
+  const found = await page.evaluate(async () => (await window.axe.run(document, { runOnly: ['color-contrast'] })).violations
+    .flatMap((v) => v.nodes.map((n) => `${n.target.join(' ')}: ${n.failureSummary}`)));
+  assert.deepEqual(found, [], 'axe-core color-contrast');
+  assertClean(problems, 'README accent');
+  await context.close();
+});
+
+test('at 390 px the shape table fits the widget: nothing clipped, no sideways scroll, meanings at a readable width', async () => {
+  const { context, page, problems } = await openFixture('host.html', { viewport: { width: 390, height: 844 } });
+  const w = await addWidget(page, 'shape-widget', { preset: 'shapes' });
+  const fit = await w.locator('table.shape-table').evaluate((table) => {
+    const wrap = table.closest('.grid-wrap');
+    const meanings = [...table.querySelectorAll('tbody td:last-child')];
+    return {
+      scroll: wrap.scrollWidth - wrap.clientWidth,
+      clipped: [...table.querySelectorAll('caption, tbody th, tbody td')].filter((n) => n.scrollWidth > n.clientWidth + 1).map((n) => n.textContent),
+      narrowest: Math.min(...meanings.map((n) => n.getBoundingClientRect().width)),
+      rows: table.rows.length,
+    };
+  });
+  assert.ok(fit.scroll <= 0, `the table's box does not scroll sideways (${fit.scroll} px too wide)`);
+  assert.deepEqual(fit.clipped, [], 'no cell is clipped');
+  assert.ok(fit.narrowest >= 250, `each meaning has the widget's width, not a word per line (${fit.narrowest} px)`);
+  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), 0, 'no sideways page scroll');
+  // Still a table for a screen reader: a row per tensor, with its header cell.
+  const rows = await w.locator('table.shape-table').ariaSnapshot();
+  assert.match(rows, /- rowheader "Input x"/);
+  assert.match(rows, /- columnheader "Meaning"/);
+  assertClean(problems, 'shape table at 390 px');
   await context.close();
 });
 
@@ -479,6 +650,41 @@ test('embed.html takes the element\'s options from its query string, d-model inc
   await both.context.close();
 });
 
+test('embed.html takes a state written as it is (its fields after "&") or percent-encoded, and names an unknown option', async () => {
+  const embed = async (address) => {
+    // The page's warnings, from its first script on.
+    const init = () => {
+      window.warned = [];
+      const warn = console.warn.bind(console);
+      console.warn = (...args) => { window.warned.push(args.join(' ')); warn(...args); };
+    };
+    const session = await suite.open(`web/embed.html${address}`, { ready: false, init });
+    const widget = session.page.locator('attention-lab');
+    await whenReady(widget);
+    const status = await session.page.locator('#embed-status').evaluate((n) => (n.hidden ? '' : n.textContent));
+    const warnings = (await session.page.evaluate(() => window.warned)).filter((t) => t.startsWith('embed.html:'));
+    return { ...session, widget, status, warnings };
+  };
+  for (const address of ['?preset=multi-head&state=mha.heads=2&mha.dmodel=8', '?preset=multi-head&state=mha.heads%3D2%26mha.dmodel%3D8',
+    '#preset=multi-head&state=mha.heads=2&mha.dmodel=8', '?preset=multi-head&mha.dmodel=8&mha.heads=2']) {
+    const e = await embed(address);
+    assert.equal(await e.widget.evaluate((el) => el.state), 'mha.dmodel=8&mha.heads=2', `${address}: both fields reach the widget`);
+    assert.equal(await e.widget.locator('.head-map').count(), 2, `${address}: two heads`);
+    assert.equal(e.status, '', `${address}: no message`);
+    assertClean(e.problems, address);
+    await e.context.close();
+  }
+
+  const odd = await embed('?preset=causal&sequence=3&colour=red#thme=dark');
+  assert.equal(odd.status, 'embed.html: "sequence", "colour", "thme" are not options of this page, so they were ignored '
+    + '(use preset, editable, heads, d-model, seq-len, show, state, theme, label, origin, or the fields of a state such as mha.heads).');
+  assert.equal(await odd.page.locator('#embed-status').isVisible(), true, 'the message is shown');
+  assert.equal(await odd.widget.locator('[data-heatmap="mask-causal-weights"] .hm-cell').count(), 16, 'the known options still apply');
+  assert.equal(odd.warnings.length, 1, `and written to the console; seen ${JSON.stringify(odd.warnings)}`);
+  assertClean(odd.problems, 'unknown embed options');
+  await odd.context.close();
+});
+
 test('the iframe posts resize and result messages to a parent on another origin, and ignores what it is sent', async () => {
   const other = await startServer({ root: ROOT }); // another port: another origin
   try {
@@ -516,10 +722,10 @@ test('the iframe posts resize and result messages to a parent on another origin,
     assert.equal(await card.locator('button.bk-switch').getAttribute('aria-pressed'), 'false');
 
     // A wrong prediction: one result message; the prediction is then locked.
-    await card.getByLabel('Rows sum to 1').check();
+    await card.getByRole('radio', { name: 'Rows sum to 1' }).check();
     await card.locator('button.bk-switch').click();
     await page.waitForFunction(() => window.messages.filter((m) => m.data?.type === 'attention-lab:result').length === 1);
-    assert.equal(await card.getByLabel('Scores scaled by 1/√dk').isDisabled(), true);
+    assert.equal(await card.getByRole('radio', { name: 'Scores scaled by 1/√dk' }).isDisabled(), true);
     const results = (await messages()).filter((m) => m.data?.type === 'attention-lab:result');
     assert.deepEqual(results.map((m) => m.data), [
       { type: 'attention-lab:result', exercise: 'no-scale', passed: false },

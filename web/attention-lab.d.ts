@@ -10,6 +10,7 @@ export type AttentionLabPreset =
 /** The panels the `show` attribute chooses from. */
 export type AttentionLabPanel = 'scores' | 'weights' | 'output' | 'checks';
 
+/** The themes (the attribute is read in any case). */
 export type AttentionLabTheme = 'light' | 'dark' | 'auto';
 
 /** detail of the `attention-change` event, sent after each recompute. */
@@ -84,6 +85,15 @@ declare global {
     'attention-lab': AttentionLabElement;
   }
   interface HTMLElementEventMap {
+    'attention-change': CustomEvent<AttentionChangeDetail>;
+    'attention-result': CustomEvent<AttentionResultDetail>;
+  }
+  // Both events bubble (and cross shadow roots), so a page may listen on document or window.
+  interface DocumentEventMap {
+    'attention-change': CustomEvent<AttentionChangeDetail>;
+    'attention-result': CustomEvent<AttentionResultDetail>;
+  }
+  interface WindowEventMap {
     'attention-change': CustomEvent<AttentionChangeDetail>;
     'attention-result': CustomEvent<AttentionResultDetail>;
   }

@@ -11,7 +11,10 @@
  * from the wasm core via attention.js; all widgets on a page share one
  * loaded core, and each has its own state.
  *
- * Attributes (all optional; changing one updates the widget):
+ * Attributes (all optional; changing one updates the widget). The values of
+ * preset, editable, show and theme are read in any case. A value the widget
+ * cannot use is named in its status line (and once in the console, as a
+ * warning), and ignored.
  *   preset    which part of the lesson: two-keys (alias one-query),
  *             three-by-three (the default), why-scale, shapes, masks, causal,
  *             padding, custom-mask, cross (alias self-cross), multi-head,
@@ -22,12 +25,16 @@
  *             Another value is named in the status line and ignored.
  *   heads     number of heads (multi-head, shapes); without d-model, a
  *             multi-head widget picks a d_model the heads split evenly
- *   d-model   the model width d_model (multi-head)
+ *   d-model   the model width d_model (multi-head); without heads, a
+ *             d-model the heads do not split takes the nearest head count
+ *             that does (said in the status line); with heads that do not
+ *             split it, heads wins and the nearest d_model they split is used
  *   seq-len   sequence length (multi-head, shapes, causal, masks,
  *             conventions; cross: the target length)
+ *             A size on a preset without it is named in the status line.
  *   show      the panels to show, from scores, weights, output, checks
- *             (space- or comma-separated; default all). Inputs always show.
- *             An unknown name is named in the widget's status line.
+ *             (space- or comma-separated; default all). Inputs always show
+ *             (so "inputs" may be listed, and changes nothing).
  *   state     a state string: the same text as the lesson page's URL hash
  *             (without "#"). heads, d-model and seq-len, when given, win over it.
  *   theme     light (default), dark, or auto (follows prefers-color-scheme);
@@ -76,8 +83,9 @@ export const PRESET_NAMES = Object.freeze([
   ...Object.keys(PRESETS), ...Object.keys(ALIASES), ...BUGS.filter(Boolean).map((bug) => `break-it:${bug}`),
 ]);
 
-/** The preset for an attribute value, or null when it is unknown. */
-function resolvePreset(name) {
+/** The preset for an attribute value (any case), or null when it is unknown. */
+function resolvePreset(text) {
+  const name = (text ?? '').trim().toLowerCase();
   const key = ALIASES[name] || name || DEFAULT_PRESET;
   if (Object.hasOwn(PRESETS, key)) return { name: key, ...PRESETS[key] };
   const m = /^break-it:([a-z-]+)$/.exec(key);
@@ -127,6 +135,24 @@ function setField(states, [prefix, name], text) {
   }
   states[prefix] = next;
 }
+
+/** Whether a field's codec takes this value (whether it is in the field's range). */
+function accepts(states, [prefix, name], value) {
+  const section = STATE_SECTIONS.find((s) => s.prefix === prefix);
+  try {
+    section.fields.find(([n]) => n === name)[1].decode(String(value), states[prefix]);
+    return true;
+  } catch (err) {
+    if (!(err instanceof HashError)) throw err;
+    return false;
+  }
+}
+
+/** The entry of an ascending list nearest `to` (the smaller one on a tie). */
+const nearest = (list, to) => list.reduce((best, n) => (Math.abs(n - to) < Math.abs(best - to) ? n : best));
+
+/** "1, 2, 5 or 10" */
+const orList = (items) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`);
 
 // ---------------------------------------------------------------------------
 // Styles: one set of constructable stylesheets for every widget
@@ -185,7 +211,12 @@ function loadSheets() {
 // ---------------------------------------------------------------------------
 
 const PANELS = ['scores', 'weights', 'output', 'checks'];
-// editable: these words (any case) lock the widget, these leave it editable;
+// The inputs always show: show="inputs ..." is accepted, and changes nothing.
+const ALWAYS_SHOWN = 'inputs';
+// The size attributes, and the key of the field each sets in a preset (see sections/registry.js).
+const SIZES = [['d-model', 'dModel'], ['heads', 'heads'], ['seq-len', 'seqLen']];
+// Enumerated attributes (preset, editable, show, theme) are read in any case.
+// editable: these words lock the widget, these leave it editable;
 // anything else is named in the status line, and the widget stays editable.
 const OFF = new Set(['false', 'off', 'no', '0']);
 const ON = new Set(['', 'true', 'on', 'yes', '1']);
@@ -205,7 +236,8 @@ export class AttentionLabElement extends ElementBase {
   #body;        // the preset's blocks
   #states = defaultStates();
   #overridesDue = true;  // heads / seq-len still to apply to #states
-  #messages = { state: '', overrides: '', preset: '', show: '', theme: '', editable: '' }; // what the status line says, by source
+  #messages = { state: [], overrides: [], preset: [], show: [], theme: [], editable: [] }; // what the status line says, by source
+  #warned = new Set(); // the messages already written to the console
   #preset = null;
   #section = null;
   #ctx = null;
@@ -354,42 +386,82 @@ export class AttentionLabElement extends ElementBase {
     }
   }
 
-  /** Set or clear (text '') the message from one source; the status line shows them all. */
-  #notice(source, text) {
-    this.#messages[source] = text;
+  /**
+   * Set the messages from one source (none, or only '', clears them); the
+   * status line shows them all. Each is also written to the console once, as
+   * a warning, for an author looking at the page in the developer tools.
+   */
+  #notice(source, ...texts) {
+    this.#messages[source] = texts.filter(Boolean);
+    for (const text of this.#messages[source]) {
+      if (this.#warned.has(text)) continue;
+      this.#warned.add(text);
+      console.warn(`<attention-lab>: ${text}`);
+    }
     if (!this.#rendered) return; // "Loading…" stays until the first drawing
-    const all = Object.values(this.#messages).filter(Boolean).join(' ');
+    const all = Object.values(this.#messages).flat().join(' ');
     this.#status.textContent = all;
     this.#status.hidden = all === '';
     this.#status.classList.toggle('core-error', all !== '');
   }
 
   /**
-   * d-model, heads and seq-len, where the preset has such a field. heads
-   * without d-model keeps d_model when the heads split it, and otherwise takes
-   * the nearest d_model that they do split (a widget never opens on an error).
+   * d-model, heads and seq-len, where the preset has such a field; a size the
+   * preset has no field for is named in the status line, as is a value out
+   * of range. Then d_model and the heads must split evenly (a widget never
+   * opens on that error): see #splitHeads.
    */
   #applyOverrides() {
     if (!this.#overridesDue || !this.#preset) return;
     this.#overridesDue = false;
     const problems = [];
-    for (const [attr, key] of [['d-model', 'dModel'], ['heads', 'heads'], ['seq-len', 'seqLen']]) {
+    const applied = new Set();
+    for (const [attr, key] of SIZES) {
       const text = this.getAttribute(attr);
+      if (text === null) continue;
       const field = this.#preset[key];
-      if (text === null || !field) continue;
+      if (!field) {
+        problems.push(`${attr}="${text}" was ignored: ${attr} does not apply to the ${this.preset.trim().toLowerCase()} preset.`);
+        continue;
+      }
       try {
         setField(this.#states, field, text);
+        applied.add(attr);
       } catch (err) {
         if (!(err instanceof HashError)) throw err;
         problems.push(`${attr}="${text}" was ignored: ${err.message}.`);
       }
     }
+    if (this.#preset.dModel && this.#preset.heads) problems.push(this.#splitHeads(applied.has('d-model'), applied.has('heads')));
+    this.#notice('overrides', ...problems);
+  }
+
+  /**
+   * Make d_model split evenly over the heads, when it does not:
+   *  - d-model given alone: the heads nearest the current count that split it
+   *    (said in the status line: the widget would otherwise show another count);
+   *  - heads given (alone or with d-model), or neither (a state string): the
+   *    nearest d_model that the heads split. A d-model given too is said not used.
+   * Returns the message for the status line, or ''.
+   */
+  #splitHeads(dModelGiven, headsGiven) {
     const { dModel, heads } = this.#preset;
-    if (dModel && heads && this.getAttribute('d-model') === null) {
-      const C = this.#states[dModel[0]][dModel[1]], H = this.#states[heads[0]][heads[1]];
-      if (C % H !== 0) setField(this.#states, dModel, String(H * Math.max(1, Math.round(C / H))));
+    const C = this.#states[dModel[0]][dModel[1]], H = this.#states[heads[0]][heads[1]];
+    if (C % H === 0) return '';
+    if (dModelGiven && !headsGiven) {
+      const divisors = [];
+      for (let n = 1; n <= C; n++) if (C % n === 0 && accepts(this.#states, heads, n)) divisors.push(n);
+      const fit = nearest(divisors, H);
+      setField(this.#states, heads, String(fit));
+      return `d-model="${this.getAttribute('d-model')}" cannot be split evenly over ${H} heads, so heads = ${fit} was used `
+        + `(with this d-model, heads may be ${orList(divisors)}).`;
     }
-    this.#notice('overrides', problems.join(' '));
+    const multiples = [];
+    for (let n = H; accepts(this.#states, dModel, n); n += H) multiples.push(n);
+    const fit = nearest(multiples, C);
+    setField(this.#states, dModel, String(fit));
+    if (!dModelGiven) return '';
+    return `d-model="${this.getAttribute('d-model')}" was not used: it cannot be split evenly over heads="${this.getAttribute('heads')}", so d-model = ${fit} was used.`;
   }
 
   /** Build the preset's blocks and draw the section into them. */
@@ -402,6 +474,7 @@ export class AttentionLabElement extends ElementBase {
       this.#section = null;
       this.#applyLabel(); // the group keeps a name (its label, or a generic one), not the last preset's
       this.#body.replaceChildren();
+      this.#notice('overrides'); // the sizes are checked against a known preset only
       this.#notice('preset', `Unknown preset "${this.getAttribute('preset')}". Use one of: ${PRESET_NAMES.join(', ')}.`);
       this.#resolveReady();
       return;
@@ -467,7 +540,7 @@ export class AttentionLabElement extends ElementBase {
 
   #applyShow() {
     const text = this.getAttribute('show');
-    const words = (text || '').split(/[\s,]+/).filter(Boolean);
+    const words = (text || '').toLowerCase().split(/[\s,]+/).filter((p) => p && p !== ALWAYS_SHOWN);
     const unknown = words.filter((p) => !PANELS.includes(p));
     this.#notice('show', unknown.length === 0 ? ''
       : `show="${text}": ${unknown.map((p) => `"${p}"`).join(', ')} ${unknown.length > 1 ? 'are not panels' : 'is not a panel'} (use ${PANELS.join(', ')}), so ${unknown.length > 1 ? 'they were' : 'it was'} ignored.`);
@@ -477,8 +550,9 @@ export class AttentionLabElement extends ElementBase {
 
   #applyTheme() {
     const text = this.getAttribute('theme');
-    const theme = THEMES.has(text) ? text : 'light';
-    this.#notice('theme', text === null || theme === text ? '' : `theme="${text}" was ignored: light, dark or auto was expected.`);
+    const value = (text ?? '').trim().toLowerCase();
+    const theme = THEMES.has(value) ? value : 'light';
+    this.#notice('theme', text === null || theme === value ? '' : `theme="${text}" was ignored: light, dark or auto was expected.`);
     if (theme === 'auto' && this.isConnected && !this.#darkQuery && typeof matchMedia === 'function') {
       this.#darkQuery = matchMedia('(prefers-color-scheme: dark)');
       this.#darkQuery.addEventListener('change', this.#onDarkChange);

@@ -9,6 +9,14 @@
  * (embed.html#preset=causal); an option in both places is taken from the
  * query string.
  *
+ * The state is the lesson page's URL-hash text, whose fields are joined with
+ * "&": written as it is (state=mha.heads=2&mha.dmodel=8), its fields after
+ * the first arrive as options of their own. So every option named like a
+ * state field (prefix.field, or view) is part of the state too; the state
+ * may also be percent-encoded (state=mha.heads%3D2%26mha.dmodel%3D8).
+ * Any other option is named in the status line above the widget (and in
+ * the console), and ignored.
+ *
  * Messages to the parent page (postMessage):
  *   { type: 'attention-lab:resize', height }   whenever the content height changes
  *   { subject: 'lti.frameResize', height }     the same, in Canvas's form
@@ -22,17 +30,42 @@
 import './attention-lab.js';
 
 const OPTIONS = ['preset', 'editable', 'heads', 'd-model', 'seq-len', 'show', 'state', 'theme', 'label'];
+const ORIGIN = 'origin'; // read by this page (see targetOrigin)
+const STATE_FIELD = /^(view|[a-z0-9]{1,12}\.[a-z0-9]{1,12})$/i; // the keys of a state string (lesson-state.js)
 const MAX_OPTION_LENGTH = 8000; // the lesson's own limit for a state string
 
 const query = new URLSearchParams(location.search);
 const hash = new URLSearchParams(location.hash.slice(1));
 /** An option's text: from the query string, else from the hash, else null. */
 const option = (name) => query.get(name) ?? hash.get(name);
+const names = [...new Set([...query.keys(), ...hash.keys()])];
 
+/** The state option, with the state fields given as options of their own after it; null if none. */
+function stateText() {
+  const fields = names.filter((name) => STATE_FIELD.test(name)).map((name) => `${name}=${encodeURIComponent(option(name))}`);
+  const given = option('state');
+  if (given === null && fields.length === 0) return null;
+  return [given, ...fields].filter(Boolean).join('&');
+}
+
+const problems = [];
 const widget = document.createElement('attention-lab');
 for (const name of OPTIONS) {
-  const value = option(name);
-  if (value !== null && value.length <= MAX_OPTION_LENGTH) widget.setAttribute(name, value);
+  const value = name === 'state' ? stateText() : option(name);
+  if (value === null) continue;
+  if (value.length > MAX_OPTION_LENGTH) problems.push(`the option ${name} is longer than ${MAX_OPTION_LENGTH} characters, so it was ignored.`);
+  else widget.setAttribute(name, value);
+}
+const unknown = names.filter((name) => !OPTIONS.includes(name) && name !== ORIGIN && !STATE_FIELD.test(name));
+if (unknown.length > 0) {
+  problems.push(`${unknown.map((name) => `"${name}"`).join(', ')} ${unknown.length > 1 ? 'are not options' : 'is not an option'} of this page, `
+    + `so ${unknown.length > 1 ? 'they were' : 'it was'} ignored (use ${[...OPTIONS, ORIGIN].join(', ')}, or the fields of a state such as mha.heads).`);
+}
+if (problems.length > 0) {
+  const status = document.getElementById('embed-status');
+  status.textContent = `embed.html: ${problems.join(' ')}`;
+  status.hidden = false;
+  for (const problem of problems) console.warn(`embed.html: ${problem}`);
 }
 
 /** The parent's origin if the page was told it, otherwise any ('*'): the messages hold no secrets. */

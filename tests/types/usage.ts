@@ -25,6 +25,9 @@ async function main(): Promise<number> {
   }
   const widget = document.querySelector('attention-lab') as AttentionLabElement | null;
   widget?.addEventListener('attention-change', () => {});
+  // The events bubble: a page may listen on document or window, and still read detail.
+  document.addEventListener('attention-result', (e) => console.log(e.detail.exercise, e.detail.score.raw));
+  window.addEventListener('attention-change', (e) => console.log(e.detail.preset, e.detail.weights?.shape));
   await lab.reset();
   return trained + full.weights.data[0] + fast.output.data[0] + g.dScores.data[0] + grads.qProj.weight.data[0] + (grads.dKeyValue ? 1 : 0) + full.stats.maxAbsScore + lab.memoryBytes();
 }

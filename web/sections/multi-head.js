@@ -181,8 +181,15 @@ export const multiHead = {
         return;
       }
     }
-    const res = ctx.core(this.status, () => (trained ? this.forwardTrained(ctx, st, run) : this.forwardRandom(ctx, st)), hosts,
-      { explain: (err) => (trained ? explainTrained(err) : explainHeads(err, st.dmodel, st.heads)) });
+    // Before the first valid result there is nothing to keep: no "Last valid
+    // result" boxes, and the message says only why the input is refused.
+    const kept = this.shownOutput ? hosts : [];
+    const explain = (err) => {
+      const text = trained ? explainTrained(err) : explainHeads(err, st.dmodel, st.heads);
+      return text && (kept.length ? text : `${text}.`);
+    };
+    const res = ctx.core(this.status, () => (trained ? this.forwardTrained(ctx, st, run) : this.forwardRandom(ctx, st)), kept,
+      { explain, keepNote: kept.length > 0 });
     if (!res) return;
     ctx.publish(`${this.prefix}.main`, res);
     const [, H, T] = res.weights.shape;
