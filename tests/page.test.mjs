@@ -306,7 +306,7 @@ test('editing by keyboard in every section redraws numbers equal to the core\'s'
   await page.locator('#h-one-query').focus();
   await page.keyboard.press('Tab'); // warm-up <summary>
   await page.keyboard.press('Tab');
-  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), 'Query q, row 1, column 1');
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), 'Query q, q, d1');
   await page.keyboard.press('Control+A');
   await page.keyboard.type('2');
   await page.keyboard.press('Tab');

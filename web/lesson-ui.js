@@ -297,6 +297,8 @@ export function numberGrid({ label, matrix, rowLabel, colLabel, onChange, intege
   // A cell's message is written under the grid, naming the cell: beside its
   // input it would widen the column and move the rest of the row.
   const notes = h('div', { class: 'grid-msgs' });
+  // A cell is named by its row's and column's headings ("query 1, d2"), as the grid shows them.
+  const cellName = (i, j) => `${rowLabel ? rowLabel(i) : `row ${i + 1}`}, ${colLabel ? colLabel(j) : `column ${j + 1}`}`;
   matrix.forEach((row, i) => {
     // link 'q': row i is query i; 'k': row i belongs to key i (a key or its value);
     // 'pos': row i is position i of self-attention, query and key at once. See lesson-links.js.
@@ -305,7 +307,7 @@ export function numberGrid({ label, matrix, rowLabel, colLabel, onChange, intege
     row.forEach((value, j) => {
       const input = h('input', {
         type: 'text', inputmode: keypad(integer, min), autocomplete: 'off', spellcheck: 'false',
-        class: `num num-cell${integer ? ' num-int' : ''}`, 'aria-label': `${label}, row ${i + 1}, column ${j + 1}`,
+        class: `num num-cell${integer ? ' num-int' : ''}`, 'aria-label': `${label}, ${cellName(i, j)}`,
         'data-row': i, 'data-col': j,
       });
       input.value = fmtPlain(value);
@@ -316,7 +318,7 @@ export function numberGrid({ label, matrix, rowLabel, colLabel, onChange, intege
         parse: (t) => parseNumberText(t, parseOpts),
         current: () => matrix[i][j],
         onValue: (v) => { matrix[i][j] = v; onChange(); },
-        where: `${rowLabel ? rowLabel(i) : `row ${i + 1}`}, ${colLabel ? colLabel(j) : `column ${j + 1}`}: `,
+        where: `${cellName(i, j)}: `,
       });
       tr.append(h('td', {}, input));
     });
