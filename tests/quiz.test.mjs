@@ -102,7 +102,9 @@ test('right first time scores; the grid is judged by the core; answers and feedb
   await answer(page, causal);
   await answer(page, headWidth);
   // The grid's right answer is the core's: 6 of the 16 pairs for 4 positions.
-  assert.equal(coreBlocked(4).filter(Boolean).length, 6);
+  const blocked = coreBlocked(4);
+  assert.equal(blocked.filter(Boolean).length, 6,
+    `pairs the core blocks for 4 causal positions; blocked (query, key) from 0: ${blocked.flatMap((b, i) => (b ? [`(${Math.floor(i / 4)}, ${i % 4})`] : [])).join(' ')}`);
   assert.match(await shownText(form(page, 'causal').locator('.qz-feedback')), /^✓?\s*Right/);
   assert.match(await shownText(page.locator('.pg-line')), new RegExp(`Score 3 of ${MAX} \\(${masteryScore(MAX)} to pass\\) · 3 of 8 questions answered`));
 
@@ -146,8 +148,11 @@ test('keyboard only: choose, check, mark grid cells', async () => {
   await page.keyboard.press('Space');
   assert.equal(await g.locator('button[data-row="0"][data-col="1"]').getAttribute('aria-pressed'), 'true');
   assert.equal(await page.evaluate(() => document.activeElement.dataset.col), '1', 'focus stays on the cell');
-  await page.keyboard.press('Tab');
-  assert.equal(await page.evaluate(() => document.activeElement.dataset.col), '2');
+  // The grid is one tab stop: the arrow keys move between its cells.
+  await page.keyboard.press('ArrowRight');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.col), '2', 'ArrowRight moves to the next cell');
+  await page.keyboard.press('Space');
+  assert.equal(await g.locator('button[data-row="0"][data-col="2"]').getAttribute('aria-pressed'), 'true', 'Space marks the cell arrived at');
   assertClean(problems, 'keyboard');
   await context.close();
 });

@@ -26,14 +26,15 @@ export function cCode(text) {
 
 /**
  * A disclosure with the C of pass n of attn_sdpa. `where` ends the code
- * box's name ("step 3 (÷ √d_k) in “The 3×3 example”"): one pass shows
- * under several steps and in more than one section, and each named region
- * on a page needs a name of its own.
+ * box's name ("step 3 (÷ √d_k) in “The 3×3 example”"), and the summary's
+ * too, for screen readers only: one pass shows under several steps and in
+ * more than one section, and each named region or control on a page needs
+ * a name of its own.
  */
 export function passSource(n, note = '', where = '') {
   const pass = SDPA_PASSES[n];
   return h('details', { class: 'c-pass' },
-    h('summary', {}, `Read the C: pass ${n} of attn_sdpa (${pass.title})`),
+    h('summary', {}, `Read the C: pass ${n} of attn_sdpa (${pass.title})`, where ? h('span', { class: 'sr-only', text: ` for ${where}` }) : null),
     note ? h('p', { class: 'hint', text: note }) : null,
     labelled(cCode(pass.code), `C source of pass ${n} of attn_sdpa${where ? `, ${where}` : ''}`));
 }

@@ -91,18 +91,34 @@ export function linkHighlights(scope) {
 
 /**
  * Arrow keys move the focus between the focusable cells of a map (one tab
- * stop per map: the focused cell keeps tabindex 0, the others -1).
+ * stop per map: the focused cell keeps tabindex 0, the others -1). Home and
+ * End go to the first and last cell of the row, Ctrl+Home and Ctrl+End to
+ * those of the map, PageUp and PageDown to the top and bottom of the column.
+ * Space on a cell that is not a button (a weight) does not scroll the page.
  * @param {Element} grid the map's element, its cells marked [data-row][data-col]
  */
 export function rovingCells(grid) {
   if (grid.rovingCells) return;
   grid.rovingCells = true;
+  const CELL = '[data-row][data-col][tabindex]';
   grid.addEventListener('keydown', (event) => {
     const cell = event.target.closest('[data-row][data-col]');
     if (!cell) return;
+    if (event.key === ' ' && cell.localName !== 'button') {
+      event.preventDefault();
+      return;
+    }
+    const { row, col } = cell.dataset;
     const step = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[event.key];
-    if (!step) return;
-    const next = grid.querySelector(`[data-row="${Number(cell.dataset.row) + step[0]}"][data-col="${Number(cell.dataset.col) + step[1]}"][tabindex]`);
+    let next = null;
+    if (step) next = grid.querySelector(`[data-row="${Number(row) + step[0]}"][data-col="${Number(col) + step[1]}"][tabindex]`);
+    else if (event.key === 'Home' || event.key === 'End') {
+      const cells = grid.querySelectorAll(event.ctrlKey ? CELL : `[data-row="${row}"]${CELL}`);
+      next = event.key === 'Home' ? cells[0] : cells[cells.length - 1];
+    } else if (event.key === 'PageUp' || event.key === 'PageDown') {
+      const cells = grid.querySelectorAll(`[data-col="${col}"]${CELL}`);
+      next = event.key === 'PageUp' ? cells[0] : cells[cells.length - 1];
+    }
     if (!next) return;
     event.preventDefault();
     cell.tabIndex = -1;

@@ -99,9 +99,13 @@ export function viewTracking({ ctx, onChange }) {
       else a.removeAttribute('aria-current');
     }
   };
+  // As a table-of-contents link does, the section's heading takes the
+  // focus too: the next Tab goes on inside the section, not from the top.
   const scrollToView = () => {
     const target = ctx.view && document.getElementById(ctx.view);
-    if (target) target.scrollIntoView({ block: 'start' });
+    if (!target) return;
+    target.scrollIntoView({ block: 'start' });
+    target.querySelector('h2')?.focus({ preventScroll: true });
   };
   const inView = () => {
     const line = window.innerHeight * 0.3;

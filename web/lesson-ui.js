@@ -649,7 +649,7 @@ export function maskGrid(host, { rows, cols, get, onToggle, label, rowLabel, col
         const pressed = on ? 'true' : 'false';
         if (cell.getAttribute('aria-pressed') !== pressed) cell.setAttribute('aria-pressed', pressed);
         // Said in words (a screen reader reads ✓ as "check mark"); a 0/1 cell also gives its number.
-        const aria = `${rowNames[i]}, ${colNames[j]}: ${open ? 'allowed' : 'blocked'}${/^[01]$/.test(cellText) ? ` (${cellText})` : ''}`;
+        const aria = `${rowNames[i]}, ${colNames[j]}: ${/^[01]$/.test(cellText) ? `${cellText}, ` : ''}${open ? 'allowed' : 'blocked'}`;
         if (cell.getAttribute('aria-label') !== aria) cell.setAttribute('aria-label', aria);
       } else {
         setTextLater(td, open ? `${cellText} (allowed)` : `${cellText} (blocked)`);

@@ -17,7 +17,21 @@ function showNotice(text) {
   notice.querySelector('[data-notice-text]').textContent = text;
   notice.hidden = false;
 }
-notice.querySelector('button').addEventListener('click', () => { notice.hidden = true; });
+/**
+ * Hide the notice. Focus inside it moves on to the lesson, to the heading of
+ * the section in view (the table of contents marks it) or else the first
+ * one, instead of falling back to the top of the page.
+ */
+function dismissNotice() {
+  const hadFocus = notice.contains(document.activeElement);
+  notice.hidden = true;
+  if (!hadFocus) return;
+  const current = document.querySelector('nav.toc a[aria-current]')?.getAttribute('href');
+  const heading = (current && document.querySelector(`${current} > h2`)) || document.querySelector('main h2');
+  heading?.focus();
+}
+notice.querySelector('button').addEventListener('click', dismissNotice);
+notice.addEventListener('keydown', (event) => { if (event.key === 'Escape') dismissNotice(); });
 
 async function main() {
   document.adoptedStyleSheets = [...document.adoptedStyleSheets, paletteSheet()];

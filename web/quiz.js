@@ -54,7 +54,9 @@ class Question {
     if (q.kind === 'choice') input = this.choices(id, number);
     else if (q.kind === 'grid') input = this.grid(number);
     else input = this.number(id);
-    this.form.append(input, h('div', { class: 'qz-actions' }, h('button', { type: 'submit', class: 'action', text: 'Check' }), this.first), this.feedback);
+    // Eight buttons read "Check": each one's name says which answer it checks.
+    const checkButton = h('button', { type: 'submit', class: 'action', text: 'Check', 'aria-label': `Check your answer to question ${number}` });
+    this.form.append(input, h('div', { class: 'qz-actions' }, checkButton, this.first), this.feedback);
     const answer = item.querySelector('details.answer');
     item.insertBefore(this.form, answer);
   }

@@ -47,7 +47,8 @@ export const conventions = {
       reset));
     this.status = statusLine();
     ctx.slot(this.id, 'misuse-status').replaceChildren(this.status.node);
-    this.diagonal = h('p', { class: 'readout', 'data-out': 'conv-diagonal' });
+    // A live region: whether the diagonal is still allowed is read out after each click.
+    this.diagonal = h('p', { class: 'readout', 'data-out': 'conv-diagonal', 'aria-live': 'polite' });
     ctx.slot(this.id, 'checks').replaceChildren(this.diagonal);
   },
 

@@ -135,7 +135,8 @@ export const dropout = {
         meanError: out('drop-mean-error'), band: out('drop-band'), lead: document.createTextNode(''), tail: document.createTextNode(''),
       };
       parts.meanLine = h('p', { class: 'readout' }, `Mean row sums over ${DRAWS} draws: `, parts.mean);
-      parts.verdict = h('p', { 'data-check': 'drop-expected' }, parts.lead, parts.meanError, parts.tail, parts.band, ' of 1 (4 standard errors).');
+      // The verdict is a live region: each new mean's verdict is read out (once aria-busy is lifted).
+      parts.verdict = h('p', { 'data-check': 'drop-expected', 'aria-live': 'polite' }, parts.lead, parts.meanError, parts.tail, parts.band, ' of 1 (4 standard errors).');
       host.replaceChildren(
         h('p', { class: 'readout' }, 'This draw dropped ', parts.count, ` of ${T * T} weights. Largest |row sum − 1| with dropout: `, parts.on,
           '; with dropout off: ', parts.off, '.'),

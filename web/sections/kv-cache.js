@@ -99,8 +99,14 @@ export const kvCache = {
     if (!res) return;
     const { full, steps } = res;
     setText(this.stepText, `Token ${st.step} of ${T}`);
-    this.prev.disabled = st.step <= 1;
-    this.next.disabled = st.step >= T;
+    // A focused button about to be disabled would drop the focus to the
+    // page: it moves to the other button of the stepper first.
+    const atFirst = st.step <= 1, atLast = st.step >= T;
+    const focused = this.prev.getRootNode().activeElement;
+    if (atFirst && focused === this.prev) this.next.focus();
+    if (atLast && focused === this.next) this.prev.focus();
+    this.prev.disabled = atFirst;
+    this.next.disabled = atLast;
     this.drawCache(ctx, st, steps, res.cacheShape);
 
     // The check: the decoded outputs against the full causal pass, rows 1..step.
@@ -115,7 +121,8 @@ export const kvCache = {
     const checkHost = ctx.slot(this.id, 'check');
     if (!this.check || !checkHost.contains(this.check.node)) {
       this.check = { lead: document.createTextNode(''), diff: h('strong', { 'data-out': 'kv-diff' }), tail: document.createTextNode('') };
-      this.check.node = h('p', { 'data-check': 'kv-equal' }, this.check.lead, this.check.diff, this.check.tail);
+      // A live region, in the page before its text changes: each edit's verdict is read out.
+      this.check.node = h('p', { 'data-check': 'kv-equal', 'aria-live': 'polite' }, this.check.lead, this.check.diff, this.check.tail);
       checkHost.replaceChildren(this.check.node);
     }
     const { node, lead, diff: diffNode, tail } = this.check;

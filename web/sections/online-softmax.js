@@ -75,6 +75,10 @@ export const onlineSoftmax = {
     );
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    // The comparison under the last tile is read out when it appears or
+    // changes: its box is a live region from the start (a region added with
+    // its text would say nothing).
+    ctx.slot(this.id, 'check').setAttribute('aria-live', 'polite');
   },
 
   update(ctx, st) {
@@ -89,8 +93,15 @@ export const onlineSoftmax = {
     const tiles = tiled.tiles;
     st.step = Math.min(st.step, tiles);
     this.stepText.textContent = `Tile ${st.step} of ${tiles}`;
-    this.prev.disabled = st.step <= 1;
-    this.next.disabled = st.step >= tiles;
+    // A focused button about to be disabled would drop the focus to the
+    // page: it moves to the other button of the stepper first (to "All
+    // tiles" when there is one tile only and both are disabled).
+    const atFirst = st.step <= 1, atLast = st.step >= tiles;
+    const focused = this.prev.getRootNode().activeElement;
+    if (atFirst && focused === this.prev) (atLast ? this.all : this.next).focus();
+    if (atLast && focused === this.next) (atFirst ? this.all : this.prev).focus();
+    this.prev.disabled = atFirst;
+    this.next.disabled = atLast;
 
     // The row of scores, grouped by tile, so the learner sees where the max moves.
     const scores = plain.scores.data;

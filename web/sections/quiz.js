@@ -16,49 +16,49 @@ export const quiz = {
 <ol class="quiz">
   <li data-question="scale">
     <p>Why are the scores divided by √d<sub>k</sub>, and not by d<sub>k</sub> or by a number the model learns?</p>
-    <details class="answer" data-disclosure="quiz-answer-1"><summary>Show the answer</summary>
+    <details class="answer" data-disclosure="quiz-answer-1"><summary>Show the answer<span class="sr-only"> to question 1</span></summary>
       <p>With unit-variance entries, a dot product adds up about d<sub>k</sub> random terms, so its variance grows like d<sub>k</sub> and its spread like √d<sub>k</sub>. Dividing by √d<sub>k</sub> brings the spread back to about 1 and keeps the softmax from saturating. Dividing by d<sub>k</sub> would shrink the scores too much as d<sub>k</sub> grows. A learned factor could adjust later, but the fixed one gives training a healthy starting point.</p>
     </details>
   </li>
   <li data-question="softmax-axis">
     <p>Scores have shape (B, H, T<sub>q</sub>, T<sub>k</sub>). Along which axis does softmax normalise, and why?</p>
-    <details class="answer" data-disclosure="quiz-answer-2"><summary>Show the answer</summary>
+    <details class="answer" data-disclosure="quiz-answer-2"><summary>Show the answer<span class="sr-only"> to question 2</span></summary>
       <p>The last one, T<sub>k</sub>: the keys. Each query, in each sequence and head, needs a set of shares over the keys, because those shares weight the values next. Normalising over T<sub>q</sub> would describe how each key spreads itself over the queries, which is a different question.</p>
     </details>
   </li>
   <li data-question="causal">
     <p>A decoder uses a causal mask instead of removing the future tokens for each position. For 4 positions, which (query, key) pairs does the mask block? And why not just remove the future tokens?</p>
-    <details class="answer" data-disclosure="quiz-answer-3"><summary>Show the answer</summary>
+    <details class="answer" data-disclosure="quiz-answer-3"><summary>Show the answer<span class="sr-only"> to question 3</span></summary>
       <p>Query <em>i</em> may read keys 1…<em>i</em>, so every pair with the key after the query is blocked: the triangle above the diagonal (6 of the 16 pairs for 4 positions). Removing the future tokens instead would give each position a different number of keys, and the tensors would no longer be rectangular, which is what lets all positions be computed together in one batched matrix product. The mask keeps the (B, H, T, T) shape and enforces the same rule by setting forbidden scores to −∞ before the softmax.</p>
     </details>
   </li>
   <li data-question="self-cross">
     <p>How do self-attention and cross-attention differ in where Q, K and V come from?</p>
-    <details class="answer" data-disclosure="quiz-answer-4"><summary>Show the answer</summary>
+    <details class="answer" data-disclosure="quiz-answer-4"><summary>Show the answer<span class="sr-only"> to question 4</span></summary>
       <p>In self-attention all three are projections of one sequence, so its positions read from each other. In cross-attention the queries come from the target (decoder) sequence while keys and values come from the source (encoder) sequence. The formula is identical.</p>
     </details>
   </li>
   <li data-question="head-width">
     <p>With d<sub>model</sub> fixed at 512, what happens to d<sub>head</sub> when the number of heads goes from 8 to 16?</p>
-    <details class="answer" data-disclosure="quiz-answer-5"><summary>Show the answer</summary>
+    <details class="answer" data-disclosure="quiz-answer-5"><summary>Show the answer<span class="sr-only"> to question 5</span></summary>
       <p>It halves, from 512 / 8 = 64 to 512 / 16 = 32. The model width is shared out among the heads; no head gets its own 512-wide copy unless you deliberately build a wider, non-standard layer.</p>
     </details>
   </li>
   <li data-question="maps">
     <p>What can an attention map honestly tell you, and what can it not?</p>
-    <details class="answer" data-disclosure="quiz-answer-6"><summary>Show the answer</summary>
+    <details class="answer" data-disclosure="quiz-answer-6"><summary>Show the answer<span class="sr-only"> to question 6</span></summary>
       <p>It shows how one head at one layer blended value vectors, which is useful for checking masks, row sums and obvious routing. It does not show that a position caused the prediction: later heads, MLPs, residual paths and normalisation can change the signal. A real explanation needs stronger evidence, such as ablations, interventions or gradient-based analysis.</p>
     </details>
   </li>
   <li data-question="checks">
     <p>Your scores have shape (B, H, T<sub>q</sub>, T<sub>k</sub>). Which two checks would you add before trusting the layer?</p>
-    <details class="answer" data-disclosure="quiz-answer-7"><summary>Show the answer</summary>
+    <details class="answer" data-disclosure="quiz-answer-7"><summary>Show the answer<span class="sr-only"> to question 7</span></summary>
       <p>First, with dropout off, the weights summed over the last axis are all 1, a tensor of shape (B, H, T<sub>q</sub>). Second, when there is a mask, every blocked position has weight exactly 0 after the softmax; for causal self-attention that is the triangle above the diagonal.</p>
     </details>
   </li>
   <li data-question="mask-flip">
     <p>Moving from a hand-written attention function to PyTorch’s built-in modules, why might the same boolean mask need flipping?</p>
-    <details class="answer" data-disclosure="quiz-answer-8"><summary>Show the answer</summary>
+    <details class="answer" data-disclosure="quiz-answer-8"><summary>Show the answer<span class="sr-only"> to question 8</span></summary>
       <p>This lesson and <code>scaled_dot_product_attention</code> read True as “allowed”, while <code>nn.MultiheadAttention</code> reads True as “blocked”. The attention rule is the same; the convention is not. So an allowed mask usually becomes <code>blocked = ~allowed</code> before it is passed to <code>nn.MultiheadAttention</code>.</p>
     </details>
   </li>

@@ -68,6 +68,8 @@ export const rotary = {
     const size = Math.max(1, Math.abs(given.dot));
     const sameWhenBoth = Math.abs(both.dot - given.dot) <= SAME * size;
     const movesWhenOne = Math.abs(one.dot - given.dot) > SAME * size;
+    // The two checks are live regions, kept by redraw() from one edit to the
+    // next: each edit's verdicts are read out.
 
     const row = (label, [pq, pk], r, key) => h('tr', {},
       h('th', { scope: 'row', text: label }),
@@ -82,11 +84,11 @@ export const rotary = {
           row('as given', cases[0].slice(1), given, 'given'),
           row('both shifted', cases[1].slice(1), both, 'both'),
           row('only the query shifted', cases[2].slice(1), one, 'one')))),
-      h('p', { class: `check ${sameWhenBoth ? 'pass' : 'fail'}`, 'data-check': 'rope-shift-both', 'data-passed': String(sameWhenBoth) },
+      h('p', { class: `check ${sameWhenBoth ? 'pass' : 'fail'}`, 'data-check': 'rope-shift-both', 'data-passed': String(sameWhenBoth), 'aria-live': 'polite' },
         sameWhenBoth ? '✓ Shifting both positions by ' : '✗ Shifting both positions by ', String(st.shift),
         ` keeps the score: ${fmt(given.dot, 4)} and ${fmt(both.dot, 4)} differ by `,
         h('strong', { 'data-out': 'rope-diff-both', text: fmtSci(Math.abs(both.dot - given.dot)) }), '.'),
-      h('p', { class: `check ${movesWhenOne ? 'pass' : 'fail'}`, 'data-check': 'rope-shift-one', 'data-passed': String(movesWhenOne) },
+      h('p', { class: `check ${movesWhenOne ? 'pass' : 'fail'}`, 'data-check': 'rope-shift-one', 'data-passed': String(movesWhenOne), 'aria-live': 'polite' },
         movesWhenOne ? '✓ Shifting only the query changes the score, by ' : '✗ Shifting only the query leaves the score almost where it was: it moves by ',
         h('strong', { 'data-out': 'rope-diff-one', text: fmtSci(Math.abs(one.dot - given.dot)) }),
         movesWhenOne ? ': the distance changed.' : `. ${stillReason(st)}`),

@@ -43,6 +43,10 @@ export const tSquared = {
     );
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    // The progress line and the check that replaces it are read out: their
+    // box is a live region from the start (a region added with its text
+    // would say nothing).
+    ctx.slot(this.id, 'check').setAttribute('aria-live', 'polite');
   },
 
   /**
@@ -63,7 +67,7 @@ export const tSquared = {
     // One progress line, its text set in place while edits follow each other.
     let progress = checkHost.querySelector(':scope > [data-out="cost-progress"]');
     if (!progress) {
-      progress = h('p', { class: 'readout', 'data-out': 'cost-progress', role: 'status' });
+      progress = h('p', { class: 'readout', 'data-out': 'cost-progress' });
       checkHost.replaceChildren(progress);
     }
     setText(progress, `Measuring T = ${lengths.join(', ')} at d = ${st.d}…`);

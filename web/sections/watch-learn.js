@@ -215,8 +215,12 @@ export const watchLearn = {
     };
     this.startButton = button('learn-start', 'Start', () => (this.running ? this.pause(ctx) : this.start(ctx, st)));
     this.stepButton = button('learn-step', 'One step', () => this.stepOnce(ctx, st));
-    ctx.slot(this.id, 'buttons').replaceChildren(this.startButton, this.stepButton,
-      button('learn-reset', 'Reset', () => this.update(ctx, st)));
+    this.resetButton = button('learn-reset', 'Reset', () => this.update(ctx, st));
+    // One line for screen readers when training pauses or finishes and when a
+    // head is switched off or on. The readout itself is not live: it changes
+    // every frame while training.
+    this.said = h('p', { class: 'sr-only', role: 'status', 'data-out': 'learn-said' });
+    ctx.slot(this.id, 'buttons').replaceChildren(this.startButton, this.stepButton, this.resetButton, this.said);
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
     this.curve = h('canvas', { role: 'img', 'data-canvas': 'learn-curve' });
@@ -336,11 +340,15 @@ export const watchLearn = {
     this.stop();
     const finished = this.step() >= STEP_LIMIT[this.task];
     this.startButton.textContent = finished ? 'Finished' : 'Start';
+    // Disabling the focused button would drop the focus to the page: Reset takes it.
+    const focused = this.startButton.getRootNode().activeElement;
+    if (finished && (focused === this.startButton || focused === this.stepButton)) this.resetButton.focus();
     this.startButton.disabled = finished;
     this.stepButton.disabled = finished;
     this.evaluate(4);
     this.setAblateEnabled(true);
     this.draw(ctx);
+    this.said.textContent = `${finished ? 'Finished' : 'Paused'} at step ${this.step()}: held-out accuracy ${percent(this.accuracy)}`;
   },
 
   stop() {
@@ -412,6 +420,10 @@ export const watchLearn = {
           off.setAttribute('aria-pressed', String(on));
           this.evaluate(4);
           this.draw(ctx);
+          // The accuracy is with every head now off: how many, when that is not just this one.
+          const count = this.ablated.size;
+          const rest = count > (on ? 1 : 0) ? ` with ${count} head${count > 1 ? 's' : ''} switched off` : '';
+          this.said.textContent = `Layer ${l + 1} head ${hd + 1} switched ${on ? 'off' : 'back on'}: held-out accuracy ${percent(this.accuracy)}${rest}`;
         });
         const { colour, ink } = headColour(l * H + hd, L * H);
         const swatch = h('span', { class: `head-swatch ${ink}`, text: String(hd + 1) });

@@ -1,0 +1,235 @@
+// The lesson page by keyboard and screen reader alone: the focus is never
+// dropped to the page when a control disables itself or a notice closes, a
+// shared link puts the focus where it points, maps answer the keys a grid
+// answers, what an edit or a run changes is read out, and no two controls
+// share a name.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { browserSuite, assertClean, typeInto, renderEverySection } from './helpers/browser.mjs';
+
+const suite = browserSuite();
+const open = (hash = '', viewport = { width: 1280, height: 900 }) => suite.open(hash, { viewport });
+
+/** What a screen reader treats as a live region. */
+const LIVE = '[aria-live]:not([aria-live="off"]), [role="status"], [role="alert"], [role="log"]';
+
+/** The focused element, described: its data-field, data-action or id, else its tag. */
+const focused = (page) => page.evaluate(() => {
+  const n = document.activeElement;
+  return n.dataset.field || n.dataset.action || n.id || n.tagName;
+});
+
+/** The live region holding `selector`'s element now, as a handle (null inside when there is none). */
+const liveRegionOf = (page, selector) => page.evaluateHandle(([sel, live]) => document.querySelector(sel)?.closest(live) ?? null, [selector, LIVE]);
+
+/**
+ * `selector`'s element, written by an edit, sits in `region`, a live region
+ * that was in the page before the edit: only then is its text read out.
+ */
+async function assertAnnounced(page, region, selector, where) {
+  const seen = await page.evaluate(([before, sel, live]) => {
+    const node = document.querySelector(sel);
+    return { text: node?.textContent.trim().slice(0, 60) ?? null, hadRegion: before !== null,
+      same: Boolean(before && before.isConnected && node && node.closest(live) === before) };
+  }, [region, selector, LIVE]);
+  assert.ok(seen.hadRegion, `${where}: before the edit, no live region was there to read out ${selector}`);
+  assert.ok(seen.same, `${where}: ${selector} ("${seen.text}") is not in the live region that was there before the edit`);
+}
+
+test('a stepper button that disables itself hands the focus to the other one', async () => {
+  const { context, page, problems } = await open('#view=kv-cache');
+  // Token 3 of 5: Next twice reaches the last token, and Next disables itself.
+  await page.locator('[data-field="kv-next"]').focus();
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.locator('[data-out="kv-step"]').textContent(), 'Token 5 of 5');
+  assert.equal(await focused(page), 'kv-prev', 'at token 5 the focus is on "◀ Previous token"');
+  for (let k = 0; k < 4; k++) await page.keyboard.press('Enter');
+  assert.equal(await page.locator('[data-out="kv-step"]').textContent(), 'Token 1 of 5');
+  assert.equal(await focused(page), 'kv-next', 'at token 1 the focus is on "Next token ▶"');
+
+  // The same in online softmax, which starts at tile 1 of 3.
+  await page.goto(`${suite.server.url}#view=online-softmax`);
+  await page.waitForSelector('html[data-ready="true"]');
+  await page.locator('[data-field="flash-next"]').focus();
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.locator('[data-out="flash-step"]').textContent(), 'Tile 3 of 3');
+  assert.equal(await focused(page), 'flash-prev', 'at the last tile the focus is on "◀ Previous tile"');
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.locator('[data-out="flash-step"]').textContent(), 'Tile 1 of 3');
+  assert.equal(await focused(page), 'flash-next', 'at tile 1 the focus is on "Next tile ▶"');
+  assertClean(problems, 'steppers');
+  await context.close();
+});
+
+test('watch a head learn: pause and finish are read out, and the focus goes on to Reset when Start disables itself', async () => {
+  const { context, page, problems } = await open('#view=watch-learn');
+  /** The one-line summary for screen readers, and whether it is a live region (null: there is none). */
+  const said = () => page.evaluate((live) => {
+    const n = document.querySelector('#watch-learn [data-out="learn-said"]');
+    return n && { text: n.textContent, live: n.closest(live) !== null };
+  }, LIVE);
+  await page.locator('[data-action="learn-start"]').focus();
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => Number(document.querySelector('[data-out="learn-step"]').textContent) > 0);
+  await page.keyboard.press('Enter'); // Pause
+  const paused = await said();
+  await page.keyboard.press('Enter'); // Start again
+  await page.waitForFunction(() => document.querySelector('[data-action="learn-start"]').textContent === 'Finished', null, { timeout: 20000 });
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => resolve()))); // a disabled button loses the focus by the next frame
+  assert.equal(await focused(page), 'learn-reset', 'the focus went on to Reset');
+  assert.ok(paused?.live, `a live summary line: ${JSON.stringify(paused)}`);
+  assert.match(paused.text, /^Paused at step \d+: held-out accuracy \d+\.\d %$/);
+  assert.match((await said()).text, /^Finished at step 400: held-out accuracy \d+\.\d %$/);
+  assert.equal(await page.locator('#watch-learn [data-slot="readout"]').evaluate((n, live) => n.closest(live), LIVE), null,
+    'the readout, written every frame, is not live');
+  // Switching a head off (and on again) says what it did to the accuracy.
+  await page.locator('[data-action="learn-ablate-1-1"]').focus();
+  await page.keyboard.press('Enter');
+  assert.match((await said()).text, /^Layer 1 head 1 switched off: held-out accuracy \d+\.\d %$/);
+  await page.keyboard.press('Enter');
+  assert.match((await said()).text, /^Layer 1 head 1 switched back on: held-out accuracy \d+\.\d %$/);
+  assertClean(problems, 'watch-learn');
+  await context.close();
+});
+
+test('a shared #view= link puts the focus on its section: the next Tab goes on there, not from the top', async () => {
+  const { context, page, problems } = await open('#view=masks');
+  await page.keyboard.press('Tab');
+  const at = await page.evaluate(() => ({ section: document.activeElement.closest('section')?.id ?? document.activeElement.className, y: window.scrollY }));
+  assert.equal(at.section, 'masks', `Tab after opening #view=masks went to "${at.section}"`);
+  assert.ok(at.y > 0, 'the page stays scrolled to the section');
+  assertClean(problems, 'view link');
+  await context.close();
+});
+
+test('the page notice: Dismiss and Escape close it and the focus goes on to the lesson', async () => {
+  const { context, page, problems } = await open('#view=masks&mask.ct=99');
+  const notice = page.locator('#notice');
+  assert.equal(await notice.isVisible(), true, 'a link it cannot use shows the notice');
+  await page.keyboard.press('Tab'); // Skip to the lesson
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Dismiss');
+  await page.keyboard.press('Enter');
+  assert.equal(await notice.isVisible(), false, 'Dismiss hides it');
+  assert.equal(await focused(page), 'h-one-query', 'the focus is on the first section\'s heading');
+
+  // Another unusable link shows it again; Escape inside it closes it the same way.
+  await page.goto(`${suite.server.url}#view=masks&mask.ct=98`);
+  await notice.waitFor({ state: 'visible' });
+  await notice.locator('button').focus();
+  await page.keyboard.press('Escape');
+  assert.equal(await notice.isVisible(), false, 'Escape hides it');
+  assert.match(await focused(page), /^h-/, 'the focus is on a section heading');
+  assertClean(problems, 'notice');
+  await context.close();
+});
+
+test('a map\'s weights answer Home, End, Ctrl+Home, Ctrl+End, PageUp and PageDown, and Space does not scroll the page', async () => {
+  const { context, page, problems } = await open('#view=three-by-three');
+  const map = page.locator('[data-heatmap="ex-weights"]');
+  const at = () => page.evaluate(() => [document.activeElement.dataset.row, document.activeElement.dataset.col].join(','));
+  await map.locator('.hm-cell[tabindex="0"]').focus();
+  const y = await page.evaluate(() => window.scrollY);
+  await page.keyboard.press('Space');
+  await page.waitForTimeout(100); // a scroll by Space would have landed by now
+  assert.equal(await page.evaluate(() => window.scrollY), y, 'Space on a weight leaves the page where it was');
+  assert.equal(await at(), '0,0');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('End');
+  assert.equal(await at(), '1,2', 'End: the last cell of the row');
+  await page.keyboard.press('Home');
+  assert.equal(await at(), '1,0', 'Home: the first cell of the row');
+  await page.keyboard.press('Control+End');
+  assert.equal(await at(), '2,2', 'Ctrl+End: the last cell of the map');
+  await page.keyboard.press('PageUp');
+  assert.equal(await at(), '0,2', 'PageUp: the top of the column');
+  await page.keyboard.press('Control+Home');
+  assert.equal(await at(), '0,0', 'Ctrl+Home: the first cell of the map');
+  await page.keyboard.press('PageDown');
+  assert.equal(await at(), '2,0', 'PageDown: the bottom of the column');
+  assert.equal(await map.locator('.hm-cell[tabindex="0"]').count(), 1, 'still one tab stop');
+  assertClean(problems, 'map keys');
+  await context.close();
+});
+
+test('the result of an edit is read out: check lines are live regions before their text changes', async () => {
+  const { context, page, problems } = await open('#flash.step=2');
+  // Online softmax: the comparison appears at the last tile, and changes with the bug.
+  let region = await liveRegionOf(page, '#online-softmax [data-out="flash-wait"]');
+  await page.locator('[data-field="flash-next"]').click();
+  await assertAnnounced(page, region, '[data-check="flash-equal"]', 'online softmax, last tile');
+  await page.locator('[data-field="flash-bug"]').check();
+  assert.equal(await page.locator('[data-check="flash-equal"]').getAttribute('data-passed'), 'false');
+  await assertAnnounced(page, region, '[data-check="flash-equal"]', 'online softmax, bug on');
+
+  region = await liveRegionOf(page, '[data-check="kv-equal"]');
+  await page.locator('[data-field="kv-stale"]').check();
+  assert.equal(await page.locator('[data-check="kv-equal"]').getAttribute('data-passed'), 'false');
+  await assertAnnounced(page, region, '[data-check="kv-equal"]', 'KV cache');
+
+  const rope = [await liveRegionOf(page, '[data-check="rope-shift-both"]'), await liveRegionOf(page, '[data-check="rope-shift-one"]')];
+  await typeInto(page, page.locator('[data-field="rope-shift"]'), '9');
+  assert.match(await page.locator('[data-check="rope-shift-both"]').textContent(), /by 9 keeps/);
+  await assertAnnounced(page, rope[0], '[data-check="rope-shift-both"]', 'rotary, both shifted');
+  await assertAnnounced(page, rope[1], '[data-check="rope-shift-one"]', 'rotary, query shifted');
+
+  region = await liveRegionOf(page, '[data-check="drop-expected"]');
+  await typeInto(page, page.locator('[data-field="drop-p"]'), '0.3');
+  await page.waitForFunction(() => document.querySelector('[data-check="drop-expected"]').textContent.includes('p = 0.30')
+    && !document.querySelector('[data-check="drop-expected"]').hasAttribute('aria-busy'));
+  await assertAnnounced(page, region, '[data-check="drop-expected"]', 'dropout');
+
+  region = await liveRegionOf(page, '[data-out="conv-diagonal"]');
+  await page.locator('[data-mask="conv-allowed"] button[data-row="0"][data-col="0"]').focus();
+  await page.keyboard.press('Space');
+  assert.match(await page.locator('[data-out="conv-diagonal"]').textContent(), /^⚠/);
+  await assertAnnounced(page, region, '[data-out="conv-diagonal"]', 'conventions');
+
+  region = await liveRegionOf(page, '[data-out="obs-maxscore"]');
+  const before = await page.locator('[data-out="obs-maxscore"]').textContent();
+  await typeInto(page, page.locator('[data-field="obs-mult"]'), '3');
+  assert.notEqual(await page.locator('[data-out="obs-maxscore"]').textContent(), before);
+  await assertAnnounced(page, region, '[data-out="obs-maxscore"]', 'observability');
+
+  // What T² costs: "Measuring …" is read out, and so is the result that replaces it.
+  await typeInto(page, page.locator('[data-field="cost-d"]'), '16');
+  await page.waitForFunction(() => document.querySelector('[data-out="cost-progress"]')?.textContent.includes('d = 16'));
+  region = await liveRegionOf(page, '[data-out="cost-progress"]');
+  await page.waitForSelector('[data-check="cost-slopes"]', { timeout: 20000 });
+  await assertAnnounced(page, region, '[data-check="cost-slopes"]', 'T² measured');
+  assertClean(problems, 'live checks');
+  await context.close();
+});
+
+/**
+ * The accessible names of the page's buttons and disclosures, as Chromium
+ * computes them, that more than one control has.
+ */
+async function sharedNames(page, context, pattern) {
+  const cdp = await context.newCDPSession(page);
+  const { nodes } = await cdp.send('Accessibility.getFullAXTree');
+  const names = nodes.filter((n) => !n.ignored && ['button', 'DisclosureTriangle'].includes(n.role?.value))
+    .map((n) => n.name?.value ?? '').filter((name) => pattern.test(name));
+  return { names, count: names.length, shared: [...new Set(names.filter((name, i) => names.indexOf(name) !== i))] };
+}
+
+test('no two controls share a name: the C of each flow step, and each question\'s Check and answer', async () => {
+  const { context, page, problems } = await open();
+  await renderEverySection(page); // a section far from the viewport is not in the accessibility tree
+  const pass = await sharedNames(page, context, /^Read the C: pass/);
+  assert.ok(pass.count >= 10, `two flows of five steps: ${pass.count} "Read the C" disclosures seen`);
+  assert.deepEqual(pass.shared, [], '"Read the C" names used more than once');
+  assert.ok(pass.names.some((name) => /^Read the C: pass 2 of attn_sdpa \(.*\) for step 3 \(÷ √d_k\) in “The 3×3 example”$/.test(name)),
+    `the step and the section end the name: ${JSON.stringify(pass.names.slice(0, 3))}`);
+  const quiz = await sharedNames(page, context, /^(Check|Show the answer)/);
+  assert.equal(quiz.count, 16, 'eight "Check" buttons and eight "Show the answer" disclosures');
+  assert.deepEqual(quiz.shared, [], 'quiz names used more than once');
+  const check = page.locator('#quiz form[data-quiz="scale"] button[type="submit"]');
+  assert.equal(await check.textContent(), 'Check', 'the button still shows "Check"');
+  assert.equal(await check.getAttribute('aria-label'), 'Check your answer to question 1');
+  assertClean(problems, 'names');
+  await context.close();
+});
