@@ -38,7 +38,7 @@ import { EXERCISES, PREDICTION_CHECKS } from './exercises.js';
 import { h, fmt as fmtNumber, oneBased, setText, setClass, uid } from './lesson-ui.js';
 import { Progress, lessonProgress, BREAKIT_DEFAULT, isBreakItState } from './progress.js';
 import { paintRamp, rampLegend } from './palette.js';
-import { cCode } from './lesson-flow.js';
+import { cCode, placeName } from './lesson-flow.js';
 import { markScrollBoxes } from './lesson-context.js';
 import { BUG_SOURCES } from './generated/c-source.js';
 
@@ -247,17 +247,6 @@ function resultTables(host, exercise, result, worst, allowed) {
 // ---------------------------------------------------------------------------
 // The C behind a bug
 // ---------------------------------------------------------------------------
-
-/**
- * The learner's name for the part of the page holding `node`, as
- * lesson-flow.js names its code boxes: its section's heading without the
- * section number, or the label of the <attention-lab> widget; '' if neither.
- */
-function placeName(node) {
-  const heading = node.closest('section')?.querySelector('h2');
-  if (heading) return heading.textContent.replace(/^\s*\d+\s*/, '').trim();
-  return node.closest('[role="group"][aria-label]')?.getAttribute('aria-label') ?? '';
-}
 
 /**
  * "Read the C": a disclosure with the C that switches `bug` on in the core

@@ -8,7 +8,7 @@
 import { h, fmt, setText } from './lesson-ui.js';
 import { SDPA_PASSES } from './generated/c-source.js';
 
-const C_TOKENS = /(\/\*[\s\S]*?\*\/)|("(?:[^"\\]|\\.)*")|\b(for|if|else|return|goto|int|long|float|const|static|void|SCALAR_PATH)\b|\b(\d+(?:\.\d+)?f?|INFINITY)\b/g;
+const C_TOKENS = /(\/\*[\s\S]*?\*\/)|("(?:[^"\\]|\\.)*")|\b(for|while|do|if|else|switch|case|default|break|continue|return|goto|sizeof|struct|typedef|int|long|float|double|char|unsigned|const|static|void|uint8_t|uint64_t|SCALAR_PATH)\b|\b(\d+(?:\.\d+)?f?|INFINITY)\b/g;
 
 /** C text as a <pre><code> with comments, strings, keywords and numbers in spans (no HTML parsing). */
 export function cCode(text) {
@@ -44,7 +44,7 @@ export function passSource(n, note = '', where = '') {
  * heading without the section number, or the label of the <attention-lab>
  * widget drawing it; '' if neither.
  */
-function placeName(host) {
+export function placeName(host) {
   const heading = host.closest('section')?.querySelector('h2');
   if (heading) return heading.textContent.replace(/^\s*\d+\s*/, '').trim();
   return host.closest('[role="group"][aria-label]')?.getAttribute('aria-label') ?? '';
