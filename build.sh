@@ -128,7 +128,7 @@ for test_c in tests/c/test_*.c; do
 done
 
 KERNEL_TEST=(c_src/kernels.c tests/c/kernel_exports.c)
-if stale build/wasm-test/kernels-simd.wasm tests/c/kernel_exports.c; then
+if stale build/wasm-test/kernels-simd.wasm tests/c/kernel_exports.c || stale build/wasm-test/kernels-scalar.wasm tests/c/kernel_exports.c; then
   say "building build/wasm-test/kernels-{simd,scalar}.wasm"
   job emcc "${EMFLAGS[@]}" -msimd128 -Ic_src "${KERNEL_TEST[@]}" -o build/wasm-test/kernels-simd.wasm
   job emcc "${EMFLAGS[@]}" -Ic_src "${KERNEL_TEST[@]}" -o build/wasm-test/kernels-scalar.wasm

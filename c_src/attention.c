@@ -10,7 +10,12 @@
  * instead: the same passes over tiles of keys, with FlashAttention's online
  * softmax (a running max and sum per query row, the accumulator rescaled as
  * each tile arrives), so no (Tq, Tk) matrix exists at any time.
- * A break-it bug changes the plan of a call (make_plan), never the passes.
+ * Most break-it bugs act through the plan of a call (make_plan): a scale,
+ * a rule or a helper is swapped in and the passes stay as written. The rest
+ * act inside a pass: the rule the passes apply carries three bug fields
+ * (visibility, read by is_allowed), the tiled path takes a no_rescale flag
+ * into its online softmax (sdpa_tiled), and the backward tests its own two
+ * bugs where they act (attn_sdpa_backward).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -28,15 +33,23 @@
 static char last_error[ATTN_ERROR_BYTES];
 static int last_status;
 
+/* The message of the last failing call, "" after a success. */
 const char *attn_last_error(void) { return last_error; }
+
+/* The attn_status of the last call, ATTN_OK after a success. */
 int attn_last_status(void) { return last_status; }
+
+/* The size of the message buffer, for JS to read the message within. */
 int attn_error_bytes(void) { return ATTN_ERROR_BYTES; }
 
+/* Forget the last error: every entry point starts here. */
 void attn_clear_error(void) {
     last_error[0] = '\0';
     last_status = ATTN_OK;
 }
 
+/* Record status and the printf-formatted message; returns status, so that
+ * a refusal reads `return attn_fail(...)`. */
 int attn_fail(int status, const char *fmt, ...) {
     last_status = status;
     va_list args;
@@ -94,11 +107,13 @@ static int check_request(double bytes) {
  * count them (attn_heap_allocations). */
 static double heap_allocations;
 
+/* malloc(size), counted. */
 static void *heap_alloc(size_t size) {
     heap_allocations++;
     return malloc(size);
 }
 
+/* The number of heap_alloc calls since the core was loaded. */
 double attn_heap_allocations(void) { return heap_allocations; }
 
 /* Scratch accounting: every attn_alloc block carries its size in a 16-byte
@@ -112,12 +127,16 @@ static double scratch_live, scratch_peak, scratch_base;
 static unsigned char *arena;
 static size_t arena_bytes, arena_used;
 
+/* base (bytes) becomes the arena, empty; base NULL unsets it. */
 void attn_scratch_arena(void *base, double bytes) {
     arena = base;
     arena_bytes = base && bytes > 0 ? (size_t)bytes : 0;
     arena_used = 0;
 }
 
+/* A block of `bytes` (16-byte aligned), from the arena when it fits there,
+ * else from the heap; NULL and an error when the size is refused or memory
+ * runs out. Counts the block in the scratch peak. */
 void *attn_alloc(double bytes) {
     if (check_request(bytes)) return NULL;
     const size_t size = bytes > 0 ? (size_t)bytes : 1;
@@ -139,6 +158,8 @@ void *attn_alloc(double bytes) {
     return block + ALLOC_HEADER;
 }
 
+/* Release a block of attn_alloc (NULL-safe): pop it when it is the arena's
+ * top block, free it when it came from the heap. */
 void attn_free(void *p) {
     if (!p) return;
     unsigned char *block = (unsigned char *)p - ALLOC_HEADER;
@@ -154,8 +175,13 @@ void attn_free(void *p) {
     free(block);
 }
 
+/* The most scratch bytes live at once since the last attn_workspace call,
+ * beyond what was live at that call. */
 double attn_scratch_peak_bytes(void) { return scratch_peak - scratch_base; }
 
+/* The shared workspace, at least `bytes` long (grown, never shrunk), or
+ * NULL and an error. Clears the error and restarts the scratch peak: every
+ * call from JS begins here. */
 void *attn_workspace(double bytes) {
     attn_clear_error();
     scratch_base = scratch_peak = scratch_live; /* a call from JS starts here */
@@ -293,7 +319,8 @@ static int fail_all_masked(int b, int h, int i) {
                      "every query needs at least one key it may attend to", b, h, i);
 }
 
-/* Refuse scores that overflowed float32 (q and k too large for the scale). */
+/* s (n, Tk): score rows i0..i0+n-1 of head (b, h). Refuse them when one
+ * overflowed float32 (q and k too large for the scale). */
 static int check_scores_finite(const float *s, int b, int h, int i0, int n, int Tk) {
     const long at = attn_find_non_finite(s, (long)n * Tk);
     if (at < 0) return ATTN_OK;
@@ -373,6 +400,16 @@ static void softmax_columns(float *s, int Tq, int Tk) {
         for (int i = 0; i < Tq; i++) max = s[(long)i * Tk + j] > max ? s[(long)i * Tk + j] : max;
         for (int i = 0; i < Tq; i++) sum += (s[(long)i * Tk + j] = expf(s[(long)i * Tk + j] - max));
         for (int i = 0; i < Tq; i++) s[(long)i * Tk + j] /= sum;
+    }
+}
+
+/* bug softmax-over-queries: ds, p, dp (Tq, Tk), the softmax backward down
+ * each column, ds = p * (dp - colsum(dp * p)). ds may be dp. */
+static void softmax_columns_backward(float *ds, const float *p, const float *dp, int Tq, int Tk) {
+    for (int j = 0; j < Tk; j++) {
+        float dot = 0.0f;
+        for (int i = 0; i < Tq; i++) dot += dp[(long)i * Tk + j] * p[(long)i * Tk + j];
+        for (int i = 0; i < Tq; i++) ds[(long)i * Tk + j] = p[(long)i * Tk + j] * (dp[(long)i * Tk + j] - dot);
     }
 }
 
@@ -489,8 +526,9 @@ static int sdpa_tiled(float *out, float *trace, const float *q, const float *k, 
     const int bk = block_keys < Tk ? block_keys : Tk;
     const int tiles = (Tk + bk - 1) / bk;
     const int s_width = bk + 2 * ATTN_STRIP; /* a tile widened to whole strips */
-    /* Scratch: K^T of one head, then per block: scores (4, s_width),
-     * p v (4, dv), acc (4, dv), and m, l, factor, sum (4 each). */
+    /* Scratch: K^T of one head, then per block of ATTN_TILE_QUERIES rows:
+     * scores (ATTN_TILE_QUERIES, s_width), p v and acc (ATTN_TILE_QUERIES,
+     * dv) each, and m, l, factor, sum (ATTN_TILE_QUERIES each). */
     const double floats = (double)dk * Tk + ATTN_TILE_QUERIES * ((double)s_width + 2.0 * dv + 4.0);
     float *kt = attn_alloc(4.0 * floats);
     if (!kt) return ATTN_TOO_LARGE;
@@ -582,12 +620,19 @@ done:
     return status;
 }
 
+/* out (B, H, Tq, dv); probs, scores (B, H, Tq, Tk) or NULL; q (B, H, Tq, dk),
+ * k (B, H, Tk, dk), v (B, H, Tk, dv): attn_sdpa_dropout without dropout. */
 int attn_sdpa(float *out, float *probs, float *scores,
               const float *q, const float *k, const float *v,
               const attn_visibility *vis, const attn_dims *dims, float scale, int bug) {
     return attn_sdpa_dropout(out, probs, scores, q, k, v, vis, dims, scale, NULL, bug);
 }
 
+/* out (B, H, Tq, dv); probs, scores (B, H, Tq, Tk) or NULL; q (B, H, Tq, dk),
+ * k (B, H, Tk, dk), v (B, H, Tk, dv); dropout NULL, or p, seed and keep
+ * (B, H, Tq, Tk) or NULL. With probs, scores and dropout all NULL and the
+ * bug ATTN_BUG_NONE or ATTN_BUG_NO_RESCALE, the tiled path (sdpa_tiled);
+ * otherwise the numbered passes, plan.block query rows at a time. */
 int attn_sdpa_dropout(float *out, float *probs, float *scores,
                       const float *q, const float *k, const float *v,
                       const attn_visibility *vis, const attn_dims *dims, float scale,
@@ -664,6 +709,9 @@ done:
     return status;
 }
 
+/* out (B, H, Tq, dv); trace (B, H, Tq, tiles, 3 + dv) or NULL; q (B, H, Tq, dk),
+ * k (B, H, Tk, dk), v (B, H, Tk, dv): the arguments checked, then sdpa_tiled
+ * with tiles of block_keys keys. */
 int attn_sdpa_tiled(float *out, float *trace, const float *q, const float *k, const float *v,
                     const attn_visibility *vis, const attn_dims *dims, float scale,
                     int block_keys, int bug) {
@@ -709,18 +757,9 @@ static void zero_blocked_pairs(const sdpa_plan *p, float *x, int b, int h, int i
 }
 
 /* -------------------------------------------------------------------------
- * Break-it bugs of the backward, and the backward of the forward's bugs.
+ * Break-it bugs of the backward (the backward of a forward bug sits next to
+ * that bug's forward, above).
  * ---------------------------------------------------------------------- */
-
-/* bug softmax-over-queries: ds, p, dp (Tq, Tk), the softmax backward down
- * each column, ds = p * (dp - colsum(dp * p)). ds may be dp. */
-static void softmax_columns_backward(float *ds, const float *p, const float *dp, int Tq, int Tk) {
-    for (int j = 0; j < Tk; j++) {
-        float dot = 0.0f;
-        for (int i = 0; i < Tq; i++) dot += dp[(long)i * Tk + j] * p[(long)i * Tk + j];
-        for (int i = 0; i < Tq; i++) ds[(long)i * Tk + j] = p[(long)i * Tk + j] * (dp[(long)i * Tk + j] - dot);
-    }
-}
 
 /* bug softmax-backward-no-rowsum: ds = p * dp, the row sum forgotten. */
 static void softmax_backward_no_rowsum(float *ds, const float *p, const float *dp, long n) {
@@ -775,6 +814,10 @@ static int check_saved_rows(const float *p, const sdpa_plan *plan, int b, int h,
     return ATTN_OK;
 }
 
+/* dq (B, H, Tq, dk), dk (B, H, Tk, dk), dv (B, H, Tk, dv); dscores, dprobs
+ * (B, H, Tq, Tk) or NULL; dout (B, H, Tq, dv); probs (B, H, Tq, Tk) or NULL;
+ * q, k, v as attn_sdpa (the widths are dims->dk, dims->dv). Passes 0-4 of
+ * this section's opening comment, per (batch, head) and block of query rows. */
 int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *dprobs,
                        const float *dout, const float *probs, const float *q, const float *k, const float *v,
                        const attn_visibility *vis, const attn_dims *dims, float scale, int bug) {

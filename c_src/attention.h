@@ -441,12 +441,13 @@ ATTN_API int attn_train_step(attn_trainer *t, float *loss, int n);
 
 /* result (2) <- { loss, accuracy } on `batches` held-out batches, over the
  * task's scored positions, each predicted from its prefix alone, with the
- * causal rule and no bug, ablated heads zeroed. */
+ * trainer's causal flag and no bug, ablated heads zeroed. */
 ATTN_API int attn_train_evaluate(attn_trainer *t, float *result, int batches);
 
 /* weights (L, H, T, T) <- every head's probabilities on tokens (T): a fixed
  * sample sequence written into tokens when given == 0, else tokens as
- * given. Causal, no bug, ablated heads zeroed downstream. */
+ * given. The trainer's causal flag, no bug, ablated heads zeroed
+ * downstream. */
 ATTN_API int attn_train_attention(attn_trainer *t, float *weights, int *tokens, int given);
 /* The same, and allowed (T, T) <- 1 where the run's rule let query i see
  * key j (NULL: not written). as_training 1 runs the rule and bug training

@@ -3,7 +3,10 @@
  * Layout of this file: for each kernel, the scalar reference first, then the
  * SIMD version, then the public function that picks one. The SIMD code is
  * written against wasm_simd128.h directly; each vector loop is followed by
- * an explicit tail (by 8, then 4, then 1; the matmul by 16, 8, 4, then 1).
+ * an explicit tail: by 4, then 1 for most kernels; the matmul by panels of
+ * 16, 8 and 4 columns, then the scalar path for the last 1 to 3; the
+ * finiteness check by 16, 4, then 1. The softmax backward sits next to the
+ * softmax it differentiates.
  */
 #include <math.h>
 
@@ -143,6 +146,7 @@ TILE gemm_simd(float *c, int ldc, const float *a, int lda, const float *b, int l
 }
 #endif
 
+/* c (M, N) = alpha * a (M, K) @ b (K, N); row strides ldc, lda, ldb. */
 void attn_gemm(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
                int M, int N, int K, float alpha) {
 #if ATTN_SIMD
@@ -152,6 +156,7 @@ void attn_gemm(float *c, int ldc, const float *a, int lda, const float *b, int l
 #endif
 }
 
+/* c (M, N) += alpha * a (M, K) @ b (K, N); row strides ldc, lda, ldb. */
 void attn_gemm_add(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
                    int M, int N, int K, float alpha) {
 #if ATTN_SIMD
@@ -161,6 +166,7 @@ void attn_gemm_add(float *c, int ldc, const float *a, int lda, const float *b, i
 #endif
 }
 
+/* c (M, N) = alpha * a^T @ b, a (K, M), b (K, N); row strides ldc, lda, ldb. */
 void attn_gemm_tn(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
                   int M, int N, int K, float alpha) {
 #if ATTN_SIMD
@@ -267,6 +273,51 @@ void attn_softmax_rows(float *x, int ld, int rows, int n) {
 }
 
 /* ======================================================================== */
+/* Softmax backward                                                          */
+/* ======================================================================== */
+
+/* dx (n) = p * (dp - sum_j dp_j p_j). Two passes: the row's dot, then the
+ * product. dx may alias dp. */
+SCALAR_PATH void softmax_backward_row_scalar(float *dx, const float *p, const float *dp, int n) {
+    float dot = 0.0f;
+    for (int j = 0; j < n; j++) dot += dp[j] * p[j];
+    for (int j = 0; j < n; j++) dx[j] = p[j] * (dp[j] - dot);
+}
+
+#if ATTN_SIMD
+/* The same two passes, four lanes at a time. */
+static void softmax_backward_row_simd(float *dx, const float *p, const float *dp, int n) {
+    /* 1. dot = sum_j dp_j p_j */
+    v128_t dot4 = wasm_f32x4_splat(0.0f);
+    int j = 0;
+    for (; j + 4 <= n; j += 4)
+        dot4 = wasm_f32x4_add(dot4, wasm_f32x4_mul(wasm_v128_load(dp + j), wasm_v128_load(p + j)));
+    float dot = (wasm_f32x4_extract_lane(dot4, 0) + wasm_f32x4_extract_lane(dot4, 1)) +
+                (wasm_f32x4_extract_lane(dot4, 2) + wasm_f32x4_extract_lane(dot4, 3));
+    for (; j < n; j++) dot += dp[j] * p[j];
+
+    /* 2. dx = p * (dp - dot) */
+    const v128_t dot_v = wasm_f32x4_splat(dot);
+    for (j = 0; j + 4 <= n; j += 4)
+        wasm_v128_store(dx + j, wasm_f32x4_mul(wasm_v128_load(p + j),
+                                               wasm_f32x4_sub(wasm_v128_load(dp + j), dot_v)));
+    for (; j < n; j++) dx[j] = p[j] * (dp[j] - dot);
+}
+#endif
+
+/* dx, p, dp (rows, n), row stride ld: the softmax backward of each row. */
+void attn_softmax_backward_rows(float *dx, const float *p, const float *dp, int ld, int rows, int n) {
+    for (int r = 0; r < rows; r++) {
+        const long at = (long)r * ld;
+#if ATTN_SIMD
+        softmax_backward_row_simd(dx + at, p + at, dp + at, n);
+#else
+        softmax_backward_row_scalar(dx + at, p + at, dp + at, n);
+#endif
+    }
+}
+
+/* ======================================================================== */
 /* Transpose                                                                 */
 /* ======================================================================== */
 
@@ -311,6 +362,7 @@ static void transpose_simd(float *dst, const float *src, int rows, int cols) {
 }
 #endif
 
+/* dst (cols, rows) = src (rows, cols)^T. */
 void attn_transpose(float *dst, const float *src, int rows, int cols) {
 #if ATTN_SIMD
     transpose_simd(dst, src, rows, cols);
@@ -351,51 +403,6 @@ void attn_gemm_packed(float *c, int ldc, const float *a, int lda, const float *p
     for (int j0 = 0; j0 < N; j0 += ATTN_STRIP) {
         const int w = N - j0 < ATTN_STRIP ? N - j0 : ATTN_STRIP;
         attn_gemm(c + j0, ldc, a, lda, packed + (long)j0 * K, w, M, w, K, alpha);
-    }
-}
-
-/* ======================================================================== */
-/* Softmax backward                                                          */
-/* ======================================================================== */
-
-/* dx (n) = p * (dp - sum_j dp_j p_j). Two passes: the row's dot, then the
- * product. dx may alias dp. */
-SCALAR_PATH void softmax_backward_row_scalar(float *dx, const float *p, const float *dp, int n) {
-    float dot = 0.0f;
-    for (int j = 0; j < n; j++) dot += dp[j] * p[j];
-    for (int j = 0; j < n; j++) dx[j] = p[j] * (dp[j] - dot);
-}
-
-#if ATTN_SIMD
-/* The same two passes, four lanes at a time. */
-static void softmax_backward_row_simd(float *dx, const float *p, const float *dp, int n) {
-    /* 1. dot = sum_j dp_j p_j */
-    v128_t dot4 = wasm_f32x4_splat(0.0f);
-    int j = 0;
-    for (; j + 4 <= n; j += 4)
-        dot4 = wasm_f32x4_add(dot4, wasm_f32x4_mul(wasm_v128_load(dp + j), wasm_v128_load(p + j)));
-    float dot = (wasm_f32x4_extract_lane(dot4, 0) + wasm_f32x4_extract_lane(dot4, 1)) +
-                (wasm_f32x4_extract_lane(dot4, 2) + wasm_f32x4_extract_lane(dot4, 3));
-    for (; j < n; j++) dot += dp[j] * p[j];
-
-    /* 2. dx = p * (dp - dot) */
-    const v128_t dot_v = wasm_f32x4_splat(dot);
-    for (j = 0; j + 4 <= n; j += 4)
-        wasm_v128_store(dx + j, wasm_f32x4_mul(wasm_v128_load(p + j),
-                                               wasm_f32x4_sub(wasm_v128_load(dp + j), dot_v)));
-    for (; j < n; j++) dx[j] = p[j] * (dp[j] - dot);
-}
-#endif
-
-/* dx, p, dp (rows, n), row stride ld: the softmax backward of each row. */
-void attn_softmax_backward_rows(float *dx, const float *p, const float *dp, int ld, int rows, int n) {
-    for (int r = 0; r < rows; r++) {
-        const long at = (long)r * ld;
-#if ATTN_SIMD
-        softmax_backward_row_simd(dx + at, p + at, dp + at, n);
-#else
-        softmax_backward_row_scalar(dx + at, p + at, dp + at, n);
-#endif
     }
 }
 
@@ -484,6 +491,8 @@ static void rescale_add_simd(float *acc, const float *x, const float *factor, in
 }
 #endif
 
+/* s (rows, n), row stride ld, in place <- exp(s - m_new); m, factor, sum
+ * (rows): one key tile of the online softmax (see kernels.h). */
 void attn_softmax_tile_online(float *s, float *m, float *factor, float *sum, int ld, int rows, int n) {
 #if ATTN_SIMD
     softmax_tile_online_simd(s, m, factor, sum, ld, rows, n);
@@ -492,6 +501,7 @@ void attn_softmax_tile_online(float *s, float *m, float *factor, float *sum, int
 #endif
 }
 
+/* acc (rows, n) <- acc * factor[r] + x (rows, n); factor (rows). */
 void attn_rescale_add(float *acc, const float *x, const float *factor, int rows, int n) {
 #if ATTN_SIMD
     rescale_add_simd(acc, x, factor, rows, n);
@@ -537,6 +547,7 @@ static int all_finite_simd(const float *x, int n) {
 }
 #endif
 
+/* x (n): 1 when every entry is finite, else 0. */
 int attn_all_finite(const float *x, int n) {
 #if ATTN_SIMD
     return all_finite_simd(x, n);

@@ -53,8 +53,6 @@ void attn_rescale_add(float *acc, const float *x, const float *factor, int rows,
  * row. SIMD: the largest magnitude bits, compared with those of Infinity. */
 int attn_all_finite(const float *x, int n);
 
-#endif
-
 /* ------------------------------------------------------------------------ */
 /* Kernels for the backward pass                                            */
 /* ------------------------------------------------------------------------ */
@@ -76,3 +74,5 @@ void attn_gemm_add(float *c, int ldc, const float *a, int lda, const float *b, i
  * all with row stride ld. dx may be dp itself (in place). Entries where
  * p == 0 get dx == 0 (as +0 or -0). */
 void attn_softmax_backward_rows(float *dx, const float *p, const float *dp, int ld, int rows, int n);
+
+#endif /* ATTENTION_KERNELS_H */

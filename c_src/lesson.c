@@ -116,16 +116,16 @@ int attn_squared_error(float *loss, float *dout, const float *out, const float *
 /* x_next, x, dx (n). */
 int attn_descend(float *x_next, const float *x, const float *dx, float lr, int n) {
     attn_clear_error();
-    if (!x_next || !x || !dx) return attn_fail(ATTN_BAD_ARGUMENT, "x, its gradient and the result are required");
+    if (!x_next || !x || !dx) return attn_fail(ATTN_BAD_ARGUMENT, "x, dx and the result are required");
     if (n < 1) return attn_fail(ATTN_BAD_ARGUMENT, "x needs at least one entry (got %d)", n);
-    if (!isfinite(lr)) return attn_fail(ATTN_NON_FINITE_INPUT, "the step size is not finite");
+    if (!isfinite(lr)) return attn_fail(ATTN_NON_FINITE_INPUT, "lr (the step size) is not finite");
     long at;
     if ((at = attn_find_non_finite(x, n)) >= 0) return attn_fail(ATTN_NON_FINITE_INPUT, "x has a non-finite value at entry %ld", at);
     if ((at = attn_find_non_finite(dx, n)) >= 0)
-        return attn_fail(ATTN_NON_FINITE_INPUT, "the gradient has a non-finite value at entry %ld", at);
+        return attn_fail(ATTN_NON_FINITE_INPUT, "dx has a non-finite value at entry %ld", at);
     for (int i = 0; i < n; i++) x_next[i] = x[i] - lr * dx[i];
     if ((at = attn_find_non_finite(x_next, n)) >= 0)
-        return attn_fail(ATTN_OVERFLOW, "the step overflows float32 at entry %ld: the step size is too large", at);
+        return attn_fail(ATTN_OVERFLOW, "the step overflows float32 at entry %ld: lr is too large", at);
     return ATTN_OK;
 }
 
@@ -141,7 +141,8 @@ int attn_sdpa_loss_slope(float *slope, const float *q, const float *k, const flo
     if (nq < 1 || nout < 1) return attn_fail(ATTN_BAD_ARGUMENT, "dims must be positive");
     if (at < 0 || at >= nq) return attn_fail(ATTN_BAD_ARGUMENT, "entry %d is outside q, which has %ld entries", at, nq);
     if (!(eps > 0) || !isfinite(eps)) return attn_fail(ATTN_BAD_ARGUMENT, "eps must be a positive finite number");
-    if (attn_find_non_finite(target, nout) >= 0) return attn_fail(ATTN_NON_FINITE_INPUT, "target has a non-finite value");
+    const long bad = attn_find_non_finite(target, nout);
+    if (bad >= 0) return attn_fail(ATTN_NON_FINITE_INPUT, "target has a non-finite value at entry %ld", bad);
 
     float *nudged = attn_alloc(4.0 * ((double)nq + nout)); /* q (nq), then out (nout) */
     if (!nudged) return ATTN_TOO_LARGE;

@@ -45,6 +45,10 @@ static void free_saved(mha_saved *saved);
 /* Life cycle and parameters                                                 */
 /* ======================================================================== */
 
+/* A module of C = d_model, H = num_heads, D = C / H: weight[4] (C, C) and,
+ * with `bias`, bias[4] (C), drawn from seed, the weights also packed in
+ * strips. NULL and an error on bad sizes (H not dividing C, an odd D with
+ * rope) or when memory runs out. */
 attn_mha *attn_mha_create(int d_model, int num_heads, int bias, int rope, uint32_t seed) {
     attn_clear_error();
     if (d_model < 1 || num_heads < 1) {
@@ -175,6 +179,9 @@ typedef struct {
     int stale_offset;  /* bug stale-cache-offset, see query_offset */
 } mha_plan;
 
+/* The plan for `bug`: split_heads and merge_heads, each swapped for
+ * reshape_only by its transpose bug, and the nan_expected and stale_offset
+ * flags. */
 static mha_plan make_mha_plan(int bug) {
     mha_plan p = {split_heads, merge_heads, 0, 0};
     if (bug == ATTN_BUG_HEADS_WITHOUT_TRANSPOSE) p.split = reshape_only;
@@ -236,6 +243,10 @@ static int save_for_backward(attn_mha *m, const mha_activations *act, const attn
 /* Forward                                                                   */
 /* ======================================================================== */
 
+/* out (B, Tq, C); probs (B, H, Tq, Tk) or NULL; query (B, Tq, C); kv (B, Tkn, C)
+ * or NULL (self-attention, Tkn = Tq); cache NULL or past (B, H, Tp, D) and
+ * new (B, H, Tk, D), Tk = Tp + Tkn; vis NULL or the rule by position. The
+ * passes 1-8 of the file's header, in one scratch block. */
 int attn_mha_forward(float *out, float *probs, attn_mha *m,
                      const float *query, const float *kv, int B, int Tq, int Tkn,
                      const attn_kv_cache *cache, const attn_mha_visibility *vis, int bug) {
@@ -392,6 +403,7 @@ struct mha_saved {
     uint8_t *query_padding_mask; /* (B, Tq), or NULL */
 };
 
+/* Release what a forward saved (one block); NULL-safe. */
 static void free_saved(mha_saved *saved) { attn_free(saved); }
 
 /* Bytes of an allowed mask broadcast to (B, H, Tq, Tk) by its strides. */
@@ -450,6 +462,7 @@ static int save_for_backward(attn_mha *m, const mha_activations *act, const attn
     return ATTN_OK;
 }
 
+/* Whether the next attn_mha_forward on m saves for backward (on != 0). */
 void attn_mha_save_next(attn_mha *m, int on) {
     if (m) m->save_next = on != 0;
 }
@@ -471,6 +484,9 @@ static void project_backward(float *dx, float *dw, float *db, float *tmp, const 
         for (long i = 0; i < (long)N * C; i++) dx[i] += tmp[i];
 }
 
+/* dquery (B, Tq, C); dkv (B, Tk, C) or NULL for self-attention; dweight
+ * (4, C, C) and dbias (4, C) or NULL, for q, k, v, out; dout (B, Tq, C) of
+ * the saved forward. The forward's passes in reverse, as listed above. */
 int attn_mha_backward(attn_mha *m, float *dquery, float *dkv, float *dweight, float *dbias,
                       const float *dout) {
     attn_clear_error();

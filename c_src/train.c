@@ -154,6 +154,7 @@ static long add_tensor(attn_trainer *t, const char *name, int rows, int cols, in
     return e->offset;
 }
 
+/* ATTN_OK, or the error that names the first option out of range. */
 static int check_options(int task, int layers, int heads, int d_model, int seq_len, int vocab,
                          int batch, float lr, int causal, int bug) {
     if (task < 0 || task >= ATTN_TASK_COUNT) return attn_fail(ATTN_BAD_ARGUMENT, "unknown task %d", task);
@@ -182,6 +183,11 @@ static int check_options(int task, int layers, int heads, int d_model, int seq_l
     return ATTN_OK;
 }
 
+/* A trainer for `task` with L = layers, H = heads, C = d_model, T = seq_len,
+ * V = vocab, B = batch: the parameter table, one block for parameters,
+ * gradients, Adam state, activations for (B, T) and the attention calls'
+ * arena, and the weights drawn from seed. NULL and an error on bad options
+ * (nothing allocated) or when memory runs out. */
 attn_trainer *attn_train_create(int task, int layers, int heads, int d_model, int seq_len, int vocab,
                                 int batch, float lr, uint32_t seed, int causal, int bug) {
     attn_clear_error();
@@ -248,8 +254,8 @@ attn_trainer *attn_train_create(int task, int layers, int heads, int d_model, in
     t->tokens = ip, t->targets = ip + BT, t->eval_tokens = ip + 2 * BT, t->eval_targets = ip + 3 * BT;
     t->prefix = ip + 4 * BT;
 
-    /* 3. initial weights: normal, std 0.02 for embeddings, 1/sqrt(C) for
-     * the projections; LayerNorm starts as the identity */
+    /* 3. initial weights: normal, std 0.1 for wte, wpe and wu, 1/sqrt(C)
+     * for the projections; LayerNorm starts as the identity */
     attn_rng init;
     attn_rng_seed(&init, seed);
     for (int e = 0; e < t->n_tensors; e++) {
@@ -265,6 +271,7 @@ attn_trainer *attn_train_create(int task, int layers, int heads, int d_model, in
     return t;
 }
 
+/* Release t and its one block; NULL-safe. */
 void attn_train_free(attn_trainer *t) {
     if (!t) return;
     attn_free(t->arena); /* the one block */
@@ -507,6 +514,7 @@ static void adamw_update(attn_trainer *t) {
 /* Entry points                                                              */
 /* ======================================================================== */
 
+/* ATTN_OK, or ATTN_MODULE_FREED when t is NULL. */
 static int alive(const attn_trainer *t) {
     return t ? ATTN_OK : attn_fail(ATTN_MODULE_FREED, "the trainer has been freed");
 }
@@ -534,6 +542,8 @@ int attn_train_gradients(attn_trainer *t, float *loss, const int *tokens, const 
     return model_backward(t, tokens, targets, count);
 }
 
+/* loss (1) <- the training loss of the last of n AdamW steps, each on a
+ * fresh batch of tokens, targets (B, T); n = 0 leaves it unwritten. */
 int attn_train_step(attn_trainer *t, float *loss, int n) {
     attn_clear_error();
     int status;
@@ -553,6 +563,9 @@ int attn_train_step(attn_trainer *t, float *loss, int n) {
     return ATTN_OK;
 }
 
+/* result (2) <- { loss, accuracy } over the scored positions of `batches`
+ * held-out batches (B, T), each position predicted from its prefix alone
+ * under the trainer's causal flag, no bug, ablated heads zeroed. */
 int attn_train_evaluate(attn_trainer *t, float *result, int batches) {
     attn_clear_error();
     int status;
@@ -629,6 +642,7 @@ int attn_train_attention(attn_trainer *t, float *weights, int *tokens, int given
     return attn_train_attention_as(t, weights, NULL, tokens, given, 0);
 }
 
+/* ablated (L, H) at (layer, head) <- on != 0. */
 int attn_train_ablate(attn_trainer *t, int layer, int head, int on) {
     attn_clear_error();
     int status;
@@ -639,10 +653,17 @@ int attn_train_ablate(attn_trainer *t, int layer, int head, int on) {
     return ATTN_OK;
 }
 
+/* The parameter block (n_params), laid out as attn_train_tensor says; NULL
+ * for a NULL t. */
 float *attn_train_params(attn_trainer *t) { return t ? t->params : NULL; }
+
+/* The gradient block, laid out as the parameters; NULL for a NULL t. */
 float *attn_train_grads(attn_trainer *t) { return t ? t->grads : NULL; }
+
+/* The optimiser steps taken so far; -1 for a NULL t. */
 int attn_train_step_count(const attn_trainer *t) { return t ? t->step : -1; }
 
+/* info (3) <- { offset, rows, cols } of parameter tensor `index`. */
 int attn_train_tensor(const attn_trainer *t, int index, int *info) {
     attn_clear_error();
     int status;
@@ -656,6 +677,7 @@ int attn_train_tensor(const attn_trainer *t, int index, int *info) {
     return ATTN_OK;
 }
 
+/* The name of parameter tensor `index`; "" when there is none. */
 const char *attn_train_tensor_name(const attn_trainer *t, int index) {
     return t && index >= 0 && index < t->n_tensors ? t->info[index].name : "";
 }
@@ -667,9 +689,10 @@ const char *attn_train_tensor_name(const attn_trainer *t, int index) {
 /* x (T, C) <- the residual stream that enters attention layer `layer`
  * (0-based) for one sequence of tokens (T), 1 <= T <= seq_len: the embedding
  * wte[token] + wpe[position] for layer 0, and after the layers before it for
- * a later one (their attention causal as in training, no bug, ablated heads
- * zeroed, as in attn_train_attention). A multi-head attention module with
- * the layer's wq, wk, wv, wo, no bias, fed this x, gives the layer's maps. */
+ * a later one (their attention under the trainer's causal flag, no bug,
+ * ablated heads zeroed, as in attn_train_attention). A multi-head attention
+ * module with the layer's wq, wk, wv, wo, no bias, fed this x, gives the
+ * layer's maps. */
 int attn_train_layer_input(attn_trainer *t, float *x, const int *tokens, int T, int layer) {
     attn_clear_error();
     int status;

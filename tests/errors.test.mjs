@@ -2,7 +2,7 @@
 // naming the argument, dimension or row; the lab keeps working afterwards.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadAttention, AttentionError } from '../web/attention.js';
+import { loadAttention, AttentionError, paddingMask, maskReader } from '../web/attention.js';
 import { rng, randomTensor } from './helpers/reference.mjs';
 
 /** Assert that fn throws an AttentionError with `code` and a message matching `pattern`. */
@@ -127,6 +127,16 @@ for (const simd of [true, false]) {
       sameAsBefore();
     });
 
+    test('descend and sdpaLossSlope name the argument at fault, as the JS API names it', () => {
+      // Messages of the core (c_src/lesson.c): a build older than them fails here.
+      refuses(() => lab.descend([[1, 2]], [[1, NaN]], 0.1), 'NON_FINITE_INPUT', /^dx has a non-finite value at entry 1/);
+      refuses(() => lab.descend([[1, 2]], [[1, 2]], Infinity), 'NON_FINITE_INPUT', /^lr \(the step size\) is not finite/);
+      refuses(() => lab.descend([[3e38]], [[-3e38]], 10), 'OVERFLOW', /step overflows float32 at entry 0: lr is too large/);
+      refuses(() => lab.sdpaLossSlope([[1, 0]], [[1, 0]], [[1, 0]], [[0, NaN]]), 'NON_FINITE_INPUT',
+        /^target has a non-finite value at entry 1/);
+      sameAsBefore();
+    });
+
     test('memory does not grow over 100 000 calls', () => {
       const x = [[1, 0], [0, 1]];
       for (let i = 0; i < 1000; i++) lab.sdpa(x, x, x);
@@ -141,6 +151,55 @@ for (const simd of [true, false]) {
   });
 }
 
-test('loadAttention checks its options', async () => {
-  await assert.rejects(loadAttention({ simd: 'yes' }), (e) => e instanceof AttentionError && e.code === 'BAD_ARGUMENT');
+/** A predicate for assert.rejects: an AttentionError with `code` and a message matching `pattern`. */
+const rejection = (code, pattern, Type = AttentionError) => (err) => {
+  assert.ok(err instanceof Type, `expected AttentionError, got ${err?.constructor?.name}: ${err?.message}`);
+  assert.equal(err.code, code, `code for: ${err.message}`);
+  assert.match(err.message, pattern);
+  return true;
+};
+
+test('loadAttention checks its options as every other call does', async () => {
+  await assert.rejects(loadAttention({ simd: 'yes' }), rejection('BAD_ARGUMENT', /simd must be true or false/));
+  await assert.rejects(loadAttention({ simD: false }), rejection('BAD_ARGUMENT', /loadAttention: unknown option "simD" \(known: simd\)/));
+  await assert.rejects(loadAttention(5), rejection('BAD_ARGUMENT', /loadAttention options must be an object/));
+  // null means no options, as everywhere else.
+  assert.equal(await loadAttention(null), await loadAttention());
+});
+
+test('a failed fetch or instantiate rejects with UNSUPPORTED, the original error as cause', async () => {
+  // A module instance of its own, so that the labs loaded above stay as they are.
+  const fresh = await import('../web/attention.js?load-failures');
+  fresh.wasmLocation.base = 'http://127.0.0.1:9/wasm/'; // a port fetch refuses to use
+  await assert.rejects(fresh.loadAttention({ simd: false }), (err) => {
+    rejection('UNSUPPORTED', /^cannot fetch http:\/\/127\.0\.0\.1:9\/wasm\/attention-scalar\.wasm: /, fresh.AttentionError)(err);
+    assert.ok(err.cause instanceof TypeError, `cause: ${err.cause}`);
+    return true;
+  });
+  fresh.wasmLocation.inline.scalar = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 255]); // a header, then junk
+  await assert.rejects(fresh.loadAttention({ simd: false }), (err) => {
+    rejection('UNSUPPORTED', /^cannot instantiate attention-scalar\.wasm: /, fresh.AttentionError)(err);
+    assert.ok(err.cause instanceof WebAssembly.CompileError, `cause: ${err.cause}`);
+    return true;
+  });
+});
+
+test('paddingMask checks padId', () => {
+  refuses(() => paddingMask([[0, 0, 1]], '0'), 'BAD_ARGUMENT', /padId must be an integer \(got "0"\)/);
+  refuses(() => paddingMask([[0, 0, 1]], 0.5), 'BAD_ARGUMENT', /padId must be an integer/);
+  refuses(() => paddingMask([[0, 0, 1]], null), 'BAD_ARGUMENT', /padId must be an integer/);
+  assert.deepEqual(Array.from(paddingMask([[0, 0, 1]]).data), [0, 0, 1]);
+  assert.deepEqual(Array.from(paddingMask([[-1, 2, -1]], -1).data), [0, 1, 0]);
+});
+
+test('the lookup of maskReader checks its indices', () => {
+  const allowed = maskReader([[1, 0, 1]], [2, 3]);
+  assert.deepEqual([allowed(0, 0), allowed(1, 1), allowed(1, 2)], [true, false, true]);
+  refuses(() => allowed(0), 'BAD_ARGUMENT', /mask needs one index per dim of \[2, 3\] \(2\); got 1/);
+  refuses(() => allowed(0, 1, 0), 'BAD_ARGUMENT', /mask needs one index per dim.*got 3/);
+  refuses(() => allowed(0, 3), 'BAD_ARGUMENT', /mask index 1 is 3; it must be an integer from 0 to 2/);
+  refuses(() => allowed(-1, 0), 'BAD_ARGUMENT', /mask index 0 is -1/);
+  refuses(() => allowed(0, 1.5), 'BAD_ARGUMENT', /mask index 1 is 1\.5/);
+  refuses(() => maskReader([[1, 1]], [2], 'keep')(0, '1'), 'BAD_ARGUMENT', /keep needs one index per dim of \[2\] \(1\); got 2/);
+  refuses(() => maskReader([1, 1], [2], 'keep')('1'), 'BAD_ARGUMENT', /keep index 0 is "1"/);
 });

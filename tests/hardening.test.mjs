@@ -142,6 +142,20 @@ for (const simd of [true, false]) {
       sameAsBefore();
     });
 
+    test('applyRope reads its positions once, as doubles', () => {
+      const x = randomTensor([2, 4], random);
+      let reads = 0;
+      // A getter that answers differently the second time it is asked.
+      const positions = { shape: [2], get data() { reads++; return reads === 1 ? [3, 4] : [100, 200]; } };
+      const got = lab.applyRope(x, { positions });
+      assert.equal(reads, 1, `positions.data was read ${reads} times`);
+      assert.deepEqual(got.data, lab.applyRope(x, { positions: [3, 4] }).data, 'rotated by the positions that were checked');
+      // 2^24 + 1 has no float32: the positions stay doubles, as the number form is.
+      const row = randomTensor([1, 4], random);
+      assert.deepEqual(lab.applyRope(row, { positions: [2 ** 24 + 1] }).data, lab.applyRope(row, { positions: 2 ** 24 + 1 }).data);
+      sameAsBefore();
+    });
+
     test('setWeights needs an object of projections', () => {
       const mha = lab.createMultiHeadAttention({ dModel: 4, numHeads: 2 });
       refuses(() => mha.setWeights(), 'BAD_ARGUMENT', /setWeights/);

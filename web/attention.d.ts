@@ -21,9 +21,11 @@ export type ErrorCode =
   | 'NEGATIVE_OFFSET' | 'MODULE_FREED' | 'NO_SAVED_FORWARD' | 'BACKWARD_THROUGH_CACHE';
 
 export class AttentionError extends Error {
-  constructor(code: ErrorCode, message: string);
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown });
   readonly name: 'AttentionError';
   readonly code: ErrorCode;
+  /** For a failed load (UNSUPPORTED): the error that stopped it. */
+  readonly cause?: unknown;
 }
 
 export type BugName =
@@ -261,16 +263,16 @@ export interface Trainer {
    * loss. With n = 0 the loss is an earlier call's, or null before any step.
    */
   step(n?: number): { step: number; loss: number | null };
-  /** Held-out loss and accuracy, each position from its prefix alone, causal, no bug. */
+  /** Held-out loss and accuracy, each position from its prefix alone, with the trainer's causal flag, no bug. */
   evaluate(options?: { batches?: number }): { loss: number; accuracy: number };
   /**
    * layers[l][h]: (seqLen, seqLen) probabilities on a fixed sample sequence
    * (tokens omitted or null) or on `tokens`; allowed (seqLen, seqLen): 1 where
    * that run's rule let query i see key j. as: 'evaluation' (default) runs the
-   * model as evaluate() does, causal and without the bug; 'training' as its
-   * training steps did, with the trainer's own rule and bug.
+   * model as evaluate() does, with the trainer's causal flag and no bug;
+   * 'training' as its training steps did, with the trainer's own rule and bug.
    */
-  attention(tokens?: ArrayLike<number> | Tensor | null, options?: { as?: 'evaluation' | 'training' }): {
+  attention(tokens?: TensorLike | null, options?: { as?: 'evaluation' | 'training' }): {
     tokens: number[]; layers: Tensor[][]; allowed: MaskTensor;
   };
   /** Zero (on = true) or restore head `head` of layer `layer`, 0-based, in evaluate and attention. */
@@ -278,7 +280,7 @@ export interface Trainer {
   /** Layer `layer`'s (0-based) q, k, v, out projections in setWeights' format, bias null. */
   weights(layer: number): Weights;
   /** The residual stream (1, T, dModel) entering layer `layer` (0-based) for 1 to seqLen token ids. */
-  layerInput(layer: number, tokens: ArrayLike<number> | Tensor): Tensor;
+  layerInput(layer: number, tokens: TensorLike): Tensor;
   /** wte (vocab, dModel), wpe (seqLen, dModel), l1.wq … l2.wo (dModel, dModel) as (out, in), lnf.weight, lnf.bias (1, dModel), wu (vocab, dModel). */
   parameters(): Record<string, Tensor>;
   /** Loss and every parameter's gradient on tokens, targets (batch, seqLen), target -1 = none; no update. */
@@ -305,7 +307,7 @@ export interface Lab {
   descend(x: TensorLike, dx: TensorLike, lr: number): Tensor;
   /** Central difference of ½‖sdpa(q, k, v) − target‖² along entry `at` (flat) of q, from the core. */
   sdpaLossSlope(q: TensorLike, k: TensorLike, v: TensorLike, target: TensorLike,
-    options?: { at?: number; eps?: number; mask?: TensorLike | null; causal?: boolean; scale?: number }): number;
+    options?: { at?: number; eps?: number; mask?: MaskLike | null; causal?: boolean; scale?: number }): number;
   /** The tiled online-softmax path: O(T·d) memory, no weights. */
   sdpaTiled(q: TensorLike, k: TensorLike, v: TensorLike, options?: SdpaTiledOptions): SdpaTiledResult;
   /** RoPE on x (…, T, d), d even, split-halves pairing as the multi-head module;
@@ -336,7 +338,11 @@ export interface Lab {
   reset(): Promise<void>;
 }
 
-/** Load the core; calls with the same `simd` share one module and instance. */
+/**
+ * Load the core; calls with the same `simd` share one module and instance.
+ * Rejects with BAD_ARGUMENT for bad options, UNSUPPORTED (the original error
+ * as `cause`) when the wasm cannot be fetched, read or instantiated.
+ */
 export function loadAttention(options?: { simd?: boolean }): Promise<Lab>;
 /** Whether this engine runs wasm SIMD128. */
 export function simdSupported(): boolean;
@@ -347,9 +353,10 @@ export const wasmLocation: {
 };
 
 export function causalMask(Tq: number, Tk?: number): MaskTensor;
+/** Allowed mask (B, 1, 1, T) from token ids (B, T): 0 where the id is padId (an integer, default 0). */
 export function paddingMask(tokenIds: TensorLike, padId?: number): MaskTensor;
 export function allowedFromBlocked(blocked: MaskLike): MaskTensor;
 export function blockedFromAllowed(allowed: MaskLike): MaskTensor;
 export function additiveFromAllowed(allowed: MaskLike): Tensor;
-/** Lookup into an allowed mask broadcast (as lab.sdpa does) to `target`: allowed(...index). */
+/** Lookup into an allowed mask broadcast (as lab.sdpa does) to `target`: allowed(...index), one integer index per target dim. */
 export function maskReader(mask: MaskLike, target: readonly number[], name?: string): (...index: number[]) => boolean;

@@ -42,11 +42,12 @@ const STATUS_CODES = ['OK', 'BAD_ARGUMENT', 'SHAPE_MISMATCH', 'NON_FINITE_INPUT'
  * multi-head attention HEADS_DO_NOT_DIVIDE, ROPE_ODD_HEAD_DIM, EMPTY_QUERY,
  * CACHE_WITHOUT_USE_CACHE, CACHE_CROSS_ATTENTION, CACHE_POSITION,
  * CACHE_MISMATCH, NEGATIVE_OFFSET, MODULE_FREED, and for mha.backward
- * NO_SAVED_FORWARD, BACKWARD_THROUGH_CACHE.
+ * NO_SAVED_FORWARD, BACKWARD_THROUGH_CACHE. A failed load (UNSUPPORTED) keeps
+ * the error that stopped it as `cause`.
  */
 export class AttentionError extends Error {
-  constructor(code, message) {
-    super(message);
+  constructor(code, message, options) {
+    super(message, options);
     this.name = 'AttentionError';
     this.code = code;
   }
@@ -54,8 +55,8 @@ export class AttentionError extends Error {
 
 /** The errors this module threw, told apart from anything a caller's getter throws. */
 const ownErrors = new WeakSet();
-const fail = (code, message) => {
-  const err = new AttentionError(code, message);
+const fail = (code, message, options) => {
+  const err = new AttentionError(code, message, options);
   ownErrors.add(err);
   throw err;
 };
@@ -167,9 +168,10 @@ function foreign(err, what) {
 }
 
 /**
- * Normalise an input tensor to `{ data: Float32Array | Uint8Array, shape, n }`
- * with n = the number of values. kind 'float' for q/k/v and friends, 'mask'
- * for allowed masks; allowEmpty lets dims be 0.
+ * Normalise an input tensor to `{ data, shape, n }` with n = the number of
+ * values. kind 'float' for q/k/v and friends (data a Float32Array), 'mask'
+ * for allowed masks (a Uint8Array), 'float64' for values kept as doubles (a
+ * Float64Array: RoPE positions); allowEmpty lets dims be 0.
  */
 function toTensor(x, name, kind = 'float', allowEmpty = false) {
   try {
@@ -207,11 +209,15 @@ function countValues(shape, name, kind, allowEmpty) {
     }
     n *= d;
   }
-  if (n * (kind === 'mask' ? 1 : 4) > MAX_REQUEST_BYTES) {
+  if (n * VALUE_BYTES[kind] > MAX_REQUEST_BYTES) {
     fail('TOO_LARGE', `${name} has ${n} values: more than the ${MAX_REQUEST_BYTES} bytes the core can hold`);
   }
   return n;
 }
+
+/** Bytes per value of each kind of tensor, and a new array of n of them. */
+const VALUE_BYTES = { float: 4, mask: 1, float64: 8 };
+const newValues = (kind, n) => (kind === 'mask' ? new Uint8Array(n) : kind === 'float64' ? new Float64Array(n) : new Float32Array(n));
 
 /**
  * data (n values) read once: a genuine Float32Array is kept as it is (one
@@ -225,8 +231,8 @@ function readValues(data, n, shape, name, kind) {
   const length = tag === undefined ? data.length : typedArrayLength.call(data);
   if (length !== n) fail('SHAPE_MISMATCH', `${name} has ${show(length)} values but its shape ${describe(shape)} needs ${n}`);
   if (kind === 'float' && tag === 'Float32Array') return data;
-  const out = kind === 'mask' ? new Uint8Array(n) : new Float32Array(n);
-  if (tag === 'Uint8Array' || (tag !== undefined && kind === 'float' && !tag.startsWith('Big'))) out.set(data);
+  const out = newValues(kind, n);
+  if (tag === 'Uint8Array' || (tag !== undefined && kind !== 'mask' && !tag.startsWith('Big'))) out.set(data);
   else for (let i = 0; i < n; i++) storeValue(out, i, data[i], name, kind);
   if (kind === 'mask' && tag === 'Uint8Array') {
     for (let i = 0; i < n; i++) if (out[i] > 1) fail('BAD_ARGUMENT', `${name} value ${i} is ${out[i]}; mask values are 0/1 or booleans`);
@@ -262,7 +268,7 @@ function nestedTensor(x, name, kind, allowEmpty) {
     if (level.length === 0) break;
   }
   const n = countValues(shape, name, kind, allowEmpty);
-  const out = kind === 'mask' ? new Uint8Array(n) : new Float32Array(n);
+  const out = newValues(kind, n);
   const rank = shape.length;
   // Depth-first, children pushed last-first so that values come out row-major.
   const stack = [{ node: x, depth: 0, path: '' }];
@@ -373,6 +379,16 @@ export const wasmLocation = {
   inline: {},
 };
 
+/**
+ * Refuse a load that failed at step `what`: UNSUPPORTED, with the message of
+ * `err` after `what` and `err` itself kept as the error's `cause`.
+ */
+function failLoad(what, err) {
+  let detail;
+  try { detail = err instanceof Error ? err.message : String(err); } catch { detail = show(err); }
+  return fail('UNSUPPORTED', `${what}: ${detail}`, { cause: err });
+}
+
 async function wasmBytes(variant) {
   if (wasmLocation.inline[variant]) return wasmLocation.inline[variant];
   const url = new URL(`attention-${variant}.wasm`, wasmLocation.base);
@@ -380,13 +396,22 @@ async function wasmBytes(variant) {
     const { readFile } = await import('node:fs/promises');
     try {
       return await readFile(url);
-    } catch {
-      fail('UNSUPPORTED', `cannot read ${url.pathname}: build it first with 'bash build.sh' (or 'npm run build')`);
+    } catch (err) {
+      fail('UNSUPPORTED', `cannot read ${url.pathname}: build it first with 'bash build.sh' (or 'npm run build')`, { cause: err });
     }
   }
-  const response = await fetch(url);
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (err) {
+    failLoad(`cannot fetch ${url}`, err);
+  }
   if (!response.ok) fail('UNSUPPORTED', `cannot load ${url} (HTTP ${response.status})`);
-  return new Uint8Array(await response.arrayBuffer());
+  try {
+    return new Uint8Array(await response.arrayBuffer());
+  } catch (err) {
+    return failLoad(`cannot read the body of ${url}`, err);
+  }
 }
 
 /**
@@ -394,11 +419,16 @@ async function wasmBytes(variant) {
  * module and one instance.
  * @param {{ simd?: boolean }} [options] simd: true for the SIMD128 build,
  *   false for the scalar build; by default SIMD when the engine supports it.
- * @returns {Promise<Lab>}
+ * @returns {Promise<Lab>} rejected with BAD_ARGUMENT for bad options, and
+ *   with UNSUPPORTED when the wasm cannot be fetched, read or instantiated
+ *   (the original error as `cause`).
  */
-export function loadAttention({ simd } = {}) {
-  if (simd !== undefined && typeof simd !== 'boolean') {
-    return Promise.reject(new AttentionError('BAD_ARGUMENT', 'simd must be true or false'));
+export function loadAttention(options) {
+  let simd;
+  try {
+    simd = checkBoolean(checkOptions(options, ['simd'], 'loadAttention').simd, 'simd', undefined);
+  } catch (err) {
+    return Promise.reject(err);
   }
   if (simd === true && !simdSupported()) {
     return Promise.reject(new AttentionError('UNSUPPORTED', 'this engine does not support wasm SIMD128; use { simd: false }'));
@@ -406,8 +436,13 @@ export function loadAttention({ simd } = {}) {
   const variant = (simd ?? simdSupported()) ? 'simd' : 'scalar';
   if (!labs.has(variant)) {
     const pending = (async () => {
-      const { module, instance } = await WebAssembly.instantiate(await wasmBytes(variant), CORE_IMPORTS);
-      return new Lab(module, instance, variant === 'simd');
+      const bytes = await wasmBytes(variant);
+      try {
+        const { module, instance } = await WebAssembly.instantiate(bytes, CORE_IMPORTS);
+        return new Lab(module, instance, variant === 'simd');
+      } catch (err) {
+        return failLoad(`cannot instantiate attention-${variant}.wasm`, err);
+      }
     })();
     pending.catch(() => labs.delete(variant)); // a failed load may be retried
     labs.set(variant, pending);
@@ -531,7 +566,6 @@ const DEMO_LIMITS = Object.freeze({
 /** Largest dModel and numHeads a multi-head module may have. */
 const MHA_MAX_DIM = 8192;
 
-/** Split the scores shape (batch…, Tq, Tk) of allowedPairs and observe. */
 /** Refuse tensor `a` unless it has the shape of `b` (SHAPE_MISMATCH). */
 function sameShape(a, b, nameA, nameB) {
   if (a.shape.length !== b.shape.length || a.shape.some((d, i) => d !== b.shape[i])) {
@@ -539,6 +573,7 @@ function sameShape(a, b, nameA, nameB) {
   }
 }
 
+/** Split the scores shape (batch…, Tq, Tk) of allowedPairs and observe. */
 function scoresShape(shape, name) {
   const dims = reading(name, () => readShape(shape, name));
   if (dims.length < 2 || dims.length > 4) fail('BAD_ARGUMENT', `${name} must have 2 to 4 dims (batch…, Tq, Tk); got ${describe(dims)}`);
@@ -957,9 +992,10 @@ class Lab {
       if (!Number.isFinite(first)) fail('NON_FINITE_INPUT', `positions must be finite (got ${first})`);
       for (let t = 0; t < T; t++) pos[t] = first + t;
     } else {
-      const P = toTensor(positions, 'positions');
+      // Read once, as doubles: a position past 2^24 keeps its exact value.
+      const P = toTensor(positions, 'positions', 'float64');
       if (P.shape.length !== 1 || P.shape[0] !== T) fail('SHAPE_MISMATCH', `positions must hold T = ${T} numbers; got shape ${describe(P.shape)}`);
-      pos.set(Array.from(positions.data ?? positions));
+      pos.set(P.data);
     }
     const n = X.data.length;
     const layout = new Layout(this).add('x', 4 * n).add('pos', 8 * T).commit();
@@ -1114,17 +1150,6 @@ function origin(module, version) {
 }
 
 /**
- * Multi-head attention, written out step by step:
- * project q, k, v (one full-width matmul each), split (B, T, C) into
- * (B, H, T, D) by reshape + transpose, attend per head, merge back and
- * apply the output projection. Computed by the C core (c_src/mha.c).
- *
- * Weights start uniform in [-1/√dModel, 1/√dModel) from `seed` (nn.Linear's
- * default bound), drawn for q, k, v, out in turn: weight rows, then bias.
- * RoPE, when on, rotates entry d with entry d + D/2 of each head (split
- * halves) by the angle position · 10000^(-2d/D).
- */
-/**
  * Refuse a call on an object that holds memory in the core (a multi-head
  * module or a trainer) once that memory is gone: freed by the object's
  * free(), or left behind in the old instance by lab.reset(), where its
@@ -1137,6 +1162,17 @@ function refuseIfGone(owner, what, remedy) {
   }
 }
 
+/**
+ * Multi-head attention, written out step by step:
+ * project q, k, v (one full-width matmul each), split (B, T, C) into
+ * (B, H, T, D) by reshape + transpose, attend per head, merge back and
+ * apply the output projection. Computed by the C core (c_src/mha.c).
+ *
+ * Weights start uniform in [-1/√dModel, 1/√dModel) from `seed` (nn.Linear's
+ * default bound), drawn for q, k, v, out in turn: weight rows, then bias.
+ * RoPE, when on, rotates entry d with entry d + D/2 of each head (split
+ * halves) by the angle position · 10000^(-2d/D).
+ */
 class MultiHeadAttention {
   /** Counts setWeights calls: a cache is valid only for the weights that made it. */
   #version = 0;
@@ -1551,8 +1587,8 @@ class Trainer {
   /**
    * Loss and accuracy on held-out batches (a seed of their own, the same
    * sequences on every call). Each position is predicted from its prefix
-   * alone, as in generation, with the causal rule and without the bug;
-   * ablated heads stay off. Only positions the task can answer count: for
+   * alone, as in generation, with the trainer's causal flag and without the
+   * bug; ablated heads stay off. Only positions the task can answer count: for
    * induction, the repeated half.
    * @param [options] batches (default 4)
    * @returns {{ loss: number, accuracy: number }}
@@ -1574,10 +1610,10 @@ class Trainer {
    * core. Ablated heads are zeroed either way.
    * @param [tokens] seqLen token ids
    * @param [options] as: 'evaluation' (default), the model as evaluate()
-   *   runs it, causal and without the bug; or 'training', as its training
-   *   steps ran it, with the trainer's own rule and bug: with the bug
-   *   'no-causal-mask' every query sees every key, the token it must
-   *   predict included.
+   *   runs it, with the trainer's causal flag and no bug; or 'training', as
+   *   its training steps ran it, with the trainer's own rule and bug: with
+   *   the bug 'no-causal-mask' every query sees every key, the token it
+   *   must predict included.
    * @returns {{ tokens: number[], layers: { data: Float32Array, shape: [T, T] }[][],
    *   allowed: { data: Uint8Array, shape: [T, T] } }} layers[l][h] is head h
    *   of layer l (0-based), rows = queries; allowed: 1 where the run's rule
@@ -1623,8 +1659,8 @@ class Trainer {
    * kProj, vProj, outProj }, each { weight (dModel, dModel) as (out, in),
    * bias: null } (the trainer's projections have no bias). A module from
    * createMultiHeadAttention({ dModel, numHeads: heads, bias: false }) with
-   * these weights, run causally on layerInput(layer, tokens), gives the
-   * layer's maps from attention(tokens).
+   * these weights, run on layerInput(layer, tokens) with causal set as the
+   * trainer's, gives the layer's maps from attention(tokens).
    */
   weights(layer) {
     const l = this.checkLayer(layer);
@@ -1636,8 +1672,8 @@ class Trainer {
   /**
    * The residual stream entering attention layer `layer` (0-based) for
    * `tokens` (1 to seqLen ids): the embedding, token plus position, for
-   * layer 0; after the earlier layers for layer 1 (causal, no bug, ablated
-   * heads off, as in attention()). Computed by the core.
+   * layer 0; after the earlier layers for layer 1 (the trainer's causal
+   * flag, no bug, ablated heads off, as in attention()). Computed by the core.
    * @returns {{ data: Float32Array, shape: [1, number, number] }} (1, T, dModel)
    */
   layerInput(layer, tokens) {
@@ -1739,12 +1775,13 @@ export function causalMask(Tq, Tk = Tq) {
   return { data, shape: [Tq, Tk] };
 }
 
-/** Allowed padding mask (B, 1, 1, T) from token ids (B, T): keys that are not padId. */
+/** Allowed padding mask (B, 1, 1, T) from token ids (B, T): keys that are not padId (an integer, default 0). */
 export function paddingMask(tokenIds, padId = 0) {
   const ids = toTensor(tokenIds, 'tokenIds');
   if (ids.shape.length !== 2) fail('BAD_ARGUMENT', `tokenIds must be (B, T); got ${describe(ids.shape)}`);
+  const pad = checkInteger(padId, 'padId', 0, { min: -(2 ** 31) });
   const [B, T] = ids.shape;
-  return { data: Uint8Array.from(ids.data, (id) => (id === padId ? 0 : 1)), shape: [B, 1, 1, T] };
+  return { data: Uint8Array.from(ids.data, (id) => (id === pad ? 0 : 1)), shape: [B, 1, 1, T] };
 }
 
 /**
@@ -1772,7 +1809,9 @@ export function additiveFromAllowed(allowed) {
 /**
  * A lookup `allowed(...index)` into an allowed mask (nested array or
  * `{ data, shape }`) broadcast to `target`, with the checks and numpy rules
- * lab.sdpa applies to its mask. Throws an AttentionError where sdpa would.
+ * lab.sdpa applies to its mask. Throws an AttentionError where sdpa would,
+ * and the lookup throws BAD_ARGUMENT for an index that is not one integer
+ * per target dim, within it.
  */
 export function maskReader(mask, target, name = 'mask') {
   const m = toTensor(mask, name, 'mask');
@@ -1781,5 +1820,18 @@ export function maskReader(mask, target, name = 'mask') {
     if (!Number.isInteger(d) || d < 1) fail('BAD_ARGUMENT', `target dim ${i} must be a positive integer (shape ${describe(dims)})`);
   });
   const strides = broadcastStrides(m.shape, dims, name);
-  return (...index) => m.data[index.reduce((at, i, d) => at + i * strides[d], 0)] === 1;
+  return (...index) => {
+    if (index.length !== dims.length) {
+      fail('BAD_ARGUMENT', `${name} needs one index per dim of ${describe(dims)} (${dims.length}); got ${index.length}`);
+    }
+    let at = 0;
+    for (let d = 0; d < dims.length; d++) {
+      const i = index[d];
+      if (!Number.isInteger(i) || i < 0 || i >= dims[d]) {
+        fail('BAD_ARGUMENT', `${name} index ${d} is ${show(i)}; it must be an integer from 0 to ${dims[d] - 1}`);
+      }
+      at += i * strides[d];
+    }
+    return m.data[at] === 1;
+  };
 }

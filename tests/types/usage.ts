@@ -43,3 +43,15 @@ const score: Score = progress.score();
 const needed: number = masteryScore(score.max);
 const status: 'incomplete' | 'passed' | 'failed' | 'completed' = progress.status();
 progress.subscribe((event) => { if (event.type === 'exercise') console.log(event.exercise, event.passed, needed, status); });
+
+// Trainer token ids and sdpaLossSlope's mask take the forms every other call takes.
+async function tokenForms(): Promise<number> {
+  const lab = await loadAttention({ simd: false });
+  const trainer = lab.createTrainer({ task: 'previous-token', seqLen: 4 });
+  const x = trainer.layerInput(0, { data: [1, 2, 3], shape: [3] });
+  const maps = trainer.attention({ data: new Int32Array(4), shape: [4] });
+  const slope = lab.sdpaLossSlope([[1, 0]], [[1, 0]], [[1, 0]], [[0, 1]], { mask: [[true]] });
+  trainer.free();
+  return x.data[0] + maps.layers[0][0].data[0] + slope;
+}
+void tokenForms();
