@@ -1,6 +1,7 @@
 /* fuzz_train.c: the trainer, from creation options (in and out of range,
  * lr NaN, negative or huge) through sequences of step, evaluate, attention,
- * ablate and gradients calls with fuzzed counts, layers, heads and tokens.
+ * ablate and gradients calls with fuzzed counts, layers, heads and tokens
+ * (attention as evaluation and as training ran the model).
  * A trainer that is created has every option in range; one that is not
  * leaves a known status and a message. Every call either refuses (known
  * status, message) or answers: losses finite and >= 0, accuracy in [0, 1],
@@ -54,6 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     const long n_params = param_count(t), T = seq_len;
     float *before = malloc(sizeof(float) * n_params), *weights = malloc(sizeof(float) * layers * heads * T * T);
+    uint8_t *allowed = malloc((size_t)(T * T));
     int *tokens = malloc(sizeof(int) * batch * T), *targets = malloc(sizeof(int) * batch * T);
     float loss, result[2];
     int stepped = 0, diverged = 0;
@@ -92,21 +94,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             break;
         }
         case 2: {
-            const int given = take_u8(&in) & 1;
+            const int given = take_u8(&in) & 1, as_training = take_option(&in, 0, 1);
             for (long i = 0; i < T; i++) tokens[i] = take_option(&in, 0, vocab - 1);
-            status = attn_train_attention(t, weights, tokens, given), call = "attn_train_attention";
-            if (status == ATTN_OK)
+            status = attn_train_attention_as(t, weights, allowed, tokens, given, as_training), call = "attn_train_attention_as";
+            /* the future is hidden when the run is causal: evaluation always, training unless its bug drops the mask */
+            const int hides_future = causal && !(as_training && bug == ATTN_BUG_NO_CAUSAL_MASK);
+            if (status == ATTN_OK) {
+                INVARIANT(as_training == 0 || as_training == 1, "as_training %d accepted", as_training);
                 for (long r = 0; r < layers * heads * T; r++) {
                     const long i = r % T;
                     double sum = 0;
                     for (long j = 0; j < T; j++) {
                         const float p = weights[r * T + j];
                         INVARIANT(isfinite(p) && p >= 0.0f && p <= 1.0f, "attention row %ld key %ld: %g", r, j, p);
-                        if (j > i && causal) INVARIANT(p == 0.0f, "attention row %ld sees future key %ld: %g", r, j, p);
+                        INVARIANT(allowed[i * T + j] == (hides_future ? j <= i : 1), "allowed (%ld, %ld) is %d", i, j, allowed[i * T + j]);
+                        if (!allowed[i * T + j]) INVARIANT(p == 0.0f, "attention row %ld sees hidden key %ld: %g", r, j, p);
                         sum += p;
                     }
                     INVARIANT(fabs(sum - 1.0) <= 1e-4, "attention row %ld sums to %.9f", r, sum);
                 }
+            }
             break;
         }
         case 3:
@@ -147,6 +154,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     INVARIANT(attn_train_step(NULL, &loss, 1) == ATTN_MODULE_FREED, "step on no trainer");
     check_refusal(ATTN_MODULE_FREED, "attn_train_step(NULL)");
     attn_train_free(t);
-    free(before), free(weights), free(tokens), free(targets);
+    free(before), free(weights), free(allowed), free(tokens), free(targets);
     return 0;
 }
