@@ -18,6 +18,9 @@ const open = (options = {}, init) => suite.open(pagePath, { ...options, init });
 
 const checkState = (card, name) => card.locator(`[data-check="${name}"]`).getAttribute('data-state');
 
+/** The table cells a locator finds, as "[row, col]" counting from 0 ('none' if none), for a failure message. */
+const cellsAt = (cells) => cells.evaluateAll((tds) => tds.map((td) => `[${td.dataset.row}, ${td.dataset.col}]`).join(' ') || 'none');
+
 test('one card end to end: predict, break, see the red check and the mark, repair', async () => {
   const { page, problems, context } = await open();
   const card = page.locator('#bk-no-causal-mask');
@@ -28,7 +31,7 @@ test('one card end to end: predict, break, see the red check and the mark, repai
   // Open the card with the keyboard.
   await card.locator('summary').focus();
   await page.keyboard.press('Enter');
-  assert.equal(await card.evaluate((node) => node.open), true);
+  assert.equal(await card.evaluate((node) => node.open), true, 'the card is open after Enter on its summary');
 
   // Bug off: every check passes or does not apply.
   const states = await card.locator('.bk-check').evaluateAll((nodes) => nodes.map((n) => n.dataset.state));
@@ -54,15 +57,16 @@ test('one card end to end: predict, break, see the red check and the mark, repai
 
   // The predicted check's entry is marked: an output cell, and its query's row in the weights.
   const marked = card.locator('[data-table="output"] td.bk-worst');
-  assert.equal(await marked.count(), 1);
+  assert.equal(await marked.count(), 1, `output cells marked as the worst entry, one wanted; marked: ${await cellsAt(marked)}`);
   assert.match(await marked.textContent(), /◆/);
   const row = await marked.getAttribute('data-row');
-  assert.equal(await card.locator(`[data-table="weights0"] td.bk-worst-row[data-row="${row}"]`).count(), 4);
+  const rowCells = card.locator(`[data-table="weights0"] td.bk-worst-row[data-row="${row}"]`);
+  assert.equal(await rowCells.count(), 4, `weights cells marked as the worst output's row ${row}, all 4 keys wanted; marked: ${await cellsAt(rowCells)}`);
 
   // Mark the blocked-weight check's entry instead: query 1, key 4, on the weights heatmap.
   await card.locator('[data-check="blockedWeightsZero"] button.bk-show').click();
   const cell = card.locator('[data-table="weights0"] td.bk-worst');
-  assert.equal(await cell.count(), 1);
+  assert.equal(await cell.count(), 1, `weights cells marked for blockedWeightsZero, one wanted; marked: ${await cellsAt(cell)}`);
   assert.equal(await cell.getAttribute('data-row'), '0');
   assert.equal(await cell.getAttribute('data-col'), '3');
   assert.match(await cell.textContent(), /◆ 0\.475/);
@@ -83,7 +87,8 @@ test('one card end to end: predict, break, see the red check and the mark, repai
   assert.equal(await toggle.getAttribute('aria-pressed'), 'false');
   const after = await card.locator('.bk-check').evaluateAll((nodes) => nodes.map((n) => n.dataset.state));
   assert.ok(after.every((s) => s === 'pass' || s === 'skip'), `after the repair: ${after}`);
-  assert.equal(await card.locator('td.bk-worst, td.bk-worst-row').count(), 0);
+  const stillMarked = card.locator('td.bk-worst, td.bk-worst-row');
+  assert.equal(await stillMarked.count(), 0, `cells still marked after the repair: ${await cellsAt(stillMarked)}`);
   assert.match(await card.locator('summary .bk-badges').textContent(), /predicted · broken · repaired/);
   assert.match(await page.locator('.bk-progress').textContent(), new RegExp(`1 of ${EXERCISES.length} predicted, 1 broken, 1 repaired`));
 
@@ -93,8 +98,8 @@ test('one card end to end: predict, break, see the red check and the mark, repai
   await page.reload();
   await waitForLesson(page);
   const again = page.locator('#bk-no-causal-mask');
-  assert.equal(await again.evaluate((node) => node.open), true);
-  assert.equal(await again.getByLabel('No future leak').isChecked(), true);
+  assert.equal(await again.evaluate((node) => node.open), true, 'after the reload the card is open again');
+  assert.equal(await again.getByLabel('No future leak').isChecked(), true, 'after the reload the prediction "No future leak" is checked again');
   assert.match(await again.locator('summary .bk-badges').textContent(), /repaired/);
 
   assert.deepEqual(problems.pageErrors, []);
@@ -113,12 +118,14 @@ test('a state in the URL hash is applied; a bad one is ignored', async () => {
   await page.waitForFunction(() => document.querySelector('#bk-no-scale button.bk-switch').getAttribute('aria-pressed') === 'true');
   assert.equal(await checkState(card, 'scoresScaled'), 'fail');
   assert.match(await card.locator('[data-check="scoresScaled"] .bk-check-reason').textContent(), /1\/√dk is missing/);
-  assert.equal(await card.locator('[data-table="scores"] td.bk-worst').count(), 1);
+  const worstScore = card.locator('[data-table="scores"] td.bk-worst');
+  assert.equal(await worstScore.count(), 1, `scores cells marked for scoresScaled, one wanted; marked: ${await cellsAt(worstScore)}`);
 
   await page.evaluate(() => { location.hash = 'brk.s=<img>'; });
   await page.waitForTimeout(100);
   assert.equal(await card.locator('button.bk-switch').getAttribute('aria-pressed'), 'true', 'a bad state changes nothing');
-  assert.equal(await page.locator('img').count(), 0);
+  const images = await page.locator('img').evaluateAll((nodes) => nodes.map((n) => n.outerHTML));
+  assert.equal(images.length, 0, `the hash brk.s=<img> put images in the page: ${images.join(' ')}`);
   assert.deepEqual(problems.pageErrors, []);
   await context.close();
 });
@@ -130,7 +137,8 @@ test('without localStorage the cards still work', async () => {
   const card = page.locator('#bk-softmax-over-queries');
   await card.locator('button.bk-switch').click();
   assert.equal(await checkState(card, 'rowSumsOne'), 'fail');
-  assert.equal(await card.locator('[data-table="weights0"] td.bk-worst-row').count(), 4);
+  const rowCells = card.locator('[data-table="weights0"] td.bk-worst-row');
+  assert.equal(await rowCells.count(), 4, `weights cells marked as rowSumsOne's row, all 4 keys wanted; marked: ${await cellsAt(rowCells)}`);
   await card.locator('button.bk-repair-button').click();
   assert.equal(await checkState(card, 'rowSumsOne'), 'pass');
   assert.deepEqual(problems.pageErrors, []);
@@ -211,7 +219,7 @@ test('once repaired, "Apply the repair" gives way to a line that says so; turnin
   assert.ok(next.top > tops && next.cls !== 'bk-switch', `Tab after the repair went to ${JSON.stringify(next)}`);
   await card.locator('button.bk-switch').click();
   assert.equal(await button.isVisible(), true, 'the bug is on again: the repair is offered again');
-  assert.equal(await card.locator('.bk-repaired').isVisible(), false);
+  assert.equal(await card.locator('.bk-repaired').isVisible(), false, 'the bug is on again: the "Repair applied" line is hidden');
   assert.deepEqual(problems.pageErrors, []);
   await context.close();
 });
@@ -231,13 +239,16 @@ test('a screen reader hears "marked by the check" only on the entries the check 
   const weights = await marked('weights0');
   assert.deepEqual(weights, [], `weights cells read out as marked, though the check blames an output entry: ${weights.join('; ')}`);
   // The weights row is still shown, and its header says why.
-  assert.equal(await card.locator('[data-table="weights0"] td.bk-worst-row').count(), 4);
+  const rowCells = card.locator('[data-table="weights0"] td.bk-worst-row');
+  assert.equal(await rowCells.count(), 4, `weights cells shown as the blamed output's query row, all 4 keys wanted; shown: ${await cellsAt(rowCells)}`);
   assert.match(await card.locator('[data-table="weights0"] th.bk-mark-row').textContent(), /▶ q1.*output/);
   // A check that blames a whole row of weights still marks each of its cells.
   const rows = page.locator('#bk-softmax-over-queries');
   if (!(await rows.evaluate((d) => d.open))) await rows.locator('summary').click();
   await rows.locator('button.bk-switch').click();
-  assert.equal(await rows.locator('[data-table="weights0"] td').evaluateAll((cells) => cells.filter((td) => td.textContent.includes('marked by the check')).length), 4);
+  const rowMarked = await rows.locator('[data-table="weights0"] td').evaluateAll((cells) => cells
+    .filter((td) => td.textContent.includes('marked by the check')).map((td) => `[${td.dataset.row}, ${td.dataset.col}]`));
+  assert.equal(rowMarked.length, 4, `softmax-over-queries: weights cells read out as marked, all 4 of the blamed row wanted; marked: ${rowMarked.join(' ') || 'none'}`);
   assert.deepEqual(problems.pageErrors, []);
   await context.close();
 });
@@ -247,7 +258,7 @@ test('"Read the C" under the mistake (labelled as PyTorch terms): opened by keyb
   const card = page.locator('#bk-mask-after-softmax');
   await card.locator('summary').focus();
   await page.keyboard.press('Enter');
-  assert.equal(await card.evaluate((node) => node.open), true);
+  assert.equal(await card.evaluate((node) => node.open), true, 'the card is open after Enter on its summary');
 
   // The one-line mistake and repair are PyTorch-style lines, and say so.
   const headings = await card.locator('.bk-body > h4, .bk-repair > h4').allTextContents();
@@ -266,10 +277,11 @@ test('"Read the C" under the mistake (labelled as PyTorch terms): opened by keyb
   assert.equal(await body.isVisible(), true, 'aria-controls names the box it opens');
   const parts = BUG_SOURCES['mask-after-softmax'];
   const boxes = body.locator('pre.c-src');
-  assert.equal(await boxes.count(), parts.length);
+  assert.equal(await boxes.count(), parts.length, `C boxes for mask-after-softmax, one per part of its source: ${parts.map((p) => p.where).join('; ')}`);
   assert.deepEqual(await boxes.allTextContents(), parts.map((p) => p.code), 'the C as extracted from c_src');
   assert.match(await boxes.first().textContent(), /case ATTN_BUG_MASK_AFTER_SOFTMAX:/);
-  assert.ok(await body.locator('pre.c-src .tok-kw').count() > 0, 'highlighted as the lesson highlights C');
+  const keywords = await body.locator('pre.c-src .tok-kw').count();
+  assert.ok(keywords > 0, `highlighted as the lesson highlights C: ${keywords} keywords marked .tok-kw`);
   assert.deepEqual(await body.locator('.bk-c-where').allTextContents(), parts.map((p) => `${p.file}, ${p.where}`));
 
   // Each box is a region with a tab stop: Tab from the button reaches the first.
@@ -283,7 +295,7 @@ test('"Read the C" under the mistake (labelled as PyTorch terms): opened by keyb
   await toggle.focus();
   await page.keyboard.press('Enter');
   assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
-  assert.equal(await body.isVisible(), false);
+  assert.equal(await body.isVisible(), false, 'Enter closed the C: its box is hidden');
 
   // Space opens another card's, with the multi-head module's C.
   const heads = page.locator('#bk-heads-without-transpose');
@@ -297,9 +309,11 @@ test('"Read the C" under the mistake (labelled as PyTorch terms): opened by keyb
   await page.evaluate(() => {
     for (const b of document.querySelectorAll('#break-it button.bk-c-toggle[aria-expanded="false"]')) b.click();
   });
-  assert.equal(await page.locator('#break-it .bk-c-source pre.c-src').count(), Object.values(BUG_SOURCES).flat().length);
+  assert.equal(await page.locator('#break-it .bk-c-source pre.c-src').count(), Object.values(BUG_SOURCES).flat().length,
+    `C boxes with every card's C open, one per part of BUG_SOURCES (${Object.keys(BUG_SOURCES).length} bugs)`);
   const names = await page.$$eval('[role="region"]', (nodes) => nodes.map((n) => n.getAttribute('aria-label')));
-  assert.ok(names.every(Boolean), 'every region is named');
+  const unnamed = names.filter((name) => !name).length;
+  assert.equal(unnamed, 0, `regions without a name, of ${names.length}: named ${JSON.stringify(names)}`);
   const twice = [...new Set(names.filter((name, i) => names.indexOf(name) !== i))];
   assert.deepEqual(twice, [], 'region names used more than once');
   await runAxe(page, 'every card\'s C open', { include: '#break-it' });

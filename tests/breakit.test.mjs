@@ -18,11 +18,11 @@ const describeFailures = (results) => results.filter((r) => !r.passed).map((r) =
 test('there is one exercise per bug, in BUGS order, naming only known checks', () => {
   assert.deepEqual(EXERCISES.map((e) => e.bug), BUGS.slice(1));
   for (const e of EXERCISES) {
-    assert.ok(e.catchers.length > 0, `${e.bug} names the checks meant to catch it`);
+    assert.ok(e.catchers.length > 0, `${e.bug} names the checks meant to catch it; it names [${e.catchers}]`);
     for (const name of e.catchers) assert.ok(CHECK_NAMES.includes(name), `${e.bug}: unknown check ${name}`);
     for (const field of ['title', 'setting', 'mistake', 'repair', 'prompt']) {
       assert.equal(typeof e[field], 'string', `${e.bug}.${field}`);
-      assert.ok(e[field].length > 0 && !e[field].includes('\n'), `${e.bug}.${field} is one line`);
+      assert.ok(e[field].length > 0 && !e[field].includes('\n'), `${e.bug}.${field} is one non-empty line: ${JSON.stringify(e[field])}`);
     }
   }
 });
@@ -43,7 +43,7 @@ for (const simd of [true, false]) {
           if (correct.refused) {
             // The correct core refuses this input; the bug lets it through.
             assert.equal(correct.refused.code, 'ALL_MASKED_ROW');
-            assert.ok(bugged.output.data.some(Number.isNaN), 'the bug turns the empty row into NaN');
+            assert.ok(bugged.output.data.some(Number.isNaN), `the bug turns the empty row into NaN; the output is [${Array.from(bugged.output.data)}]`);
             return;
           }
           if (exercise.backward) {
@@ -62,18 +62,19 @@ for (const simd of [true, false]) {
           for (const name of exercise.catchers) {
             const r = results.find((x) => x.name === name);
             assert.equal(r.passed, false, `${name} should fail: ${r.reason}`);
-            assert.equal(r.skipped, false);
+            assert.equal(r.skipped, false, `${name} was skipped: ${r.reason}`);
             assert.ok(r.worst, `${name} names an entry`);
             const { batch, head, row, column } = r.worst;
             assert.ok(Number.isInteger(batch) && Number.isInteger(row), `${name}: ${JSON.stringify(r.worst)}`);
-            assert.ok(head === null || Number.isInteger(head));
-            assert.ok(column === null || Number.isInteger(column));
-            assert.ok('value' in r.worst);
+            assert.ok(head === null || Number.isInteger(head), `${name}: worst.head is ${head}, want null or an integer`);
+            assert.ok(column === null || Number.isInteger(column), `${name}: worst.column is ${column}, want null or an integer`);
+            assert.ok('value' in r.worst, `${name}: the worst entry has no value: ${JSON.stringify(r.worst)}`);
             assert.match(r.reason, new RegExp(`\\b${row + 1}\\b`), `${name}'s reason names row ${row + 1}: ${r.reason}`);
-            assert.ok(!r.reason.includes('\n'), 'the reason is one line');
+            assert.ok(!r.reason.includes('\n'), `${name}'s reason is one line: ${JSON.stringify(r.reason)}`);
           }
           // The catch-all agrees.
-          assert.equal(results.find((x) => x.name === 'matchesReference').passed, false);
+          const catchAll = results.find((x) => x.name === 'matchesReference');
+          assert.equal(catchAll.passed, false, `matchesReference should fail: ${catchAll.reason}`);
         });
 
         test('with the bug off, every check passes', () => {
@@ -151,9 +152,10 @@ describe('the bug switches in the core', () => {
       (err) => err.code === 'SHAPE_MISMATCH' && /dv == Tk/.test(err.message));
     const { output, weights } = lab.sdpa([[1, 0], [0, 1]], [[1, 0], [0, 1]], [[10, 0], [0, 20]], { causal: true, bug: 'mask-output' });
     // The weights were never masked, and only the output entry (0, 1) was zeroed.
-    assert.ok(weights.data[1] > 0);
-    assert.equal(output.data[1], 0);
-    assert.ok(Math.abs(output.data[0] - 10 * weights.data[0]) < 1e-5);
+    assert.ok(weights.data[1] > 0, `weight (0, 1) is ${weights.data[1]}: the bug should leave it unmasked, > 0`);
+    assert.equal(output.data[1], 0, 'output entry (0, 1)');
+    assert.ok(Math.abs(output.data[0] - 10 * weights.data[0]) < 1e-5,
+      `output entry (0, 0) is ${output.data[0]}, want 10 × weight (0, 0) = ${10 * weights.data[0]} (difference ${Math.abs(output.data[0] - 10 * weights.data[0])}, tolerance 1e-5)`);
   });
 
   test('padding-on-queries blanks the padded query row and leaves its key readable', () => {
@@ -161,16 +163,17 @@ describe('the bug switches in the core', () => {
     const { weights, output } = lab.sdpa(x, x, v, { mask: [[1, 1, 0]], bug: 'padding-on-queries' });
     assert.deepEqual(Array.from(weights.data.slice(6)), [0, 0, 0]);
     assert.deepEqual(Array.from(output.data.slice(4)), [0, 0]);
-    assert.ok(weights.data[2] > 0, 'query 1 reads the padded key');
+    assert.ok(weights.data[2] > 0, `query 1 reads the padded key: its weight is ${weights.data[2]}, want > 0`);
   });
 
   test('bugs that make NaN by design return it instead of an OVERFLOW error', () => {
     const mask = [[1, 0, 0], [0, 0, 0], [1, 1, 1]];
     const guardless = lab.sdpa(q, q, v, { mask, bug: 'no-all-masked-guard' });
-    assert.ok(Number.isNaN(guardless.output.data[2]) && Number.isFinite(guardless.output.data[0]));
+    assert.ok(Number.isNaN(guardless.output.data[2]) && Number.isFinite(guardless.output.data[0]),
+      `no-all-masked-guard: output [${Array.from(guardless.output.data)}], want entry 2 (the empty row 1) NaN and entry 0 finite`);
     // A key that no query may read is a column of -inf: normalising it over queries gives NaN.
     const columns = lab.sdpa(q, q, v, { mask: [[1, 1, 0]], bug: 'softmax-over-queries' });
-    assert.ok(Number.isNaN(columns.weights.data[2]));
+    assert.ok(Number.isNaN(columns.weights.data[2]), `softmax-over-queries: weight (0, 2) of the unread key is ${columns.weights.data[2]}, want NaN`);
     assert.throws(() => lab.sdpa(q, q, v, { mask }), (err) => err.code === 'ALL_MASKED_ROW' && /query 1/.test(err.message));
   });
 
@@ -190,8 +193,8 @@ describe('the README bug table', () => {
 
   test('is the same for both builds and lists every bug', () => {
     assert.equal(bugTable(scalar), table);
-    for (const bug of BUGS.slice(1)) assert.ok(table.includes(`| \`${bug}\` |`), bug);
-    for (const { name } of CHECKS) assert.ok(table.includes(`\`${name}\``), name);
+    for (const bug of BUGS.slice(1)) assert.ok(table.includes(`| \`${bug}\` |`), `the table has no row for bug ${bug}:\n${table}`);
+    for (const { name } of CHECKS) assert.ok(table.includes(`\`${name}\``), `the table does not name check ${name}:\n${table}`);
   });
 
   test('in README.md equals the generated one', (t) => {
@@ -237,7 +240,7 @@ describe('what the cards say agrees with the core', () => {
         assert.deepEqual(scores.map((s) => Math.round(s * 10) / 10), [0.5, 0.5, 0.5, 1.5], `query 1's scores: ${show(scores)}`);
       }
     }
-    assert.ok(early > 0, 'some key comes before a larger score on this input');
+    assert.ok(early > 0, `some key comes before a larger score on this input: ${early} such keys`);
     assert.deepEqual(wrong, [], 'the core disagrees with "earlier keys count for too much"');
     // The card says the same thing.
     const text = `${exercise.prompt} ${exercise.mistake}`;
@@ -256,7 +259,7 @@ describe('what the cards say agrees with the core', () => {
     const blocked = (at) => { const Tk = k.length; return at % Tk > Math.floor(at / Tk); }; // causal: key j > query i
     const leaked = Array.from(bugged.dScores.data).filter((x, at) => blocked(at) && x !== 0).length;
     assert.deepEqual(changed, ['dq', 'dk', 'dv', 'dScores'], 'the bug changes dv, and dq and dk through dscores');
-    assert.ok(leaked > 0, 'the bug leaves blocked dscores non-zero');
+    assert.ok(leaked > 0, `the bug leaves blocked dscores non-zero: ${leaked} non-zero, dScores [${Array.from(bugged.dScores.data).map((x) => x.toFixed(4))}]`);
     // dq and dk follow from dscores, so the line must show both sources: dv and dscores.
     const missing = [[/\bdv\b/, 'dv'], [/\bdscores\b/, 'dscores'], [/1 \/ Tk/, 'the 1 / Tk taken for a blocked weight']]
       .filter(([re]) => !re.test(exercise.mistake)).map(([, what]) => what);

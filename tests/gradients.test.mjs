@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs';
 import { loadAttention, AttentionError } from '../web/attention.js';
 import { rng, randomTensor, maskAt, sdpaReference } from './helpers/reference.mjs';
-import { compare } from './helpers/compare.mjs';
+import { compare, assertClose } from './helpers/compare.mjs';
 import { sdpaBackwardReference, centralDifferences, dot, tfSdpaGrads } from './helpers/reference-backward.mjs';
 
 await tf.setBackend('cpu');
@@ -152,7 +152,7 @@ test('TensorFlow.js autograd agrees on unmasked cases (rel err <= 2e-5)', (t) =>
     }
     n++;
   }
-  assert.ok(n >= 5);
+  assert.ok(n >= 5, `unmasked cases compared with tf.grads: ${n}, want at least 5`);
   t.diagnostic(`${n} cases; worst relative error ${worst.toExponential(2)}`);
 });
 
@@ -212,7 +212,7 @@ test('given the forward\'s weights, the backward returns what it returns when it
     const saved = labs.simd.sdpaBackward(c.q, c.k, c.v, c.dOutput, { ...c.options, bug, weights });
     for (const name of GRADS) assert.deepEqual(saved[name], recomputed[name], `${bug}: ${name}`);
   }
-  assert.ok(n >= 20, `${n} cases`);
+  assert.ok(n >= 20, `cases × builds compared, saved against recomputed weights: ${n}, want at least 20`);
   t.diagnostic(`${n} cases`);
 });
 
@@ -289,13 +289,14 @@ describe('the gradient lesson in the core: loss, descent step, finite-difference
       const wantGrad = Array.from(output.data, (o, i) => o - target.data[i]);
       for (const d of wantGrad) want += 0.5 * d * d;
       assert.ok(Math.abs(loss - want) <= 1e-6 * Math.max(1, want), `loss ${loss}, float64 ${want}`);
-      compare(dOutput.data, wantGrad, { shape: [3, 2], label: 'dOutput', atol: 1e-7, rtol: 1e-7 });
+      assertClose(dOutput.data, wantGrad, { shape: [3, 2], label: 'dOutput', atol: 1e-7, rtol: 1e-7 });
 
       // One descent step is x - lr dx.
       const grads = lab.sdpaBackward(q, k, v, dOutput, options);
       const next = lab.descend(q, grads.dq, 0.5);
-      compare(next.data, Array.from(q.data, (x, i) => x - 0.5 * grads.dq.data[i]), { shape: q.shape, label: 'q - lr dq', atol: 1e-6, rtol: 1e-6 });
-      assert.ok(lab.squaredError(lab.sdpa(next, k, v, options).output, target).loss < loss, 'a small step lowers the loss');
+      assertClose(next.data, Array.from(q.data, (x, i) => x - 0.5 * grads.dq.data[i]), { shape: q.shape, label: 'q - lr dq', atol: 1e-6, rtol: 1e-6 });
+      const stepped = lab.squaredError(lab.sdpa(next, k, v, options).output, target).loss;
+      assert.ok(stepped < loss, `a small step lowers the loss: ${loss} before, ${stepped} after`);
 
       // The slope of every entry of q matches the analytic gradient.
       for (let at = 0; at < q.data.length; at++) {

@@ -10,7 +10,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { browserSuite, assertClean, typeInto, runAxe, waitForLesson } from './helpers/browser.mjs';
+import {
+  browserSuite, assertClean, typeInto, runAxe, waitForLesson, checkShown,
+} from './helpers/browser.mjs';
 import {
   loadAttention, paddingMask, blockedFromAllowed, additiveFromAllowed,
 } from '../web/attention.js';
@@ -28,35 +30,6 @@ const suite = browserSuite({ setup: async () => { lab = await loadAttention(); }
 // ---------------------------------------------------------------------------
 
 const open = (hash = '', viewport = { width: 1280, height: 900 }) => suite.open(hash, { viewport });
-
-/** Parse numbers as the page prints them ("−∞", "[0.670, 0.330]"). */
-function parseShown(text) {
-  return text.replace(/[[\]]/g, '').split(/,\s*/).filter((t) => t.trim() !== '').map((t) => {
-    const s = t.trim().replace('−', '-');
-    if (s === '-∞') return -Infinity;
-    if (s === '∞') return Infinity;
-    return Number(s);
-  });
-}
-
-/**
- * Compare what the page shows (strings rounded to `digits`) with the core's
- * numbers. On failure, name the first mismatching entries and the max difference.
- */
-function checkShown(label, shown, expected, digits) {
-  const exp = Array.from(expected);
-  const got = shown.flatMap((s) => parseShown(s));
-  assert.equal(got.length, exp.length, `${label}: the page shows ${got.length} numbers, the core returned ${exp.length}`);
-  const tol = 0.5 * 10 ** -digits + 1e-5;
-  const bad = [];
-  let maxDiff = 0;
-  got.forEach((g, i) => {
-    const diff = Math.abs(g - exp[i]);
-    if (Number.isFinite(diff)) maxDiff = Math.max(maxDiff, diff);
-    if (!(diff <= tol) && !(g === exp[i])) bad.push(`[${i}] page ${shown.length === got.length ? shown[i] : g} vs core ${exp[i]} (diff ${diff})`);
-  });
-  assert.ok(bad.length === 0, `${label}: ${bad.length} of ${exp.length} entries differ beyond ${tol}; max diff ${maxDiff}\n  ${bad.slice(0, 6).join('\n  ')}`);
-}
 
 const heat = (page, name) => page.$$eval(`[data-heatmap="${name}"] .hm-cell:not(.hm-extra)`, (ns) => ns.map((n) => n.textContent));
 const heatExtra = (page, name) => page.$$eval(`[data-heatmap="${name}"] .hm-cell.hm-extra`, (ns) => ns.map((n) => n.textContent));
@@ -362,7 +335,8 @@ test('editing by keyboard in every section redraws numbers equal to the core\'s'
   await expectSection6(page);
   await page.locator('[data-field="cross-mode"] input[value="cross"]').focus();
   await page.keyboard.press('ArrowUp');
-  assert.equal(await page.locator('[data-field="cross-mode"] input[value="self"]').isChecked(), true);
+  const mode = await page.$eval('[data-field="cross-mode"]', (group) => group.querySelector('input:checked')?.value ?? null);
+  assert.equal(mode, 'self', 'section 6: the mode checked after ArrowUp from "cross"');
   const self = await expectSection6(page);
   assert.deepEqual(self.weights.shape, [1, 2, 4, 4]);
 
@@ -385,7 +359,8 @@ test('editing by keyboard in every section redraws numbers equal to the core\'s'
   assert.equal(await page.locator('select[data-field="obs-src"]').inputValue(), 'custom');
   await typeInto(page, field(page, 'obs-mult'), '30');
   const stats = await expectSection8(page);
-  assert.ok(stats.maxAbsScore > 20 && stats.maskedFraction > 0);
+  assert.ok(stats.maxAbsScore > 20 && stats.maskedFraction > 0,
+    `section 8 with Q × 30: maxAbsScore ${stats.maxAbsScore} (want > 20), maskedFraction ${stats.maskedFraction} (want > 0)`);
 
   // 9: block the diagonal in the allowed grid, then allow a cell in the blocked grid.
   await page.locator('[data-mask="conv-allowed"] button[data-row="1"][data-col="1"]').focus();
@@ -395,12 +370,13 @@ test('editing by keyboard in every section redraws numbers equal to the core\'s'
   await page.locator('[data-mask="conv-blocked"] button[data-row="0"][data-col="3"]').focus();
   await page.keyboard.press('Space');
   await expectSection9(page);
-  assert.equal((await readPressed(page, 'conv-allowed'))[0][3], true);
+  const allowed = await readPressed(page, 'conv-allowed');
+  assert.equal(allowed[0][3], true, `section 9: Space on blocked (query 1, key 4) allows it; the allowed grid's row 1 is [${allowed[0]}]`);
 
   // 10: an answer opens from the keyboard.
   await page.locator('#quiz details.answer summary').first().focus();
   await page.keyboard.press('Enter');
-  assert.equal(await page.locator('#quiz details.answer').first().evaluate((d) => d.open), true);
+  assert.equal(await page.locator('#quiz details.answer').first().evaluate((d) => d.open), true, 'section 10: the first answer is open after Enter on its summary');
   await page.waitForFunction(() => location.hash.includes('ui.open=quiz-answer-1'));
 
   // Section 5's custom mask feeds section 8; section 2 feeds both.
@@ -480,7 +456,8 @@ test('the core\'s errors are shown inline and the last valid result stays', asyn
   const shown = oneBased(expected).replace('batch 1, head 1, ', '');
   assert.ok((await status.textContent()).startsWith(shown), `section 5 shows "${await status.textContent()}", the core says "${expected}" (counting from 0)`);
   assert.deepEqual(await heat(page, 'mask-custom-weights'), mid, 'the last valid weights stay');
-  assert.equal(await page.locator('#masks [data-slot="custom-weights"]').evaluate((n) => n.classList.contains('stale')), true);
+  const weightsClass = await page.locator('#masks [data-slot="custom-weights"]').evaluate((n) => n.className);
+  assert.ok(weightsClass.split(/\s+/).includes('stale'), `section 5: the last valid weights are marked stale; their classes are "${weightsClass}"`);
   assert.match(await page.locator('#masks .hm-rowhead.bad-row').first().textContent(), /query 2/, 'the empty row is flagged');
   assert.match(await page.locator('#observability [data-slot="status"]').textContent(), /ALL_MASKED_ROW/, 'section 8 shows the same refusal when it uses the custom mask');
 
@@ -490,7 +467,8 @@ test('the core\'s errors are shown inline and the last valid result stays', asyn
   const tokens = await readGrid(page, 'mask-tokens');
   const padRefusal = refusal(() => lab.sdpa(z, z, z, { mask: paddingMask(tokens, 0), causal: true }));
   assert.match(padRefusal, /^ALL_MASKED_ROW: .*batch 0.*query 0\b/);
-  assert.ok((await page.locator('#masks [data-slot="padding-status"]').textContent()).startsWith(oneBased(padRefusal)), 'section 5 padding shows the core\'s refusal');
+  const padShown = await page.locator('#masks [data-slot="padding-status"]').textContent();
+  assert.ok(padShown.startsWith(oneBased(padRefusal)), `section 5 padding shows "${padShown}", the core's refusal (counting from 1) is "${oneBased(padRefusal)}"`);
   // Multi-head: heads that do not divide d_model.
   await typeInto(page, field(page, 'mha-heads'), '5');
   const headRefusal = refusal(() => lab.createMultiHeadAttention({ dModel: 32, numHeads: 5 }));
@@ -499,7 +477,7 @@ test('the core\'s errors are shown inline and the last valid result stays', asyn
   assert.equal(await out(page, 'mha-wshape'), '(1, 4, 5, 5)', 'the last valid heads stay');
   // Recover.
   await page.locator('[data-mask="mask-custom"] button[data-row="1"][data-col="2"]').press('Space');
-  assert.equal(await page.locator('#masks [data-slot="custom-status"] .core-error').isHidden(), true);
+  assert.equal(await page.locator('#masks [data-slot="custom-status"] .core-error').isHidden(), true, 'section 5: the core error is hidden once the mask is valid again');
   await expectSection5Custom(page);
   assertClean(problems, 'core errors');
   await context.close();
@@ -582,7 +560,7 @@ test('open disclosures are kept by name; a link saved when they were kept by pos
   const { context, page, problems } = await open(saved);
   const openNow = () => page.$$eval('main details[data-disclosure]', (ns) => ns.filter((d) => d.open).map((d) => d.dataset.disclosure));
   assert.deepEqual(await openNow(), ['warm-up', 'mha-output', 'quiz-answer-2'], 'the old link opens the same disclosures');
-  assert.equal(await page.locator('input[data-field="one-first"]').isChecked(), true);
+  assert.equal(await page.locator('input[data-field="one-first"]').isChecked(), true, 'the old link checks one.first');
   assert.match(page.url(), /ui\.open=warm-up,mha-output,quiz-answer-2(&|$)/, `rewritten by name: ${page.url()}`);
   // By name: an answer opened now is written by its name, whatever comes before it.
   await page.locator('details[data-disclosure="quiz-answer-7"] summary').click();

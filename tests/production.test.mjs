@@ -6,17 +6,10 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { loadAttention, AttentionError } from '../web/attention.js';
+import { loadAttention } from '../web/attention.js';
 import { createOrtSdpa } from './bench/ort_peer.mjs';
 import { rng, randomTensor, sdpaReference } from './helpers/reference.mjs';
-import { assertClose, largestMagnitude } from './helpers/compare.mjs';
-
-const refuses = (fn, code, pattern) => assert.throws(fn, (err) => {
-  assert.ok(err instanceof AttentionError, `an AttentionError, got ${err}`);
-  assert.equal(err.code, code, err.message);
-  if (pattern) assert.match(err.message, pattern);
-  return true;
-});
+import { assertClose, largestMagnitude, refuses } from './helpers/compare.mjs';
 
 // A random allowed mask of `shape` with key 0 always allowed, so no row is empty.
 function randomMask(shape, random, keep = 0.6) {
@@ -97,7 +90,9 @@ for (const simd of [true, false]) {
         // a causal diagonal pushed below row 0 empties the first rows too
         refuses(() => lab.sdpaTiled([[1, 0]], [[1, 0], [0, 1]], [[1], [2]], { mask: [[0, 0]] }), 'ALL_MASKED_ROW');
         // and the lab still works afterwards
-        assert.ok(lab.sdpaTiled(q, k, v).output.data.every(Number.isFinite));
+        const after = lab.sdpaTiled(q, k, v).output.data;
+        const bad = after.findIndex((x) => !Number.isFinite(x));
+        assert.equal(bad, -1, `after the refusals, sdpaTiled output[${bad}] is ${after[bad]}, not finite`);
       });
 
       test('the trace: m never falls, rescale = exp(m_old − m_new), l and the accumulator give the output', () => {
@@ -149,7 +144,7 @@ for (const simd of [true, false]) {
         const plain = lab.sdpa(q, k, v, { mask });
         const r = lab.sdpa(q, k, v, { mask, dropout: p, seed: 7 });
         assert.deepEqual(r.dropoutMask.shape, [2, 6, 9]);
-        assert.ok(r.dropoutMask.data instanceof Uint8Array);
+        assert.ok(r.dropoutMask.data instanceof Uint8Array, `the dropout mask is a ${r.dropoutMask.data?.constructor?.name}, want Uint8Array`);
         const want = plain.weights.data.map((w, i) => (r.dropoutMask.data[i] ? w / (1 - p) : 0));
         assertClose(r.weights.data, want, { shape: r.weights.shape, label: 'weights after dropout', atol: 1e-6 });
         // the output is what the dropped-out weights make of v (float64 matmul)
@@ -166,7 +161,8 @@ for (const simd of [true, false]) {
         assert.deepEqual(lean.dropoutMask.data, r.dropoutMask.data);
         // p = 0 keeps everything and changes nothing
         const none = lab.sdpa(q, k, v, { mask, dropout: 0 });
-        assert.ok(none.dropoutMask.data.every((x) => x === 1));
+        const dropped = none.dropoutMask.data.findIndex((x) => x !== 1);
+        assert.equal(dropped, -1, `p = 0: dropout mask entry ${dropped} is ${none.dropoutMask.data[dropped]}, want 1`);
         assert.deepEqual(Array.from(none.weights.data), Array.from(plain.weights.data));
         // the row-sum check sees the difference
         assert.ok(r.stats.maxRowSumError > 0.05, `rows no longer sum to 1: ${r.stats.maxRowSumError}`);
@@ -228,11 +224,14 @@ for (const simd of [true, false]) {
           const a = score(pq, pk), b = score(pq + shift, pk + shift);
           assert.ok(Math.abs(a - b) <= 1e-4 * Math.max(1, Math.abs(a)), `positions (${pq}, ${pk}) vs shifted by ${shift}: ${a} vs ${b}`);
         }
-        assert.ok(Math.abs(score(5, 2) - score(6, 2)) > 1e-3, 'moving one position changes the score');
+        const [before, moved] = [score(5, 2), score(6, 2)];
+        assert.ok(Math.abs(before - moved) > 1e-3, `moving one position changes the score: (5, 2) ${before}, (6, 2) ${moved}, want a difference > 1e-3`);
         // position 0 is no rotation; a norm-preserving rotation otherwise
         assert.deepEqual(Array.from(lab.applyRope(q, { positions: [0] }).data), Array.from(q.data));
         const r = lab.applyRope(q, { positions: [7] }).data;
-        assert.ok(Math.abs(dot(r, r) - dot(q.data, q.data)) <= 1e-5 * dot(q.data, q.data));
+        const [rotated, plain] = [dot(r, r), dot(q.data, q.data)];
+        assert.ok(Math.abs(rotated - plain) <= 1e-5 * plain,
+          `position 7: |rope(q)|² ${rotated}, |q|² ${plain}, relative difference ${Math.abs(rotated - plain) / plain} (tolerance 1e-5)`);
       });
 
       test('equals the float64 rotation, split-halves pairing, any base and positions', () => {
@@ -341,11 +340,11 @@ test('memory: the tiled path at T = 16384, H = 1, d = 64 stays within 64 MiB (a 
     const a = lab.sdpaTiled(q, k, v, { causal: true }).output;
     const tiled = lab.memoryBytes();
     const b = lab.sdpa(q, k, v, { causal: true, needWeights: false }).output;
-    console.log(JSON.stringify({ before, tiled, after: lab.memoryBytes(), finite: a.data.every(Number.isFinite) && b.data.every(Number.isFinite) }));`;
+    console.log(JSON.stringify({ before, tiled, after: lab.memoryBytes(), finite: { sdpaTiled: a.data.every(Number.isFinite), sdpa: b.data.every(Number.isFinite) } }));`;
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', cwd: fileURLToPath(new URL('..', import.meta.url)) });
   const { tiled, after, finite } = JSON.parse(out.trim().split('\n').pop());
   const MiB = 1024 * 1024;
-  assert.ok(finite, 'finite outputs');
+  assert.deepEqual(finite, { sdpaTiled: true, sdpa: true }, 'which outputs are all finite at T = 16384');
   assert.ok(tiled <= 64 * MiB, `memory after sdpaTiled: ${(tiled / MiB).toFixed(1)} MiB > 64 MiB`);
   assert.ok(after <= 64 * MiB, `memory after sdpa without weights: ${(after / MiB).toFixed(1)} MiB > 64 MiB`);
 });

@@ -10,8 +10,8 @@
 // Run: node --test tests/train-export.test.mjs
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadAttention, AttentionError } from '../web/attention.js';
-import { assertClose } from './helpers/compare.mjs';
+import { loadAttention } from '../web/attention.js';
+import { assertClose, refuses } from './helpers/compare.mjs';
 
 const PROJECTIONS = ['qProj', 'kProj', 'vProj', 'outProj'];
 
@@ -97,7 +97,8 @@ for (const simd of [true, false]) {
       const before = trainer.layerInput(1, tokens).data;
       trainer.ablate(0, 0);
       const after = trainer.layerInput(1, tokens);
-      assert.ok(after.data.some((v, i) => v !== before[i]), 'switching off a layer-1 head changes the input of layer 2');
+      const changed = after.data.reduce((n, v, i) => n + (v !== before[i] ? 1 : 0), 0);
+      assert.ok(changed > 0, `switching off a layer-1 head changes the input of layer 2: ${changed} of ${before.length} entries changed`);
       const ablated = trainer.attention(tokens).layers[1];
       const maps = moduleMaps(lab, trainer, 1, tokens);
       for (let h = 0; h < 2; h++) {
@@ -109,8 +110,6 @@ for (const simd of [true, false]) {
     test('bad layers and tokens are refused by name; after free() both are MODULE_FREED', () => {
       const trainer = lab.createTrainer({ task: 'previous-token', seed: 4 });
       const T = trainer.config.seqLen;
-      const refuses = (call, code, message) => assert.throws(call,
-        (e) => e instanceof AttentionError && e.code === code && message.test(e.message), String(call));
       for (const layer of [-1, 1, 0.5, '0', undefined, null]) {
         refuses(() => trainer.weights(layer), 'BAD_ARGUMENT', /layer must be an integer from 0 to 0/);
         refuses(() => trainer.layerInput(layer, [1, 2]), 'BAD_ARGUMENT', /layer must be an integer from 0 to 0/);

@@ -33,15 +33,26 @@ function bestAgainstPeak(backward, peakRun, rounds) {
   return { seconds, peak };
 }
 
-async function loadTf() {
-  const tf = await import('@tensorflow/tfjs');
-  const wasm = await import('@tensorflow/tfjs-backend-wasm');
-  const dist = fileURLToPath(new URL('../../node_modules/@tensorflow/tfjs-backend-wasm/dist/', import.meta.url));
-  wasm.setWasmPaths(dist);
-  wasm.setThreadsCount(1);
-  await tf.setBackend('wasm');
-  await tf.ready();
-  return { tf, threads: wasm.getThreadsCount(), version: tf.version.tfjs };
+let tfLoaded = null;
+
+/**
+ * TensorFlow.js on its wasm backend with 1 thread, set up once per process:
+ * the backward rows and the training rows (train.mjs) share it, and the
+ * wasm paths and thread count must be set before the backend starts.
+ * Returns { tf, threads, version }.
+ */
+export function loadTf() {
+  tfLoaded ??= (async () => {
+    const tf = await import('@tensorflow/tfjs');
+    const wasm = await import('@tensorflow/tfjs-backend-wasm');
+    const dist = fileURLToPath(new URL('../../node_modules/@tensorflow/tfjs-backend-wasm/dist/', import.meta.url));
+    wasm.setWasmPaths(dist);
+    wasm.setThreadsCount(1);
+    await tf.setBackend('wasm');
+    await tf.ready();
+    return { tf, threads: wasm.getThreadsCount(), version: tf.version.tfjs };
+  })();
+  return tfLoaded;
 }
 
 /**

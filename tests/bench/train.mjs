@@ -13,26 +13,13 @@
 // tf.train.adam (no weight decay: the decay is a few multiply-adds per
 // parameter and does not change the timing). One step = one minimize() on a
 // batch made once in JS; ours also makes a fresh batch each step.
-import { fileURLToPath } from 'node:url';
 import { TRAIN_TASKS, TRAIN_DEFAULTS } from '../../web/attention.js';
 import { rng as uniform } from '../helpers/reference.mjs';
+import { loadTf } from './backward.mjs';
 
 const CHECK_EVERY = 25;
 const TARGET = { 'previous-token': 0.99, induction: 0.9 };
 const TARGET_SECONDS = { 'previous-token': 2, induction: 5 };
-
-async function loadTf() {
-  const tf = await import('@tensorflow/tfjs');
-  const wasm = await import('@tensorflow/tfjs-backend-wasm');
-  if (tf.getBackend() !== 'wasm') { // bench.mjs's backward rows may have set it up already
-    const dist = fileURLToPath(new URL('../../node_modules/@tensorflow/tfjs-backend-wasm/dist/', import.meta.url));
-    wasm.setWasmPaths(dist);
-    wasm.setThreadsCount(1);
-    await tf.setBackend('wasm');
-    await tf.ready();
-  }
-  return { tf, threads: wasm.getThreadsCount(), version: tf.version.tfjs };
-}
 
 /** The model and one AdamW-like step in TF.js for config { layers, heads, dModel, seqLen, vocab, batch, lr }. */
 function tfTrainer(tf, { layers: L, heads: H, dModel: C, seqLen: T, vocab: V, batch: B, lr }) {

@@ -114,6 +114,39 @@ export function shownText(locator) {
   });
 }
 
+/** Numbers as the page prints them: "[0.670, −0.330]", "1.2e−7", "−∞", "∞". */
+export function parseShown(text) {
+  return text.replace(/[[\]]/g, '').split(/,\s*/).filter((t) => t.trim() !== '').map((t) => {
+    const s = t.trim().replace(/−/g, '-');
+    if (s === '-∞') return -Infinity;
+    if (s === '∞') return Infinity;
+    return Number(s);
+  });
+}
+
+/**
+ * Assert that the numbers a page shows (texts, each one number or a list,
+ * rounded to `digits`) equal the core's `expected`: within half a unit in the
+ * last digit plus `slack` (float32 values next to a rounding boundary), or
+ * the same value (equal infinities). On failure, name the first mismatching
+ * entries by index with the page's text and the core's number, and the
+ * largest difference.
+ */
+export function checkShown(label, shown, expected, digits, { slack = 1e-5 } = {}) {
+  const exp = Array.from(expected);
+  const got = shown.flatMap((s) => parseShown(s));
+  assert.equal(got.length, exp.length, `${label}: the page shows ${got.length} numbers, the core returned ${exp.length}`);
+  const tol = 0.5 * 10 ** -digits + slack;
+  const bad = [];
+  let maxDiff = 0;
+  got.forEach((g, i) => {
+    const diff = Math.abs(g - exp[i]);
+    if (Number.isFinite(diff)) maxDiff = Math.max(maxDiff, diff);
+    if (!(diff <= tol) && !(g === exp[i])) bad.push(`[${i}] page ${shown.length === got.length ? shown[i] : g} vs core ${exp[i]} (diff ${diff})`);
+  });
+  assert.ok(bad.length === 0, `${label}: ${bad.length} of ${exp.length} entries differ beyond ${tol}; max diff ${maxDiff}\n  ${bad.slice(0, 6).join('\n  ')}`);
+}
+
 /** Wait until the lesson page has drawn every section. */
 export function waitForLesson(page) {
   return page.waitForSelector('html[data-ready="true"]', { timeout: 15000 });

@@ -3,7 +3,9 @@
 // value (equal infinities). NaN is never close. On failure the message lists
 // the worst entries by multi-dimensional index with got, want, the absolute
 // and the relative error, the way llm.c's check_tensor prints a tensor.
+// Below it, the checks of a refused call: refuses() and resultsUnchanged().
 import assert from 'node:assert/strict';
+import { AttentionError } from '../../web/attention.js';
 
 const SHOWN = 5; // worst entries listed in a failure message
 
@@ -67,4 +69,41 @@ export function assertClose(got, want, options) {
   const result = compare(got, want, options);
   assert.ok(result.ok, result.report);
   return result;
+}
+
+// ---------------------------------------------------------------------------
+// Refusals: the lab's errors and what a refused call leaves behind
+// ---------------------------------------------------------------------------
+
+/**
+ * Assert that fn() throws an AttentionError with `code` and, when `pattern`
+ * is given, a message matching it. A failure names the call (its source
+ * text), the code wanted and what was thrown instead, or that nothing was.
+ * Returns the error, for further checks.
+ */
+export function refuses(fn, code, pattern = null) {
+  const call = String(fn).replace(/\s+/g, ' ');
+  let thrown;
+  let threw = false;
+  try { fn(); } catch (err) { thrown = err; threw = true; }
+  assert.ok(threw, `${call}: expected AttentionError ${code}, got no error`);
+  assert.ok(thrown instanceof AttentionError,
+    `${call}: expected AttentionError ${code}, got ${thrown?.constructor?.name ?? typeof thrown}: ${thrown?.message ?? thrown}`);
+  assert.equal(thrown.code, code, `${call}: code for: ${thrown.message}`);
+  if (pattern) assert.match(thrown.message, pattern, `${call}: message "${thrown.message}" does not match ${pattern}`);
+  return thrown;
+}
+
+/**
+ * Run `run` (a call returning { output, weights }) once now and return a
+ * check that runs it again and asserts the same output and weights: that a
+ * refused or hostile call in between (`after` names it) changed nothing.
+ */
+export function resultsUnchanged(run, after = 'a refused call') {
+  const baseline = run();
+  return () => {
+    const again = run();
+    assert.deepEqual(again.output.data, baseline.output.data, `output changed after ${after}`);
+    assert.deepEqual(again.weights.data, baseline.weights.data, `weights changed after ${after}`);
+  };
 }
