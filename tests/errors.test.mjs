@@ -4,16 +4,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadAttention, AttentionError, paddingMask, maskReader } from '../web/attention.js';
 import { rng, randomTensor } from './helpers/reference.mjs';
-
-/** Assert that fn throws an AttentionError with `code` and a message matching `pattern`. */
-function refuses(fn, code, pattern) {
-  assert.throws(fn, (err) => {
-    assert.ok(err instanceof AttentionError, `expected AttentionError, got ${err?.constructor?.name}: ${err?.message}`);
-    assert.equal(err.code, code, `code for: ${err.message}`);
-    if (pattern) assert.match(err.message, pattern);
-    return true;
-  });
-}
+import { refuses, resultsUnchanged } from './helpers/compare.mjs';
 
 // Load both builds before declaring suites: node:test wants suites declared synchronously.
 const labs = { true: await loadAttention({ simd: true }), false: await loadAttention({ simd: false }) };
@@ -25,12 +16,7 @@ for (const simd of [true, false]) {
     const q = randomTensor([2, 3, 4], random);
     const k = randomTensor([2, 5, 4], random);
     const v = randomTensor([2, 5, 6], random);
-    const baseline = lab.sdpa(q, k, v, { causal: true });
-    const sameAsBefore = () => {
-      const again = lab.sdpa(q, k, v, { causal: true });
-      assert.deepEqual(again.output.data, baseline.output.data, 'results changed after a refused call');
-      assert.deepEqual(again.weights.data, baseline.weights.data);
-    };
+    const sameAsBefore = resultsUnchanged(() => lab.sdpa(q, k, v, { causal: true }), 'a refused call');
 
     test('shape mismatches between q, k and v', () => {
       refuses(() => lab.sdpa(q, randomTensor([2, 5, 3], random), v), 'SHAPE_MISMATCH', /dk.*q has 4, k has 3/);

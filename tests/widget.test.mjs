@@ -13,7 +13,7 @@ import { cp, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { browserSuite, openPage, startServer, assertClean, typeInto, runAxe, addAxe } from './helpers/browser.mjs';
+import { browserSuite, openPage, startServer, assertClean, typeInto, runAxe, addAxe, checkShown } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
 import { dist } from '../web/dist.mjs';
 import { SECTIONS } from '../web/sections/registry.js';
@@ -34,25 +34,6 @@ const suite = browserSuite({
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
-
-/**
- * Compare numbers a widget shows (rounded to `digits`) with the core's. On
- * failure, name the first mismatching entries and the max difference.
- */
-function checkShown(label, shown, expected, digits) {
-  const exp = Array.from(expected);
-  const got = shown.map((t) => Number(t.trim().replace('−', '-')));
-  assert.equal(got.length, exp.length, `${label}: the widget shows ${got.length} numbers, the core returned ${exp.length}`);
-  const tol = 0.5 * 10 ** -digits + 1e-5;
-  const bad = [];
-  let maxDiff = 0;
-  got.forEach((g, i) => {
-    const diff = Math.abs(g - exp[i]);
-    maxDiff = Math.max(maxDiff, diff);
-    if (!(diff <= tol)) bad.push(`[${i}] widget ${shown[i]} vs core ${exp[i]} (diff ${diff})`);
-  });
-  assert.ok(bad.length === 0, `${label}: ${bad.length} of ${exp.length} entries differ beyond ${tol}; max diff ${maxDiff}\n  ${bad.slice(0, 6).join('\n  ')}`);
-}
 
 /** Playwright's CSS selectors pierce open shadow roots, so `scope` may be a widget. */
 const heat = (scope, name) => scope.locator(`[data-heatmap="${name}"] .hm-cell:not(.hm-extra)`).allTextContents();
