@@ -385,6 +385,12 @@ void attn_clear_error(void);
 /* First non-finite entry of x (n) as its index, or -1 when all are finite. */
 long attn_find_non_finite(const float *x, long n);
 
+/* The head split and merge of multi-head attention (mha.c), also used by the
+ * trainer: heads (B, H, T, D) <- x (B, T, C) viewed as (B, T, H, D) and
+ * transposed; and back. C = H * D. */
+void attn_split_heads(float *heads, const float *x, int B, int T, int H, int D);
+void attn_merge_heads(float *x, const float *heads, int B, int T, int H, int D);
+
 /* Deterministic random numbers (xorshift-based; same on every build). */
 typedef struct {
     uint64_t s;

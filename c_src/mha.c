@@ -148,7 +148,7 @@ static void project(float *y, const float *x, const attn_mha *m, int which, int 
 }
 
 /* heads (B, H, T, D) <- x (B, T, C) viewed as (B, T, H, D), transposed. */
-static void split_heads(float *heads, const float *x, int B, int T, int H, int D) {
+void attn_split_heads(float *heads, const float *x, int B, int T, int H, int D) {
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)
             for (int t = 0; t < T; t++)
@@ -157,7 +157,7 @@ static void split_heads(float *heads, const float *x, int B, int T, int H, int D
 }
 
 /* x (B, T, C) <- heads (B, H, T, D) transposed to (B, T, H, D). */
-static void merge_heads(float *x, const float *heads, int B, int T, int H, int D) {
+void attn_merge_heads(float *x, const float *heads, int B, int T, int H, int D) {
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)
             for (int t = 0; t < T; t++)
@@ -179,11 +179,11 @@ typedef struct {
     int stale_offset;  /* bug stale-cache-offset, see query_offset */
 } mha_plan;
 
-/* The plan for `bug`: split_heads and merge_heads, each swapped for
+/* The plan for `bug`: attn_split_heads and attn_merge_heads, each swapped for
  * reshape_only by its transpose bug, and the nan_expected and stale_offset
  * flags. */
 static mha_plan make_mha_plan(int bug) {
-    mha_plan p = {split_heads, merge_heads, 0, 0};
+    mha_plan p = {attn_split_heads, attn_merge_heads, 0, 0};
     if (bug == ATTN_BUG_HEADS_WITHOUT_TRANSPOSE) p.split = reshape_only;
     if (bug == ATTN_BUG_MERGE_WITHOUT_TRANSPOSE) p.merge = reshape_only;
     if (bug == ATTN_BUG_NO_ALL_MASKED_GUARD) p.nan_expected = 1;
@@ -505,8 +505,8 @@ int attn_mha_backward(attn_mha *m, float *dquery, float *dkv, float *dweight, fl
                          at / C / Tq, at / C % Tq, at % C);
     /* The transposes of the forward's split and merge (a reshape's is a reshape). */
     const mha_plan plan = make_mha_plan(sv->bug);
-    heads_fn *split_back = plan.split == split_heads ? merge_heads : reshape_only;
-    heads_fn *merge_back = plan.merge == merge_heads ? split_heads : reshape_only;
+    heads_fn *split_back = plan.split == attn_split_heads ? attn_merge_heads : reshape_only;
+    heads_fn *merge_back = plan.merge == attn_merge_heads ? attn_split_heads : reshape_only;
 
     /* Scratch, one block. */
     const double fq = (double)B * Tq * C, fk = (double)B * Tk * C;

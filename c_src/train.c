@@ -298,24 +298,6 @@ static void linear_backward(attn_trainer *t, float *dinp, float *dw, const float
     for (long i = 0; i < (long)N * I; i++) dinp[i] += scratch[i];
 }
 
-/* heads (B, H, T, D) <- flat (B, T, C): split. */
-static void split_heads(float *heads, const float *flat, int B, int T, int H, int D) {
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int i = 0; i < T; i++)
-                memcpy(heads + (((long)b * H + h) * T + i) * D, flat + ((long)b * T + i) * H * D + h * D,
-                       sizeof(float) * D);
-}
-
-/* flat (B, T, C) <- heads (B, H, T, D): merge. */
-static void merge_heads(float *flat, const float *heads, int B, int T, int H, int D) {
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int i = 0; i < T; i++)
-                memcpy(flat + ((long)b * T + i) * H * D + h * D, heads + (((long)b * H + h) * T + i) * D,
-                       sizeof(float) * D);
-}
-
 /* x (B, T, C) = wte[tokens] + wpe[position]; tokens (B, T). */
 static void embed_forward(float *x, const int *tokens, const float *wte, const float *wpe, int B, int T, int C) {
     for (int b = 0; b < B; b++)
@@ -422,17 +404,17 @@ static int model_forward(attn_trainer *t, const int *tokens, int B, int T, int c
     /* 2. attention layers with residuals */
     for (int l = 0; l < t->L; l++) {
         linear_forward(t, t->flat, t->x[l], P + t->o_wq[l], N, C, C);
-        split_heads(t->q[l], t->flat, B, T, H, D);
+        attn_split_heads(t->q[l], t->flat, B, T, H, D);
         linear_forward(t, t->flat, t->x[l], P + t->o_wk[l], N, C, C);
-        split_heads(t->k[l], t->flat, B, T, H, D);
+        attn_split_heads(t->k[l], t->flat, B, T, H, D);
         linear_forward(t, t->flat, t->x[l], P + t->o_wv[l], N, C, C);
-        split_heads(t->v[l], t->flat, B, T, H, D);
+        attn_split_heads(t->v[l], t->flat, B, T, H, D);
         attn_scratch_arena(t->arena, t->arena_bytes); /* its scratch, lent for the call */
         const int status = attn_sdpa(t->atto[l], keep_probs ? t->att[l] : NULL, NULL, t->q[l], t->k[l], t->v[l], &rule, &dims,
                                      1.0f / sqrtf((float)D), bug);
         attn_scratch_arena(NULL, 0);
         if (status) return status;
-        merge_heads(t->merged[l], t->atto[l], B, T, H, D);
+        attn_merge_heads(t->merged[l], t->atto[l], B, T, H, D);
         if (ablate)
             for (int h = 0; h < H; h++)
                 if (t->ablated[l * H + h])
@@ -472,7 +454,7 @@ static int model_backward(attn_trainer *t, const int *tokens, const int *targets
     for (int l = t->L - 1; l >= 0; l--) {
         memset(t->dmerged, 0, sizeof(float) * N * C);
         linear_backward(t, t->dmerged, G + t->o_wo[l], t->dx, t->merged[l], P + t->o_wo[l], t->flat, N, C, C);
-        split_heads(t->datto, t->dmerged, B, T, H, D);
+        attn_split_heads(t->datto, t->dmerged, B, T, H, D);
         attn_scratch_arena(t->arena, t->arena_bytes);
         const int status = attn_sdpa_backward(t->dq, t->dk, t->dv, NULL, NULL, t->datto, NULL,
                                               t->q[l], t->k[l], t->v[l], &rule, &dims,
@@ -482,7 +464,7 @@ static int model_backward(attn_trainer *t, const int *tokens, const int *targets
         const float *dheads[3] = {t->dq, t->dk, t->dv};
         const long w_at[3] = {t->o_wq[l], t->o_wk[l], t->o_wv[l]};
         for (int p = 0; p < 3; p++) {
-            merge_heads(t->dflat, dheads[p], B, T, H, D);
+            attn_merge_heads(t->dflat, dheads[p], B, T, H, D);
             linear_backward(t, t->dx, G + w_at[p], t->dflat, t->x[l], P + w_at[p], t->flat, N, C, C);
         }
     }
