@@ -444,6 +444,19 @@ test('theme, show and preset are read in any case, and show="inputs" is accepted
   await context.close();
 });
 
+test('a break-it card with show="checks" shows its checks, and neither the weight maps nor their colour legend', async () => {
+  const { context, page, problems } = await openFixture('host.html');
+  const w = await addWidget(page, 'w', { preset: 'break-it:no-scale', show: 'checks' });
+  const card = w.locator('#bk-no-scale');
+  await card.evaluate((n) => { n.open = true; }); // a lone card may open by itself
+  await card.locator('button.bk-switch').click();
+  assert.equal(await card.locator('.bk-checks').isVisible(), true, 'the checks show');
+  const shown = await card.locator('.bk-maps > *').evaluateAll((ns) => ns.filter((n) => n.offsetParent !== null).map((n) => n.className || n.tagName));
+  assert.deepEqual(shown, [], 'parts of the maps area still drawn');
+  assertClean(problems, 'show=checks');
+  await context.close();
+});
+
 test('with the README\'s accent for both themes, axe-core finds no contrast problem (light, dark, and auto on a dark system)', async () => {
   const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
   const element = readme.slice(readme.indexOf('### The element'), readme.indexOf('### The iframe'));

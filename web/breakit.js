@@ -236,7 +236,12 @@ function resultTables(host, exercise, result, worst, allowed) {
     const parts = tables.map(([layout]) => buildNumberTable(layout));
     parts.forEach((part, n) => {
       wrap.append(part.node);
-      if (n === H - 1) wrap.append(rampLegend(document));
+      if (n === H - 1) {
+        // The legend belongs to the weight maps: show="checks" hides both.
+        const legend = rampLegend(document);
+        legend.dataset.panel = 'weights';
+        wrap.append(legend);
+      }
     });
     host.replaceChildren(wrap);
     built = host.bkTables = { key, wrap, parts };
