@@ -36,30 +36,29 @@ async function assertAnnounced(page, region, selector, where) {
   assert.ok(seen.same, `${where}: ${selector} ("${seen.text}") is not in the live region that was there before the edit`);
 }
 
-test('a stepper button that disables itself hands the focus to the other one', async () => {
+test('a stepper button at its end keeps the focus, marked unavailable, and more presses stay at the end', async () => {
   const { context, page, problems } = await open('#view=kv-cache');
-  // Token 3 of 5: Next twice reaches the last token, and Next disables itself.
+  // Token 3 of 5: Next twice reaches the last token; two more presses stay there.
   await page.locator('[data-field="kv-next"]').focus();
-  await page.keyboard.press('Enter');
-  await page.keyboard.press('Enter');
-  assert.equal(await page.locator('[data-out="kv-step"]').textContent(), 'Token 5 of 5');
-  assert.equal(await focused(page), 'kv-prev', 'at token 5 the focus is on "◀ Previous token"');
   for (let k = 0; k < 4; k++) await page.keyboard.press('Enter');
+  assert.equal(await page.locator('[data-out="kv-step"]').textContent(), 'Token 5 of 5', 'Next held at the end');
+  assert.equal(await focused(page), 'kv-next', 'at token 5 the focus stays on "Next token ▶"');
+  assert.equal(await page.locator('[data-field="kv-next"]').getAttribute('aria-disabled'), 'true', 'Next is marked unavailable at the end');
+  await page.keyboard.press('Shift+Tab');
+  assert.equal(await focused(page), 'kv-prev');
+  for (let k = 0; k < 6; k++) await page.keyboard.press('Enter');
   assert.equal(await page.locator('[data-out="kv-step"]').textContent(), 'Token 1 of 5');
-  assert.equal(await focused(page), 'kv-next', 'at token 1 the focus is on "Next token ▶"');
+  assert.equal(await focused(page), 'kv-prev', 'at token 1 the focus stays on "◀ Previous token"');
+  assert.equal(await page.locator('[data-field="kv-next"]').getAttribute('aria-disabled'), 'false');
 
   // The same in online softmax, which starts at tile 1 of 3.
   await page.goto(`${suite.server.url}#view=online-softmax`);
   await page.waitForSelector('html[data-ready="true"]');
   await page.locator('[data-field="flash-next"]').focus();
-  await page.keyboard.press('Enter');
-  await page.keyboard.press('Enter');
+  for (let k = 0; k < 4; k++) await page.keyboard.press('Enter');
   assert.equal(await page.locator('[data-out="flash-step"]').textContent(), 'Tile 3 of 3');
-  assert.equal(await focused(page), 'flash-prev', 'at the last tile the focus is on "◀ Previous tile"');
-  await page.keyboard.press('Enter');
-  await page.keyboard.press('Enter');
-  assert.equal(await page.locator('[data-out="flash-step"]').textContent(), 'Tile 1 of 3');
-  assert.equal(await focused(page), 'flash-next', 'at tile 1 the focus is on "Next tile ▶"');
+  assert.equal(await focused(page), 'flash-next', 'at the last tile the focus stays on "Next tile ▶"');
+  assert.equal(await page.locator('[data-field="flash-next"]').getAttribute('aria-disabled'), 'true');
   assertClean(problems, 'steppers');
   await context.close();
 });

@@ -48,7 +48,7 @@ export const EXERCISES = Object.freeze([
     mistake: 'weights = softmax(scores, dim=-2)   # down each column: over queries',
     repair: 'weights = softmax(scores, dim=-1)   # along each row: over keys',
     catchers: ['rowSumsOne'],
-    prompt: 'Every column of weights now adds up to 1. Which check notices that the rows no longer do?',
+    prompt: 'Softmax now normalises down each column, over the queries, instead of along each row. Which check turns red?',
   },
   {
     bug: 'mask-after-softmax',

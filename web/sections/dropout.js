@@ -132,11 +132,14 @@ export const dropout = {
       const out = (name) => h('strong', { 'data-out': name });
       const parts = {
         count: out('drop-count'), on: out('drop-error-on'), off: out('drop-error-off'), mean: out('drop-mean'),
-        meanError: out('drop-mean-error'), band: out('drop-band'), lead: document.createTextNode(''), tail: document.createTextNode(''),
+        meanError: out('drop-mean-error'), band: out('drop-band'), tail: document.createTextNode(''), end: document.createTextNode(''),
+        // Until the first mean is in (it runs after the frame), the verdict says so.
+        lead: document.createTextNode(`Averaging ${DRAWS} draws…`),
       };
+      parts.mean.textContent = '…';
       parts.meanLine = h('p', { class: 'readout' }, `Mean row sums over ${DRAWS} draws: `, parts.mean);
       // The verdict is a live region: each new mean's verdict is read out (once aria-busy is lifted).
-      parts.verdict = h('p', { 'data-check': 'drop-expected', 'aria-live': 'polite' }, parts.lead, parts.meanError, parts.tail, parts.band, ' of 1 (4 standard errors).');
+      parts.verdict = h('p', { 'data-check': 'drop-expected', 'aria-live': 'polite' }, parts.lead, parts.meanError, parts.tail, parts.band, parts.end);
       host.replaceChildren(
         h('p', { class: 'readout' }, 'This draw dropped ', parts.count, ` of ${T * T} weights. Largest |row sum − 1| with dropout: `, parts.on,
           '; with dropout off: ', parts.off, '.'),
@@ -148,7 +151,7 @@ export const dropout = {
 
   /** The mean row sums over DRAWS draws and the check that they are about 1. */
   drawMean(st, mean) {
-    const { mean: meanNode, meanError: meanErrorNode, band, lead, tail, verdict, meanLine } = this.check;
+    const { mean: meanNode, meanError: meanErrorNode, band, lead, tail, end, verdict, meanLine } = this.check;
     let meanError = 0;
     for (let i = 0; i < T; i++) meanError = Math.max(meanError, Math.abs(mean[i] - 1));
     // A row sum's variance is sum_j w_j² p/(1 − p) <= p/(1 − p), so the mean of DRAWS
@@ -161,6 +164,7 @@ export const dropout = {
     setText(meanErrorNode, fmtSci(meanError));
     setText(tail, `, and with p = ${fmt(st.p, 2)} the mean of ${DRAWS} draws is expected within ±`);
     setText(band, fmtSci(allowed));
+    end.data = ' of 1 (4 standard errors).';
     for (const node of [meanLine, verdict]) node.removeAttribute('aria-busy');
   },
 };

@@ -99,14 +99,11 @@ export const kvCache = {
     if (!res) return;
     const { full, steps } = res;
     setText(this.stepText, `Token ${st.step} of ${T}`);
-    // A focused button about to be disabled would drop the focus to the
-    // page: it moves to the other button of the stepper first.
-    const atFirst = st.step <= 1, atLast = st.step >= T;
-    const focused = this.prev.getRootNode().activeElement;
-    if (atFirst && focused === this.prev) this.next.focus();
-    if (atLast && focused === this.next) this.prev.focus();
-    this.prev.disabled = atFirst;
-    this.next.disabled = atLast;
+    // At either end a button is marked unavailable (aria-disabled), not
+    // disabled: it keeps the focus, so a key held down stops at the end
+    // instead of the focus falling to the page or turning back (step() clamps).
+    this.prev.setAttribute('aria-disabled', String(st.step <= 1));
+    this.next.setAttribute('aria-disabled', String(st.step >= T));
     this.drawCache(ctx, st, steps, res.cacheShape);
 
     // The check: the decoded outputs against the full causal pass, rows 1..step.

@@ -93,15 +93,11 @@ export const onlineSoftmax = {
     const tiles = tiled.tiles;
     st.step = Math.min(st.step, tiles);
     this.stepText.textContent = `Tile ${st.step} of ${tiles}`;
-    // A focused button about to be disabled would drop the focus to the
-    // page: it moves to the other button of the stepper first (to "All
-    // tiles" when there is one tile only and both are disabled).
-    const atFirst = st.step <= 1, atLast = st.step >= tiles;
-    const focused = this.prev.getRootNode().activeElement;
-    if (atFirst && focused === this.prev) (atLast ? this.all : this.next).focus();
-    if (atLast && focused === this.next) (atFirst ? this.all : this.prev).focus();
-    this.prev.disabled = atFirst;
-    this.next.disabled = atLast;
+    // At either end a button is marked unavailable (aria-disabled), not
+    // disabled: it keeps the focus, so a key held down stops at the end
+    // instead of the focus falling to the page or turning back (step() clamps).
+    this.prev.setAttribute('aria-disabled', String(st.step <= 1));
+    this.next.setAttribute('aria-disabled', String(st.step >= tiles));
 
     // The row of scores, grouped by tile, so the learner sees where the max moves.
     const scores = plain.scores.data;

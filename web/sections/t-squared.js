@@ -143,9 +143,10 @@ export const tSquared = {
   },
 };
 
+/** The charts' key: each swatch stays on the line of its label. */
 function legendText() {
-  return h('span', {}, h('span', { class: 'key-swatch cost-weights' }), ' with weights  ', h('span', { class: 'key-swatch cost-tiled' }), ' tiled  ',
-    h('span', { class: 'key-swatch cost-slope' }), ' slope of T²');
+  const item = (cls, label) => h('span', { class: 'key-item' }, h('span', { class: `key-swatch ${cls}` }), ` ${label}`);
+  return h('span', {}, item('cost-weights', 'with weights'), '  ', item('cost-tiled', 'tiled'), '  ', item('cost-slope', 'slope of T²'));
 }
 
 /** A log-log line chart of both paths, with a dashed T² line through the first weights point. */

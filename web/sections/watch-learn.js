@@ -168,7 +168,7 @@ export const watchLearn = {
   body: `
 <p>So far every head had random weights, and random heads look at nothing in particular. Here a tiny model <em>trains</em>, in the same core: token and position embeddings, one or two layers of multi-head attention with residual connections and nothing else, a LayerNorm and an unembedding, trained with AdamW on a toy task. Press Start and watch the maps.</p>
 <ul>
-  <li><strong>Copy the previous token</strong>: one head learns to look exactly one place back, a line just under the diagonal.</li>
+  <li><strong>Copy the previous token</strong>: one head learns to look exactly one place back, a line just below the diagonal.</li>
   <li><strong>Induction</strong>: a few random letters as filler, then a run of random letters, then the same run again. In the second copy the next letter is predictable: find the earlier occurrence of the current letter and copy what came after it. That takes two heads in a row: a layer-1 head that looks one place back, then a layer-2 head (the <em>induction head</em>) that looks at the token after the earlier copy of the current one.</li>
   <li><strong>Reverse</strong>: the second half mirrors the first, so a head learns an anti-diagonal.</li>
 </ul>
@@ -185,7 +185,7 @@ export const watchLearn = {
 <div class="result heads" data-slot="maps"></div>
 <div data-slot="legend"></div>
 <p>When training pauses or finishes, switch a head off and watch the held-out accuracy: the head whose absence hurts is the one that does the work. The maps alone do not prove that; the ablation does. Two heads may share the work, so that switching off either one alone changes little (try reverse, or switching two off). And training does not always succeed: some seeds get stuck (induction with seed 2 stays below 50 % held-out accuracy), which is worth seeing too.</p>
-<p class="aside"><strong>The cheating switch.</strong> With it on, training runs with the <code>no-causal-mask</code> bug: every position can see the whole sequence, including the very token it is asked to predict. The training loss collapses toward 0. Held-out accuracy, measured causally, stays at chance: the model learned to read the answer, not to do the task. The maps are then drawn as training ran the model, so no cell is hatched (the choice above the maps switches them to the held-out test’s view). On induction, once the loss has collapsed, look at the rows of the second copy: some head puts most of its weight just right of the diagonal, on the next token, which is the very token that query must predict. In the held-out test’s view those cells are hatched: the test hides the answer, and what the model learned does not work without it. The checks that look only at the arithmetic (each row of weights sums to 1, every number is finite) would still pass; only a check on the mask itself, or on what a query may see of the future, catches it (see break-it’s <code>no-causal-mask</code> card). Passing an attention unit test proves local arithmetic; it does not prove that a model learned a useful task. (Try it on induction. On the other two tasks the answer also sits at a fixed place in the past, so a model trained with the leak can still find it there.)</p>
+<p class="aside"><strong>The cheating switch.</strong> With it on, training runs with the <code>no-causal-mask</code> bug: every position can see the whole sequence, including the very token it is asked to predict. The training loss collapses toward 0. Held-out accuracy, measured causally, stays at chance: the model learned to read the answer, not to do the task. The maps are then drawn as training ran the model, so no cell is hatched (the choice above the maps switches them to the held-out test’s view). On induction, once the loss has collapsed, look at the rows of the second copy: some head puts most of its weight just above the diagonal, on the next token, which is the very token that query must predict. In the held-out test’s view those cells are hatched: the test hides the answer, and what the model learned does not work without it. The checks that look only at the arithmetic (each row of weights sums to 1, every number is finite) would still pass; only a check on the mask itself, or on what a query may see of the future, catches it (see break-it’s <code>no-causal-mask</code> card). Passing an attention unit test proves local arithmetic; it does not prove that a model learned a useful task. (Try it on induction. On the other two tasks the answer also sits at a fixed place in the past, so a model trained with the leak can still find it there.)</p>
 `,
   fields: [
     ['task', codec.choice(TRAIN_TASKS), () => 'previous-token'],
@@ -245,8 +245,8 @@ export const watchLearn = {
     this.cheat = st.cheat;
     this.mapsAs = st.cheat ? st.maps : 'evaluation';
     this.viewChoice.hidden = !st.cheat;
-    const answer = st.task === 'previous-token' ? 'one place back, just left of the diagonal'
-      : 'one place ahead, just right of the diagonal';
+    const answer = st.task === 'previous-token' ? 'one place back, just below the diagonal'
+      : 'one place ahead, just above the diagonal';
     const predict = ` Where a query has a token to predict, that token is the key ${answer}.`;
     const [lead, rest] = !st.cheat
       ? ['Maps as training and the held-out test both run them (causal):', ' each query sees itself and the keys before it; the keys after it are hatched.']
