@@ -349,8 +349,12 @@ test('multi-head: a d-model the heads do not split is said in the status line, a
   const d10 = await addWidget(page, 'd10', { preset: 'multi-head', 'd-model': '10' });
   assert.deepEqual(await sizes(d10), { dModel: '10', heads: '5', maps: 5, sectionError: 0, stale: 0 }, 'd-model="10" opens on a valid pair');
   let said = await statusText(d10);
-  assert.match(said, /d-model="10" cannot be split evenly over 4 heads, so heads = 5 was used \(with this d-model, heads may be 1, 2, 5 or 10\)\./,
+  assert.match(said, /d-model="10" cannot be split evenly over the preset's 4 heads, so heads = 5 was used \(with this d-model, heads may be 1, 2, 5 or 10\)\./,
     `the status line names d-model and heads; seen ${JSON.stringify(said)}`);
+  // Once the learner edits the sizes, the note on the opening values goes: it would contradict the fields.
+  const headsField = d10.locator('input[data-field="mha-heads"]');
+  await typeInto(page, headsField, '2');
+  assert.equal(await statusText(d10), '', 'after the learner set 2 heads, the status line still talks of the opening values');
 
   // Both given and clashing: heads wins, and the status line says which d-model was not used.
   const h5 = await addWidget(page, 'h5', { preset: 'multi-head', heads: '5', 'd-model': '64' });

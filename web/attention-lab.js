@@ -453,7 +453,7 @@ export class AttentionLabElement extends ElementBase {
       for (let n = 1; n <= C; n++) if (C % n === 0 && accepts(this.#states, heads, n)) divisors.push(n);
       const fit = nearest(divisors, H);
       setField(this.#states, heads, String(fit));
-      return `d-model="${this.getAttribute('d-model')}" cannot be split evenly over ${H} heads, so heads = ${fit} was used `
+      return `d-model="${this.getAttribute('d-model')}" cannot be split evenly over the preset's ${H} heads, so heads = ${fit} was used `
         + `(with this d-model, heads may be ${orList(divisors)}).`;
     }
     const multiples = [];
@@ -492,7 +492,13 @@ export class AttentionLabElement extends ElementBase {
       root: this.#shadow,
       lab: this.#lab,
       sections: [section],
-      onCommit: () => this.#changed(),
+      // Notes on the author's attributes and state describe the opening
+      // values: once the learner edits, they would contradict what is shown.
+      onCommit: () => {
+        this.#notice('overrides');
+        this.#notice('state');
+        this.#changed();
+      },
     });
     this.#remount();
     this.#resolveReady();
