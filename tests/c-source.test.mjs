@@ -75,3 +75,15 @@ test('the generated module is what web/c-source.mjs makes of c_src now', () => {
 test('a bug with no C in c_src stops the build, and says which', () => {
   assert.throws(() => bugSources(['no-such-bug']), /bug "no-such-bug".*ATTN_BUG_NO_SUCH_BUG/);
 });
+
+test('a plan field the switch sets is shown as its struct declares it, with the comment that says what it does', () => {
+  const sources = bugSources();
+  // p->nan_expected = 1 alone would leave a learner guessing; the field's comment says it is the bug's point.
+  for (const bug of ['softmax-over-queries', 'no-all-masked-guard']) {
+    const fields = sources[bug].find((part) => part.where === 'the fields of sdpa_plan');
+    assert.ok(fields, `${bug}: no excerpt of sdpa_plan's fields; parts: ${sources[bug].map((p) => p.where).join(', ')}`);
+    assert.match(fields.code, /int nan_expected;\s*\/\* the output may hold NaN/, `${bug}: ${fields.code}`);
+  }
+  const mask = sources['mask-after-softmax'].find((part) => part.where === 'the fields of sdpa_plan');
+  assert.match(mask?.code ?? '', /int mask_logits;\s*\/\* blocked logits -> -INFINITY before the softmax \*\//, `mask-after-softmax: ${mask?.code}`);
+});

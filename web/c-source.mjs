@@ -77,6 +77,8 @@ export function sdpaPasses() {
 //      "bugs heads-without-transpose and ..."): a tagged function whole, with
 //      its comment; a tagged statement; a tagged struct field, with every
 //      statement that reads or sets it (causal_upper in is_allowed).
+//   4. the plan fields a switch sets (`p->nan_expected = 1;`), each as its
+//      struct declares it, with the comment that says what it does.
 // A statement is shown with the comment lines right above it. A bug with no
 // switch found stops the build, so that a renamed bug cannot lose its C.
 const BUG_FILES = ['attention.c', 'mha.c'];
@@ -175,6 +177,14 @@ function bugSource(bug, files) {
         if (!/^\s*case\b/.test(line) && (text.includes('attn_fail') || mentions(text, 'ATTN_BUG_NONE'))) return;
         show(block, range, true);
         switches += 1;
+        // 4. the plan fields the switch sets, each with the comment that says what it does
+        for (const [, field] of text.matchAll(/\bp(?:->|\.)(\w+)\s*=[^=]/g)) {
+          for (const struct of blocks.filter((b) => b.kind === 'struct')) {
+            for (let j = struct.start + 1; j < struct.end; j++) {
+              if (new RegExp(`\\b${field}\\s*;`).test(src.code[j])) show(struct, [j, j]);
+            }
+          }
+        }
         // 2. handed on: to a local, or to a function's last parameter
         const local = text.match(new RegExp(`\\bconst int (\\w+) = [^;]*\\b${constant}\\b`));
         const call = text.match(new RegExp(`(\\w+)\\([^;]*,\\s*bug == ${constant}\\s*\\)`));
