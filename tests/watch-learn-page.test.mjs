@@ -221,3 +221,20 @@ test('reverse, trained: the map notes and labels describe the anti-diagonal the 
   assertClean(problems, 'watch-learn reverse');
   await context.close();
 });
+
+test('a map note says a head spreads its weight when its hardest looks carry little more than an even share', async () => {
+  const { page, problems, context } = await env.open('#view=watch-learn');
+  const notes = await page.evaluate(async () => {
+    const { describeMap } = await import(new URL('sections/watch-learn.js', location.href).href);
+    const T = 8;
+    const even = new Float32Array(T * T).fill(1 / T);
+    for (let i = 0; i < T; i++) even[i * T + ((i + 1) % T)] += 0.01; // a faint favourite one place ahead
+    const sharp = new Float32Array(T * T);
+    for (let i = 0; i < T; i++) sharp[i * T + Math.max(0, i - 1)] = 1;
+    return [describeMap(even, T), describeMap(sharp, T)];
+  });
+  assert.match(notes[0], /^No line stands out: this head spreads its weight roughly evenly/, `near-even map: ${notes[0]}`);
+  assert.match(notes[1], /^7 of 8 queries look hardest at the previous token, putting 1\.00 of their weight there on average$/, `sharp map: ${notes[1]}`);
+  assertClean(problems, 'describe a map');
+  await context.close();
+});

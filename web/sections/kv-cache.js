@@ -265,7 +265,7 @@ function workTable(name, maddsName) {
   const caption = h('caption');
   const madds = [h('td', { 'data-out': `${maddsName}-cached` }), h('td', { 'data-out': `${maddsName}-full` })];
   const times = [h('td'), h('td')];
-  const table = h('table', { class: 'values', 'data-measured': name }, caption,
+  const table = h('table', { class: 'values work-table', 'data-measured': name }, caption,
     h('thead', {}, h('tr', {}, h('td', { class: 'corner' }), h('th', { scope: 'col', text: 'multiply-adds' }), h('th', { scope: 'col', text: 'µs per call' }))),
     h('tbody', {},
       h('tr', {}, h('th', { scope: 'row', text: 'with the cache' }), madds[0], times[0]),

@@ -12,9 +12,9 @@ const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+
 const letter = (id) => LETTERS[id] ?? '?';
 
 const TASK_NAMES = {
-  'previous-token': 'Copy the previous token (1 layer)',
-  induction: 'Induction: continue a repeated sequence (2 layers)',
-  reverse: 'Reverse the first half (1 layer)',
+  'previous-token': 'Previous token (1 layer)',
+  induction: 'Induction (2 layers)',
+  reverse: 'Reverse (1 layer)',
 };
 /** Training stops by itself after this many steps. */
 const STEP_LIMIT = { 'previous-token': 400, induction: 1500, reverse: 600 };
@@ -95,9 +95,10 @@ function drawMap(canvas, weights, tokens, allowed) {
  * fixed point, as in reversing), and last the diagonals ahead (key i + d),
  * which only a map drawn without the causal mask can light up. The line
  * holding the most of those keys is described, with the mean weight its
- * queries put there.
+ * queries put there; a head whose hardest looks carry little more than an
+ * even share is said to spread its weight.
  */
-function describeMap(weights, T) {
+export function describeMap(weights, T) {
   const top = Array.from({ length: T }, (_, i) => {
     let best = 0;
     for (let j = 1; j < T; j++) if (weights[i * T + j] > weights[i * T + best]) best = j;
@@ -120,6 +121,8 @@ function describeMap(weights, T) {
       : line.ahead === 1 ? 'the next token'
         : line.ahead !== undefined ? `the token ${line.ahead} places ahead`
           : `the mirror-image token (query and key positions add up to ${line.sum + 2})`;
+  // Under three times an even share (1/T), the hardest look is hardly a look.
+  if (mean < 3 / T) return `No line stands out: this head spreads its weight roughly evenly (${rows.length} of ${T} queries look hardest at ${where}, with only ${fmt(mean, 2)} of their weight)`;
   return `${rows.length} of ${T} queries look hardest at ${where}, putting ${fmt(mean, 2)} of their weight there on average`;
 }
 
@@ -168,7 +171,7 @@ export const watchLearn = {
   body: `
 <p>So far every head had random weights, and random heads look at nothing in particular. Here a tiny model <em>trains</em>, in the same core: token and position embeddings, one or two layers of multi-head attention with residual connections and nothing else, a LayerNorm and an unembedding, trained with AdamW on a toy task. Press Start and watch the maps.</p>
 <ul>
-  <li><strong>Copy the previous token</strong>: one head learns to look exactly one place back, a line just below the diagonal.</li>
+  <li><strong>Previous token</strong>: each position must output the token just before it; one head learns to look exactly one place back, a line just below the diagonal.</li>
   <li><strong>Induction</strong>: a few random letters as filler, then a run of random letters, then the same run again. In the second copy the next letter is predictable: find the earlier occurrence of the current letter and copy what came after it. That takes two heads in a row: a layer-1 head that looks one place back, then a layer-2 head (the <em>induction head</em>) that looks at the token after the earlier copy of the current one.</li>
   <li><strong>Reverse</strong>: the second half mirrors the first, so a head learns an anti-diagonal.</li>
 </ul>
