@@ -96,6 +96,9 @@ test('watch a head learn: pause and finish are read out, and the focus goes on t
 
 test('a shared #view= link puts the focus on its section: the next Tab goes on there, not from the top', async () => {
   const { context, page, problems } = await open('#view=masks');
+  // The heading has the focus, but draws no ring: the learner did not move the focus.
+  const heading = await page.evaluate(() => ({ focused: document.activeElement.id, ring: document.activeElement.matches(':focus-visible') }));
+  assert.deepEqual(heading, { focused: 'h-masks', ring: false }, 'on opening #view=masks');
   await page.keyboard.press('Tab');
   const at = await page.evaluate(() => ({ section: document.activeElement.closest('section')?.id ?? document.activeElement.className, y: window.scrollY }));
   assert.equal(at.section, 'masks', `Tab after opening #view=masks went to "${at.section}"`);

@@ -101,11 +101,12 @@ export function viewTracking({ ctx, onChange }) {
   };
   // As a table-of-contents link does, the section's heading takes the
   // focus too: the next Tab goes on inside the section, not from the top.
+  // No focus ring is drawn for it: the learner did not move the focus.
   const scrollToView = () => {
     const target = ctx.view && document.getElementById(ctx.view);
     if (!target) return;
     target.scrollIntoView({ block: 'start' });
-    target.querySelector('h2')?.focus({ preventScroll: true });
+    target.querySelector('h2')?.focus({ preventScroll: true, focusVisible: false });
   };
   const inView = () => {
     const line = window.innerHeight * 0.3;
