@@ -121,8 +121,14 @@ export function rovingCells(grid) {
     }
     if (!next) return;
     event.preventDefault();
-    cell.tabIndex = -1;
-    next.tabIndex = 0;
     next.focus();
+  });
+  // Whichever way a cell gets the focus (a key above, a click, a redraw
+  // giving it back), it becomes the map's one tab stop.
+  grid.addEventListener('focusin', (event) => {
+    const cell = event.target.closest(CELL);
+    if (!cell || cell.tabIndex === 0) return;
+    for (const other of grid.querySelectorAll(`${CELL}[tabindex="0"]`)) other.tabIndex = -1;
+    cell.tabIndex = 0;
   });
 }

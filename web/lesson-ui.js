@@ -708,15 +708,7 @@ function buildMaskGrid(host, { key, rows, cols, rowNames, colNames, interactive,
     if (tbody) tbody.append(tr);
   }
   if (table) table.append(tbody);
-  if (interactive) {
-    rovingCells(grid);
-    grid.addEventListener('focusin', (event) => {
-      const cell = event.target.closest('button.mask-cell');
-      if (!cell || cell.tabIndex === 0) return;
-      for (const other of grid.querySelectorAll('button.mask-cell[tabindex="0"]')) other.tabIndex = -1;
-      cell.tabIndex = 0;
-    });
-  }
+  if (interactive) rovingCells(grid);
   host.replaceChildren(h('div', { class: 'heatmap-wrap' }, grid), ...(table ? [srOnly(table)] : []));
   host.maskParts = built;
   return built;
