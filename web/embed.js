@@ -28,11 +28,13 @@
  * window) posts can change it.
  */
 import './attention-lab.js';
+import { STATE_KEY, MAX_HASH_LENGTH } from './lesson-state.js';
 
 const OPTIONS = ['preset', 'editable', 'heads', 'd-model', 'seq-len', 'show', 'state', 'theme', 'label'];
 const ORIGIN = 'origin'; // read by this page (see targetOrigin)
-const STATE_FIELD = /^(view|[a-z0-9]{1,12}\.[a-z0-9]{1,12})$/i; // the keys of a state string (lesson-state.js)
-const MAX_OPTION_LENGTH = 8000; // the lesson's own limit for a state string
+/** A key of a state string: view, or prefix.field (a bare word other than view is an option). */
+const isStateField = (name) => name === 'view' || (name.includes('.') && STATE_KEY.test(name));
+const MAX_OPTION_LENGTH = MAX_HASH_LENGTH; // the lesson's own limit for a state string
 
 const query = new URLSearchParams(location.search);
 const hash = new URLSearchParams(location.hash.slice(1));
@@ -42,7 +44,7 @@ const names = [...new Set([...query.keys(), ...hash.keys()])];
 
 /** The state option, with the state fields given as options of their own after it; null if none. */
 function stateText() {
-  const fields = names.filter((name) => STATE_FIELD.test(name)).map((name) => `${name}=${encodeURIComponent(option(name))}`);
+  const fields = names.filter(isStateField).map((name) => `${name}=${encodeURIComponent(option(name))}`);
   const given = option('state');
   if (given === null && fields.length === 0) return null;
   return [given, ...fields].filter(Boolean).join('&');
@@ -56,7 +58,7 @@ for (const name of OPTIONS) {
   if (value.length > MAX_OPTION_LENGTH) problems.push(`the option ${name} is longer than ${MAX_OPTION_LENGTH} characters, so it was ignored.`);
   else widget.setAttribute(name, value);
 }
-const unknown = names.filter((name) => !OPTIONS.includes(name) && name !== ORIGIN && !STATE_FIELD.test(name));
+const unknown = names.filter((name) => !OPTIONS.includes(name) && name !== ORIGIN && !isStateField(name));
 if (unknown.length > 0) {
   problems.push(`${unknown.map((name) => `"${name}"`).join(', ')} ${unknown.length > 1 ? 'are not options' : 'is not an option'} of this page, `
     + `so ${unknown.length > 1 ? 'they were' : 'it was'} ignored (use ${[...OPTIONS, ORIGIN].join(', ')}, or the fields of a state such as mha.heads).`);

@@ -15,6 +15,8 @@
 import { parseNumberText, VALUE_LIMIT } from './lesson-ui.js';
 
 export const MAX_HASH_LENGTH = 8000;
+/** A key of the hash state: `view`, or a section's `prefix.field`. */
+export const STATE_KEY = /^[a-z0-9]{1,12}(\.[a-z0-9]{1,12})?$/i;
 const MAX_PAIRS = 120;
 
 export class HashError extends Error {}
@@ -141,7 +143,7 @@ export function decodeHash(hash, sections, viewIds) {
     } catch {
       throw new HashError('a part is badly encoded');
     }
-    if (!/^[a-z0-9]{1,12}(\.[a-z0-9]{1,12})?$/i.test(key)) throw new HashError('a key is not recognised');
+    if (!STATE_KEY.test(key)) throw new HashError('a key is not recognised');
     if (raw.has(key)) throw new HashError('a key appears twice');
     raw.set(key, value);
   }
