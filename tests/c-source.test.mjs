@@ -68,6 +68,23 @@ test('a card shows the switch first, and the helper it selects', () => {
   assert.match(code('causal-upper'), /vis->causal_upper && j < diagonal/);
 });
 
+test('a switch passed on to a function opens its card where that function acts on it, not at the call', () => {
+  // no-rescale is the last argument of sdpa_tiled: the card opens with the
+  // line that forces the rescale factor to 1, with its comment, and only then
+  // shows the calls that pass the switch in.
+  const parts = BUG_SOURCES['no-rescale'];
+  const code = parts.map((p) => p.code).join('\n');
+  assert.equal(parts[0].where, 'sdpa_tiled', `no-rescale opens in ${parts.map((p) => p.where).join(', ')}`);
+  assert.match(parts[0].code, /^if \(no_rescale\) \/\* bug: [^\n]*\*\/\n {4}for \(int r = 0; r < n; r\+\+\) factor\[r\] = 1\.0f;/,
+    `no-rescale opens with:\n${parts[0].code}`);
+  const factor = code.indexOf('factor[r] = 1.0f'), call = code.indexOf('bug == ATTN_BUG_NO_RESCALE');
+  assert.ok(factor >= 0 && call > factor, `the factor line comes before the call site:\n${code}`);
+  // No card opens with a bare call that only hands its switch on.
+  for (const [bug, [first]] of Object.entries(BUG_SOURCES)) {
+    assert.doesNotMatch(first.code.split('\n')[0], /\w+\(.*\bbug == ATTN_BUG_\w+\);$/, `${bug} opens with a call:\n${first.code}`);
+  }
+});
+
 test('the generated module is what web/c-source.mjs makes of c_src now', () => {
   assert.deepEqual(BUG_SOURCES, bugSources(), 'web/generated/c-source.js is stale: run bash build.sh');
 });

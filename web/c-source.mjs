@@ -71,8 +71,10 @@ export function sdpaPasses() {
 //      path, for several bugs) says nothing about how the bug acts: left out.
 //   2. a switch handed on: kept in a local (`const int through_blocked =
 //      bug == ...`) or passed as a function's last argument (sdpa_tiled's
-//      no_rescale), the `if` statements of that function that test it (and
-//      for a parameter, the function's header).
+//      no_rescale), the `if` statements of that function that test it. For a
+//      parameter these are where the bug acts (sdpa_tiled's `factor[r] =
+//      1.0f`), while the call only passes it on: the callee's statements open
+//      the card, and the calls follow, to show where the switch comes from.
 //   3. what the C's comments tag with the bug ("bug mask-output: ...",
 //      "bugs heads-without-transpose and ..."): a tagged function whole, with
 //      its comment; a tagged statement; a tagged struct field, with every
@@ -154,16 +156,16 @@ function statementAt({ lines, code }, i) {
   return [s, e];
 }
 
-/** The C of one bug: [{ file, where, code }], the switch's function first. */
+/** The C of one bug: [{ file, where, code }], the function where it acts first (see rule 2). */
 function bugSource(bug, files) {
   const constant = `ATTN_BUG_${bug.toUpperCase().replace(/-/g, '_')}`;
   const mentions = (text, name) => new RegExp(`\\b${name}\\b`).test(text);
   const tag = new RegExp(`\\bbugs? (?:[a-z-]+(?:,| and| or) )*${bug}(?![\\w-])`);
-  const shown = []; // { file, src, block, range: [first, last], isSwitch }
+  const shown = []; // { file, src, block, range: [first, last], isSwitch, acts }
   let switches = 0;
   for (const { file, src, blocks } of files) {
     const blockOf = (i) => blocks.find((b) => b.first <= i && i <= b.end);
-    const show = (block, range, isSwitch = false) => shown.push({ file, src, block, range, isSwitch });
+    const show = (block, range, isSwitch = false, acts = false) => shown.push({ file, src, block, range, isSwitch, acts });
     const statement = (i) => {
       const range = statementAt(src, i);
       return { range, text: src.code.slice(range[0], range[1] + 1).join('\n') };
@@ -192,12 +194,10 @@ function bugSource(bug, files) {
         const param = callee && src.code.slice(callee.start, callee.end + 1).join(' ').match(/(\w+)\s*\)\s*\{/);
         const [name, where] = local ? [local[1], block] : param ? [param[1], callee] : [];
         if (!name) return;
-        // A parameter: its function's header too, where the reader sees its name.
-        if (!local) show(callee, [callee.start, src.code.findIndex((l, j) => j >= callee.start && l.includes('{'))]);
         for (let j = where.start; j <= where.end; j++) {
           if (j !== i && new RegExp(`^\\s*(\\}\\s*else\\s+)?if\\s*\\(.*\\b${name}\\b`).test(src.code[j])) {
             const handed = statement(j);
-            if (!handed.text.includes('attn_fail')) show(where, handed.range);
+            if (!handed.text.includes('attn_fail')) show(where, handed.range, false, !local);
           }
         }
         return;
@@ -230,7 +230,9 @@ function bugSource(bug, files) {
     if (!part) parts.push(part = { file: s.file, src: s.src, block: s.block, ranges: [] });
     part.ranges.push(s.range);
   }
-  const lead = shown.find((s) => s.isSwitch).block;
+  // The card opens where the bug acts: the function a switch is passed to,
+  // else the switch's own function.
+  const lead = (shown.find((s) => s.acts) || shown.find((s) => s.isSwitch)).block;
   const order = (p) => (p.block === lead ? -1 : BUG_FILES.indexOf(p.file) * 1e6 + p.block.first);
   return parts.sort((a, b) => order(a) - order(b)).map(({ file, src, block, ranges }) => {
     ranges.sort((a, b) => a[0] - b[0]);
