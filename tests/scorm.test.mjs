@@ -379,7 +379,7 @@ test('framed or opened by another page, but with no SCORM API: a notice says tha
   await other.context.close();
 });
 
-test('opened from a disk (file://), the package and dist/index.html say why they cannot run, instead of loading for ever', async () => {
+test('opened from a disk (file://), the package, dist/index.html and web/index.html say why they cannot run, instead of loading for ever', async () => {
   for (const [what, file] of [['the unzipped package', join(OUT, 'full', 'unpacked', 'index.html')], ['dist/index.html', join(OUT, 'dist', 'index.html')]]) {
     const { page, context } = await openPage(browser, 'file://');
     await page.goto(pathToFileURL(file).href);
@@ -393,6 +393,16 @@ test('opened from a disk (file://), the package and dist/index.html say why they
     assert.equal(await page.locator('html[data-ready]').count(), 0, `${what}: the lesson did not start`);
     await context.close();
   }
+  // The repository's own page, double-clicked, says how to serve it.
+  const { page: repoPage, context: repoContext } = await openPage(browser, 'file://');
+  await repoPage.goto(pathToFileURL(join(ROOT, 'web', 'index.html')).href);
+  await repoPage.waitForFunction(() => document.getElementById('boot-status').classList.contains('core-error'), null, { timeout: 10000 })
+    .catch(() => {});
+  const repoText = await repoPage.locator('#boot-status').textContent();
+  assert.match(repoText, /cannot run from a file opened on a disk: it must be served over http or https\. In the attention-lab folder, run npm start/,
+    `web/index.html: #boot-status says "${repoText}"`);
+  assert.match(repoText, /dist\/attention-lab\.html/, 'web/index.html: it names the single file that opens from a disk');
+  await repoContext.close();
   // Served, but the lesson's module is missing: the page says so too.
   const { page, context } = await openPage(browser, server.url);
   await page.route('**/attention-lab-scorm.js', (route) => route.fulfill({ status: 404, body: '' }));

@@ -4,7 +4,7 @@
 //       the ES modules, styles and wasm a course site copies next to its
 //       pages: <attention-lab> (attention-lab.js), the iframe page
 //       (embed.html), the lesson (index.html) and the API (attention.js).
-//       index.html also runs load-failure.js (web/scorm/load-failure.js):
+//       index.html runs load-failure.js (web/load-failure.js), as web/index.html does:
 //       opened from a disk, where its modules cannot load, it says so.
 //   dist/attention-lab.html
 //       the whole lesson in one file: scripts, styles and both wasm builds
@@ -49,12 +49,14 @@ const WEB = join(ROOT, 'web');
 const DIST = join(ROOT, 'dist');
 
 const ENTRIES = ['attention.js', 'attention-lab.js', 'lesson.js', 'embed.js'];
-const STATIC = ['index.html', 'embed.html', 'favicon.svg', 'lesson.css', 'breakit.css', 'quiz.css', 'attention-lab.css', 'embed.css',
+const STATIC = ['index.html', 'load-failure.js', 'embed.html', 'favicon.svg', 'lesson.css', 'breakit.css', 'quiz.css', 'attention-lab.css', 'embed.css',
   'attention.d.ts', 'attention-lab.d.ts', 'progress.d.ts'];
 const WASM = ['wasm/attention-simd.wasm', 'wasm/attention-scalar.wasm'];
 /** The classic script that explains a page whose modules cannot load; it sits next to that page. */
 const LOAD_FAILURE = 'load-failure.js';
 const MODULE_TAG = '<script type="module" src="lesson.js"></script>';
+/** index.html's two scripts: load-failure.js, marked as the repository's copy, then the lesson. */
+const BOOT_TAGS = `<script src="${LOAD_FAILURE}" data-copy="repository"></script>\n${MODULE_TAG}`;
 // attention.js reads the wasm with node:fs only when it runs in Node.
 const EXTERNAL = ['node:*'];
 
@@ -112,8 +114,9 @@ async function singleFile() {
     const css = inlineSafe(await readFile(join(WEB, file), 'utf8'), file);
     html = html.replace(`\u0000css:${file}\u0000`, () => `<style>\n${css}</style>`);
   }
-  if (!html.includes(MODULE_TAG)) throw new Error(`index.html no longer has ${MODULE_TAG}`);
-  html = html.replace(MODULE_TAG, () => `<script type="module">\n${script}</script>`);
+  // Inlined, the lesson's module always loads: load-failure.js has nothing to explain.
+  if (!html.includes(BOOT_TAGS)) throw new Error(`index.html no longer has ${BOOT_TAGS}`);
+  html = html.replace(BOOT_TAGS, () => `<script type="module">\n${script}</script>`);
   const icon = await readFile(join(WEB, 'favicon.svg'), 'utf8');
   html = html.replace('<link rel="icon" href="favicon.svg">', () => `<link rel="icon" href="data:image/svg+xml,${encodeURIComponent(icon.trim())}">`);
   html = html.replace('<head>\n', () => '<head>\n<!-- attention-lab in one file, built by web/dist.mjs from web/: scripts, styles and the wasm core are inlined. Opens offline. -->\n');
@@ -172,10 +175,10 @@ export function checkTitle(title) {
   return title;
 }
 
-/** index.html with load-failure.js run before `moduleTag`, the lesson's module. */
+/** index.html running `moduleTag`, the lesson's module, after load-failure.js as a packaged copy's (not the repository's). */
 function withLoadFailure(html, moduleTag) {
-  if (!html.includes(MODULE_TAG)) throw new Error(`index.html no longer has ${MODULE_TAG}`);
-  return html.replace(MODULE_TAG, () => `<script src="${LOAD_FAILURE}"></script>\n${moduleTag}`);
+  if (!html.includes(BOOT_TAGS)) throw new Error(`index.html no longer has ${BOOT_TAGS}`);
+  return html.replace(BOOT_TAGS, () => `<script src="${LOAD_FAILURE}"></script>\n${moduleTag}`);
 }
 
 const ADDRESS_BAR = ' Your edits live in the address bar: copy the link to share exactly what you see.';
@@ -262,7 +265,7 @@ export async function scormPackage(choice = {}, outDir = DIST, { title = MANIFES
   const entries = {
     'index.html': strToU8(launchPage(index, picked)),
     [SCORM_BUNDLE]: strToU8(await bundleScorm()),
-    [LOAD_FAILURE]: await readFile(join(WEB, 'scorm', LOAD_FAILURE)),
+    [LOAD_FAILURE]: await readFile(join(WEB, LOAD_FAILURE)),
     'licenses/gamestdio-scorm.txt': await readFile(WRAPPER_LICENSE),
   };
   for (const file of ['favicon.svg', ...STATIC.filter((f) => f.endsWith('.css') && index.includes(`href="${f}"`)), ...WASM]) {
@@ -336,11 +339,10 @@ export async function dist(choice = {}, { out = DIST, title = MANIFEST_TITLE } =
     await cp(join(WEB, file), join(dir, file));
   }
   await writeFile(join(dir, 'index.html'), withLoadFailure(await readFile(join(WEB, 'index.html'), 'utf8'), MODULE_TAG));
-  await cp(join(WEB, 'scorm', LOAD_FAILURE), join(dir, LOAD_FAILURE));
   const html = await singleFile();
   await writeFile(join(dir, 'attention-lab.html'), html);
   const scorm = await scormPackage(choice, dir, { title });
-  return { dir, files: [...files, LOAD_FAILURE, 'attention-lab.html', scorm.file], singleFileBytes: Buffer.byteLength(html), scorm };
+  return { dir, files: [...files, 'attention-lab.html', scorm.file], singleFileBytes: Buffer.byteLength(html), scorm };
 }
 
 /** `names` joined by commas, in lines of at most 78 characters, each after `indent` spaces. */

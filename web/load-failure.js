@@ -1,5 +1,6 @@
-// scorm/load-failure.js: a classic script that the pages dist.mjs writes
-// (the SCORM launch page, dist/index.html) run before the lesson's module.
+// load-failure.js: a classic script that index.html runs before the lesson's
+// module (so do the pages dist.mjs writes from it: dist/index.html and the
+// SCORM launch page).
 // When that module, or a module it imports, cannot be loaded, the page would
 // say "Loading the attention core…" for ever: this says why instead. Opened
 // from a disk (file://) a browser refuses module scripts, while a classic
@@ -7,15 +8,23 @@
 // that the page keeps working under a strict Content-Security-Policy.
 'use strict';
 
+// The repository's own index.html marks its tag data-copy="repository": opened
+// from a disk, it is served with `npm start`. dist.mjs writes the tag without
+// the mark, and its copies point to the single file instead.
+const fromRepository = document.currentScript?.dataset.copy === 'repository';
+
 // A script element's error event does not bubble: it is caught on its way down.
 window.addEventListener('error', (event) => {
   const script = event.target;
   if (!(script instanceof HTMLScriptElement) || script.type !== 'module') return;
   const status = document.getElementById('boot-status');
   if (!status) return;
-  status.textContent = location.protocol === 'file:'
-    ? 'This copy of the lesson cannot run from a file opened on a disk: it must be served over http or https, as an LMS or a web server does. '
-      + 'attention-lab.html, the single-file copy of the lesson, is the one that opens from a disk.'
-    : 'The lesson\'s scripts could not be loaded. Reload the page; if this message stays, the copy on the server is incomplete.';
+  const fromDisk = 'This copy of the lesson cannot run from a file opened on a disk: it must be served over http or https';
+  status.textContent = location.protocol !== 'file:'
+    ? 'The lesson\'s scripts could not be loaded. Reload the page; if this message stays, the copy on the server is incomplete.'
+    : fromRepository
+      ? `${fromDisk}. In the attention-lab folder, run npm start and open the address it prints (http://127.0.0.1:8080/). `
+        + 'npm run dist writes dist/attention-lab.html, a single-file copy that opens from a disk.'
+      : `${fromDisk}, as an LMS or a web server does. attention-lab.html, the single-file copy of the lesson, is the one that opens from a disk.`;
   status.classList.add('core-error');
 }, true);
