@@ -322,6 +322,21 @@ test('"Read the C" under the mistake (labelled as PyTorch terms): opened by keyb
   await context.close();
 });
 
+test('a prompt that wraps sits inside its box: no card\'s border crosses its lines, at 1280 px and 390 px', async () => {
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+    const { page, context } = await open({ viewport });
+    await page.locator('#break-it .bk-card').first().waitFor();
+    const crossed = await page.locator('#break-it .bk-predict > legend').evaluateAll((legends) => legends.map((legend) => {
+      const box = legend.parentElement;
+      const top = box.getBoundingClientRect().top + parseFloat(getComputedStyle(box).borderTopWidth);
+      const r = legend.getBoundingClientRect();
+      return { card: legend.closest('.bk-card').id, above: r.top - top, lines: Math.round(r.height / parseFloat(getComputedStyle(legend).lineHeight)) };
+    }).filter(({ above }) => above < -0.5));
+    assert.deepEqual(crossed, [], `${viewport.width} px: prompts whose box's top border runs through or above their text (px above the border's inner edge, lines)`);
+    await context.close();
+  }
+});
+
 test('at 390 px the C scrolls in its box, not the page', async () => {
   const { page, problems, context } = await open({ viewport: { width: 390, height: 844 } });
   const card = page.locator('#bk-no-rescale');
