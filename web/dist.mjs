@@ -15,8 +15,11 @@
 //       imsmanifest.xml, the launch page index.html, one bundled module (the
 //       lesson, its SCORM glue web/scorm/launch.js and the API wrapper
 //       @gamestdio/scorm), load-failure.js, the styles, the wasm builds,
-//       the wrapper's licence. Every file is listed in the manifest; nothing
-//       is fetched from outside the package.
+//       the wrapper's licence, all listed in the manifest as the SCO's
+//       files. Next to imsmanifest.xml, at the zip's root, sit the SCORM 1.2
+//       schema files it names (web/scorm/schemas/): control files, not
+//       resources, so they are not listed. Nothing is fetched from outside
+//       the package.
 //
 // Options (npm run dist -- --sections masks,break-it --exercises no-scale):
 //   --sections a,b    the lesson sections the package holds (ids of
@@ -134,6 +137,20 @@ const MANIFEST_TITLE = 'Attention, by hand and live';
 /** SCORM 1.2's smallest permitted maximum for a title. */
 const MAX_TITLE = 200;
 const WRAPPER_LICENSE = join(ROOT, 'node_modules', '@gamestdio', 'scorm', 'LICENSE');
+/**
+ * The SCORM 1.2 schemas the manifest is written against, by target
+ * namespace: IMS content packaging 1.1.2, IMS metadata 1.2.1 and ADL's
+ * SCORM 1.2 extensions (adlcp:). imsmanifest.xml names them in
+ * xsi:schemaLocation, and they sit next to it at the zip's root.
+ */
+const SCHEMAS = {
+  'http://www.imsproject.org/xsd/imscp_rootv1p1p2': 'imscp_rootv1p1p2.xsd',
+  'http://www.imsglobal.org/xsd/imsmd_rootv1p2p1': 'imsmd_rootv1p2p1.xsd',
+  'http://www.adlnet.org/xsd/adlcp_rootv1p2': 'adlcp_rootv1p2.xsd',
+};
+/** The schema files the package carries: those above, and ims_xml.xsd (the xml: attributes), which two of them import. */
+const SCHEMA_FILES = [...Object.values(SCHEMAS), 'ims_xml.xsd'];
+const SCHEMA_DIR = join(WEB, 'scorm', 'schemas');
 /** A fixed time for every zip entry, so that the same input gives the same bytes. */
 const ZIP_TIME = new Date('2024-01-01T00:00:00Z');
 
@@ -214,13 +231,20 @@ async function bundleScorm() {
 
 const xmlText = (text) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-/** imsmanifest.xml (SCORM 1.2 CAM): one organization, one item, one SCO resource listing `files`; `mastery` null for none. */
+/**
+ * imsmanifest.xml (SCORM 1.2 CAM): one organization, one item, one SCO
+ * resource listing `files`; `mastery` null for none. xsi:schemaLocation
+ * names the schema files the package carries (SCHEMAS).
+ */
 export function manifest({ files, mastery, title = MANIFEST_TITLE }) {
   const list = files.map((f) => `      <file href="${xmlText(f)}"/>`).join('\n');
+  const locations = Object.entries(SCHEMAS).map(([ns, file]) => `${ns} ${file}`).join('\n                      ');
   return `<?xml version="1.0" encoding="UTF-8"?>
 <manifest identifier="attention-lab-scorm12" version="1.0"
   xmlns="http://www.imsproject.org/xsd/imscp_rootv1p1p2"
-  xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_rootv1p2">
+  xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_rootv1p2"
+  xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+  xsi:schemaLocation="${locations}">
   <metadata>
     <schema>ADL SCORM</schema>
     <schemaversion>1.2</schemaversion>
@@ -272,12 +296,14 @@ export async function scormPackage(choice = {}, outDir = DIST, { title = MANIFES
     entries[file] = await readFile(join(WEB, file));
   }
   const files = Object.keys(entries).sort();
+  // The control files first, at the root: the manifest and the schemas it names. The SCO's files follow.
   const zip = { 'imsmanifest.xml': strToU8(manifest({ files, mastery, title })) };
+  for (const file of SCHEMA_FILES) zip[file] = await readFile(join(SCHEMA_DIR, file));
   for (const file of files) zip[file] = entries[file];
   const bytes = zipSync(zip, { level: 9, mtime: ZIP_TIME });
   await mkdir(outDir, { recursive: true });
   await writeFile(join(outDir, SCORM_ZIP), bytes);
-  return { file: SCORM_ZIP, files: ['imsmanifest.xml', ...files], max, mastery, ...picked, bytes: bytes.length };
+  return { file: SCORM_ZIP, files: Object.keys(zip), max, mastery, ...picked, bytes: bytes.length };
 }
 
 /** The files dist/ copies from web/ as they are (paths relative to web/); nothing is written. */
