@@ -173,6 +173,70 @@ test('at 390 px no map cuts its numbers, and a box that scrolls sideways says so
   await context.close();
 });
 
+test('at 390 px every number grid fits without scrolling sideways, and shows the largest token ids whole', async () => {
+  // Token ids go up to 99999 (masks) and 9999 (multi-head): every cell holds the largest.
+  const row = (n, id) => Array(n).fill(id).join(',');
+  const { context, page, problems } = await open(`#mask.tokens=${row(5, 99999)};${row(5, 99999)}&mha.tokens=${row(5, 9999)}`, { width: 390, height: 844 });
+  await renderEverySection(page);
+  await page.waitForTimeout(400); // the scroll boxes are measured after the frame that lays them out
+  const grids = await page.$$eval('main table.grid-edit', (tables) => {
+    // An input's scrollWidth ignores its text: the text is measured in the input's font.
+    const pen = document.createElement('canvas').getContext('2d');
+    const fits = (input) => {
+      const cs = getComputedStyle(input);
+      pen.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+      return pen.measureText(input.value).width <= input.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) + 0.5;
+    };
+    return tables.map((t) => {
+      const box = t.closest('.grid-wrap');
+      return {
+        grid: t.dataset.grid, size: `needs ${box.scrollWidth} px, has ${box.clientWidth}`,
+        scrolls: box.scrollWidth > box.clientWidth + 1 || box.dataset.overflows === '1',
+        cut: [...t.querySelectorAll('input')].filter((i) => !fits(i)).map((i) => i.value),
+      };
+    });
+  });
+  for (const name of ['mask-tokens', 'kv-x']) assert.ok(grids.some((g) => g.grid === name), `the grid ${name} is on the page`);
+  assert.deepEqual(grids.filter((g) => g.scrolls).map((g) => `${g.grid} ${g.size}`), [], 'grids that scroll sideways at 390 px');
+  assert.deepEqual(grids.filter((g) => g.cut.length > 0).map((g) => `${g.grid}: ${g.cut.join(' ')}`), [], 'cells whose number is wider than the box inside their padding');
+  assertClean(problems, 'grids at 390 px');
+  await context.close();
+});
+
+test('at 320 px and 390 px nothing sticks out of its section, but for the boxes that scroll', async () => {
+  for (const width of [320, 390]) {
+    const { context, page, problems } = await open('', { width, height: 844 });
+    await renderEverySection(page);
+    await page.$$eval('main details', (ds) => ds.forEach((d) => { d.open = true; }));
+    await page.waitForTimeout(400); // laid out in the next frames
+    const out = await page.$$eval('main > section', (sections) => sections.flatMap((s) => {
+      const r = s.getBoundingClientRect();
+      const cs = getComputedStyle(s);
+      // The content box, with a few pixels to spare: a range input's margin
+      // or a long word of code may reach into the padding, not past the card.
+      const left = r.left + parseFloat(cs.borderLeftWidth) + parseFloat(cs.paddingLeft) - 3;
+      const right = r.right - parseFloat(cs.borderRightWidth) - parseFloat(cs.paddingRight) + 3;
+      // Boxes that scroll hold what is wider; in wrapped code, an inline box
+      // also counts the spaces left hanging at the end of a line.
+      const inside = '.grid-wrap, .heatmap-wrap, .bk-table-wrap, .formula, pre, .sr-only, .bk-sr';
+      const outside = [...s.querySelectorAll('*')].filter((n) => {
+        if (n.closest(inside) || getComputedStyle(n).position === 'absolute') return false;
+        const b = n.getBoundingClientRect();
+        return b.width > 0 && (b.left < left || b.right > right);
+      });
+      // Named by the outermost element that sticks out (its children go with it).
+      return outside.filter((n) => !outside.includes(n.parentElement)).map((n) => {
+        const b = n.getBoundingClientRect();
+        return `${s.id} ${n.tagName.toLowerCase()}.${n.className} [${Math.round(b.left)}, ${Math.round(b.right)}] "${n.textContent.slice(0, 30)}"`;
+      });
+    }));
+    assert.deepEqual(out, [], `${width} px: elements stick out of their section's box (viewport ${width} px)`);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${width} px: the page scrolls sideways`);
+    assertClean(problems, `${width} px`);
+    await context.close();
+  }
+});
+
 // ---------------------------------------------------------------------------
 // Mask conventions: the classic migration bug shows its heatmap
 // ---------------------------------------------------------------------------
