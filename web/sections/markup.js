@@ -33,7 +33,7 @@ export function sectionElement(def, number) {
   h2.tabIndex = -1;
   if (number != null) {
     const num = document.createElement('span');
-    num.className = 'num';
+    num.className = 'sec-num';
     num.textContent = String(number);
     h2.append(num, ' ');
   }
