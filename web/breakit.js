@@ -99,7 +99,7 @@ const fmt = (x) => fmtNumber(x).replace('-', '−');
  * another entry marked), so that only the cells' texts, classes and colours
  * change, not the whole panel.
  */
-function buildNumberTable({ caption, rows, cols, rowLabel, colLabel, name, panel }) {
+function buildNumberTable({ caption, rows, cols, rowLabel, colLabel, name, panel }, card) {
   const table = el('table', { cls: 'bk-table', attrs: { 'data-table': name } }, el('caption', { text: caption }));
   const colHeads = Array.from({ length: cols }, () => el('th', { attrs: { scope: 'col' } }));
   table.append(el('thead', {}, el('tr', {}, el('td', { cls: 'bk-corner' }), ...colHeads)));
@@ -118,7 +118,10 @@ function buildNumberTable({ caption, rows, cols, rowLabel, colLabel, name, panel
     body.append(tr);
   }
   table.append(body);
-  return { node: el('div', { cls: 'bk-table-wrap', attrs: { 'data-panel': panel } }, table), rowLabel, colLabel, colHeads, rowHeads, cells };
+  // On a narrow screen the table scrolls in its box, which then gets a tab
+  // stop and the page's hint (markScrollBoxes); its name says which card's table it is.
+  const node = el('div', { cls: 'bk-table-wrap', attrs: { 'data-panel': panel, 'data-scroll-label': `${caption}, card “${card}”` } }, table);
+  return { node, rowLabel, colLabel, colHeads, rowHeads, cells };
 }
 
 /**
@@ -233,7 +236,7 @@ function resultTables(host, exercise, result, worst, allowed) {
   let built = host.bkTables;
   if (!built || built.key !== key || !host.contains(built.wrap)) {
     const wrap = el('div', { cls: 'bk-maps' });
-    const parts = tables.map(([layout]) => buildNumberTable(layout));
+    const parts = tables.map(([layout]) => buildNumberTable(layout, exercise.title));
     parts.forEach((part, n) => {
       wrap.append(part.node);
       if (n === H - 1) {
@@ -244,6 +247,7 @@ function resultTables(host, exercise, result, worst, allowed) {
       }
     });
     host.replaceChildren(wrap);
+    markScrollBoxes([wrap]);
     built = host.bkTables = { key, wrap, parts };
   }
   tables.forEach(([, fill], n) => drawNumberTable(built.parts[n], fill));

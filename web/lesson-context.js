@@ -185,7 +185,7 @@ export function markScrollBoxes(roots) {
   }
 }
 
-const SCROLL_BOXES = '.grid-wrap, .heatmap-wrap, pre.c-src';
+const SCROLL_BOXES = '.grid-wrap, .heatmap-wrap, pre.c-src, .bk-table-wrap';
 const watched = new WeakSet();
 const unmeasured = new Set();
 let idlePending = false;
@@ -229,10 +229,13 @@ function markScrollBox(box, mode) {
   box.removeAttribute('role');
   box.removeAttribute('aria-label');
   if (mode === 'stop') {
-    const label = box.closest('figure, [data-slot], section')?.querySelector('figcaption, caption, h2, h3');
+    // A box that its maker named (data-scroll-label) keeps that name; else
+    // the caption or heading of its figure, slot or section names it.
+    const label = box.dataset.scrollLabel
+      ?? box.closest('figure, [data-slot], section')?.querySelector('figcaption, caption, h2, h3')?.textContent.trim();
     box.setAttribute('tabindex', '0');
     box.setAttribute('role', 'region');
-    box.setAttribute('aria-label', `${label ? label.textContent.trim() : 'Table'} (scrolls sideways)`);
+    box.setAttribute('aria-label', `${label || 'Table'} (scrolls sideways)`);
     box.dataset.autoScroll = mode;
   } else if (mode === 'sliver') {
     box.setAttribute('tabindex', '-1');
