@@ -1,10 +1,11 @@
 // The SCORM 1.2 package (web/dist.mjs, web/scorm/launch.js): its manifest,
-// valid against the SCORM 1.2 schemas it carries, and the lesson inside an LMS played by scorm-again's SCORM 1.2 runtime
-// (tests/fixtures/scorm-host.html): what the LMS receives, resuming from
-// suspend data, passed / failed, an LMS that sets the status from the
-// score itself (mastery override), a reset of the cards (the LMS keeps the
-// first outcomes), the package without an LMS (plain, framed without an
-// API, opened from a disk), and suspend data that must be refused.
+// valid against the SCORM 1.2 schemas it carries, and the lesson inside an
+// LMS played by scorm-again's SCORM 1.2 runtime (tests/fixtures/scorm-host.html):
+// what the LMS receives, resuming from suspend data, passed / failed, an LMS
+// that sets the status from the score itself (mastery override), a reset of
+// the cards (the LMS keeps the first outcomes), the package without an LMS
+// (plain, framed without an API, opened from a disk), and suspend data that
+// must be refused.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
