@@ -124,8 +124,9 @@ test('right first time scores; the grid is judged by the core; answers and feedb
   await page.waitForFunction(() => JSON.parse(localStorage.getItem('attention-lab.progress.v1')).s?.includes('quiz'));
   assert.match(await shownText(page.locator('.pg-line')), /[1-9][0-9]* sections? visited/);
 
-  // Reset: everything goes.
+  // Reset, once confirmed: everything goes.
   await page.locator('button.pg-reset').click();
+  await page.locator('button.pg-erase').click();
   assert.match(await shownText(page.locator('.pg-line')), new RegExp(`Score 0 of ${MAX} .* 0 of 8 questions answered`));
   assert.equal(await shownText(form(page, 'scale').locator('.qz-feedback')), '');
   assertClean(problems, 'restore');
@@ -211,4 +212,85 @@ test('axe-core finds no violations in the answered quiz, at 1280 px and 390 px',
     assertClean(problems, `axe ${viewport.width}`);
     await context.close();
   }
+});
+
+test('the intro says how the model answers are reached: they start closed, so it never calls them open', async () => {
+  const { page, problems, context } = await lesson();
+  const intro = await shownText(page.locator('#quiz [data-quiz-intro]'));
+  const open = await page.locator('#quiz details.answer').evaluateAll((ds) => ds.filter((d) => d.open).length);
+  assert.equal(open, 0, 'every model answer starts closed');
+  assert.doesNotMatch(intro, /\b(stay|are|is) open\b/, `the intro must not call the closed answers open: "${intro}"`);
+  assert.match(intro, /Show the answer/, `the intro names the control that opens a model answer: "${intro}"`);
+  assertClean(problems, 'intro');
+  await context.close();
+});
+
+test('a wrong choice\'s explanation never opens with the words of the choice it refutes', () => {
+  // "It does not: …" under the choice "It does not: …" reads as agreeing with it.
+  const opening = (text) => text.split(/[:;,.]/)[0].trim().toLowerCase();
+  for (const q of QUESTIONS.filter((question) => question.kind === 'choice')) {
+    for (const c of q.choices.filter((choice) => !choice.right)) {
+      assert.notEqual(opening(c.why), opening(c.text), `${q.id} ${c.id}: the explanation "${c.why}" opens like the choice "${c.text}"`);
+    }
+  }
+});
+
+test('a number answer is judged by its value: leading zeros do not make the right number wrong', async () => {
+  const { page, problems, context } = await lesson();
+  const q = QUESTIONS.find((question) => question.kind === 'number');
+  const f = form(page, q.id);
+  await f.locator('input.qz-number').fill(`00${q.dModel / q.numHeads}`);
+  await f.locator('button[type="submit"]').click();
+  const feedback = await shownText(f.locator('.qz-feedback'));
+  assert.match(feedback, /Right/, `"00${q.dModel / q.numHeads}" is ${q.dModel / q.numHeads}; seen: ${feedback}`);
+  assert.match(await shownText(f.locator('.qz-first')), /First attempt: right/);
+  assertClean(problems, 'leading zeros');
+  await context.close();
+});
+
+test('"Reset all progress" asks first: "Keep my progress" (or Escape) keeps every answer, only the confirm erases', async () => {
+  const { page, problems, context } = await lesson();
+  await answer(page, QUESTIONS[0]);
+  const line = page.locator('.pg-line');
+  assert.match(await shownText(line), /1 of 8 questions answered/);
+  const reset = page.locator('button.pg-reset');
+
+  // One press, by mouse or by a keyboard one Tab away from "Reset these cards", erases nothing.
+  await reset.click();
+  assert.match(await shownText(line), /1 of 8 questions answered/, 'one press of "Reset all progress" must not erase the answers');
+  const keep = page.getByRole('button', { name: 'Keep my progress' });
+  assert.equal(await keep.evaluate((n) => n === document.activeElement), true, 'the focus goes to the safe choice');
+  await page.keyboard.press('Enter');
+  assert.match(await shownText(line), /1 of 8 questions answered/, '"Keep my progress" keeps it');
+  assert.equal(await reset.evaluate((n) => n === document.activeElement), true, 'the focus comes back to "Reset all progress"');
+
+  await reset.press('Enter');
+  await page.keyboard.press('Escape');
+  assert.match(await shownText(line), /1 of 8 questions answered/, 'Escape keeps it');
+  assert.equal(await page.getByRole('button', { name: 'Keep my progress' }).count(), 0, 'and closes the question');
+
+  await reset.click();
+  await page.getByRole('button', { name: 'Yes, erase my progress' }).click();
+  assert.match(await shownText(line), /Score 0 of .* 0 of 8 questions answered/, 'the confirm erases');
+  assert.equal(await form(page, 'scale').locator('input[value="a"]').isChecked(), false);
+  assert.equal(await reset.evaluate((n) => n === document.activeElement), true, 'the focus comes back to "Reset all progress"');
+  assertClean(problems, 'reset asks first');
+  await context.close();
+});
+
+test('Check on the untouched grid asks for a mark and scores nothing, as an unanswered choice or number does', async () => {
+  const { page, problems, context } = await lesson();
+  const grid = QUESTIONS.find((question) => question.kind === 'grid');
+  const f = form(page, grid.id);
+  await f.locator('button[type="submit"]').click(); // no cell marked: nothing answered yet
+  const feedback = await shownText(f.locator('.qz-feedback'));
+  assert.doesNotMatch(feedback, /Not quite/, `an untouched grid is not a wrong first attempt: "${feedback}"`);
+  assert.match(feedback, /Mark/, `it says what to do: "${feedback}"`);
+  assert.equal(await shownText(f.locator('.qz-first')), '', 'no first attempt recorded');
+  assert.match(await shownText(page.locator('.pg-line')), /0 of 8 questions answered/);
+  // Then the right answer still scores the point.
+  await answer(page, grid);
+  assert.match(await shownText(f.locator('.qz-first')), /First attempt: right/);
+  assertClean(problems, 'untouched grid');
+  await context.close();
 });

@@ -20,8 +20,7 @@ export function progressPanel(progress, { pageNotice = null } = {}) {
   // In a graded course the first attempts are the grade: there is no reset.
   const reset = progress.graded
     ? h('p', { class: 'pg-graded', text: 'Your course grades first attempts, so this progress cannot be reset.' })
-    : h('button', { type: 'button', class: 'action pg-reset', text: 'Reset all progress' });
-  if (!progress.graded) reset.addEventListener('click', () => progress.reset());
+    : resetControl(progress);
   const panel = h('div', { class: 'pg-panel', 'data-progress': '' },
     h('h3', { class: 'pg-title', text: 'Your progress' }), line, notice, reset);
   const draw = () => {
@@ -45,6 +44,44 @@ export function progressPanel(progress, { pageNotice = null } = {}) {
   progress.subscribe((event) => { if (event.type !== 'view') draw(); });
   draw();
   return panel;
+}
+
+/**
+ * "Reset all progress", which asks before it erases: a reset cannot be
+ * undone, and the button is one Tab away from the break-it cards' own
+ * "Reset these cards", which keeps the score. The question offers "Keep my
+ * progress" first (it takes the focus, and Escape answers it) and "Yes,
+ * erase my progress"; either way the focus returns to the button.
+ */
+function resetControl(progress) {
+  const button = h('button', { type: 'button', class: 'action pg-reset', text: 'Reset all progress', 'aria-expanded': 'false' });
+  const keep = h('button', { type: 'button', class: 'pg-keep', text: 'Keep my progress' });
+  const erase = h('button', { type: 'button', class: 'action pg-erase', text: 'Yes, erase my progress' });
+  const ask = h('div', { class: 'pg-confirm', role: 'group', 'aria-label': 'Reset all progress?', hidden: true },
+    h('p', { class: 'pg-confirm-text', text: 'Erase every quiz answer, every break-it outcome and the list of sections visited? This cannot be undone.' }),
+    keep, erase);
+  const close = () => {
+    ask.hidden = true;
+    button.setAttribute('aria-expanded', 'false');
+    button.focus();
+  };
+  button.addEventListener('click', () => {
+    ask.hidden = false;
+    button.setAttribute('aria-expanded', 'true');
+    keep.focus();
+  });
+  keep.addEventListener('click', close);
+  erase.addEventListener('click', () => {
+    progress.reset();
+    close();
+  });
+  ask.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape') {
+      event.preventDefault();
+      close();
+    }
+  });
+  return h('div', { class: 'pg-reset-row' }, button, ask);
 }
 
 const watched = new WeakSet();

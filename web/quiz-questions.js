@@ -135,7 +135,7 @@ export const QUESTIONS = Object.freeze([
       choice('c', 'Built-in modules apply the mask after the softmax, so it must be inverted to compensate.',
         'Both mask before the softmax (−∞ on blocked scores). Inverting a mask never compensates for masking at the wrong time.'),
       choice('d', 'It does not: a boolean mask means the same everywhere.',
-        'It does not: nn.MultiheadAttention and scaled_dot_product_attention read True in opposite ways, and passing one for the other hides the past and opens the future.'),
+        'A mask can need flipping: nn.MultiheadAttention and scaled_dot_product_attention read True in opposite ways, and passing one for the other hides the past and opens the future.'),
     ],
   },
 ]);

@@ -114,10 +114,18 @@ class Question {
   }
 
   check() {
-    const answer = this.draft;
-    if (!validAnswer(this.q, answer)) {
+    // A number is judged by its value: "032" is 32, and is kept as "32".
+    const answer = this.q.kind === 'number' ? this.draft.replace(/^0+(?=[0-9])/, '') : this.draft;
+    // A grid with no cell marked is not an answer yet, as no choice or an
+    // empty number is not: Check then asks for one and scores nothing.
+    const unmarked = this.q.kind === 'grid' && !answer.includes('1');
+    if (unmarked || !validAnswer(this.q, answer)) {
       this.feedback.className = 'qz-feedback qz-invalid';
-      this.feedback.textContent = this.q.kind === 'choice' ? 'Choose one of the answers first.' : 'Type a whole number (digits only), then check.';
+      this.feedback.textContent = {
+        choice: 'Choose one of the answers first.',
+        grid: 'Mark the blocked pairs first: press a cell to mark it ✕. No cell is marked yet.',
+        number: 'Type a whole number (digits only), then check.',
+      }[this.q.kind];
       this.markInvalid(true);
       return;
     }
@@ -202,7 +210,7 @@ export function mountQuiz(section, lab, progress = lessonProgress()) {
   });
   renderAll();
   const intro = section.querySelector('[data-quiz-intro]');
-  if (intro) intro.textContent = 'Answer each question, then press Check. You may try again, but only your first attempt scores. The model answers stay open to read.';
+  if (intro) intro.textContent = 'Answer each question, then press Check. You may try again, but only your first attempt scores. Under each question, “Show the answer” opens the model answer whenever you want it.';
   section.append(progressPanel(progress, { pageNotice: section.ownerDocument.getElementById('notice') }));
   watchSections(progress, section.ownerDocument.querySelectorAll('main > section[id]'));
   return { questions };
