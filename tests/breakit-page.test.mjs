@@ -6,7 +6,7 @@
 // The section lives in the lesson page, web/index.html.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { browserSuite, startServer, waitForLesson, runAxe } from './helpers/browser.mjs';
+import { browserSuite, startServer, waitForLesson, runAxe, assertClean } from './helpers/browser.mjs';
 import { CHECKS } from '../web/checks.js';
 import { EXERCISES } from '../web/exercises.js';
 import { BUG_SOURCES } from '../web/generated/c-source.js';
@@ -90,7 +90,7 @@ test('one card end to end: predict, break, see the red check and the mark, repai
   const stillMarked = card.locator('td.bk-worst, td.bk-worst-row');
   assert.equal(await stillMarked.count(), 0, `cells still marked after the repair: ${await cellsAt(stillMarked)}`);
   assert.match(await card.locator('summary .bk-badges').textContent(), /predicted · broken · repaired/);
-  assert.match(await page.locator('.bk-progress').textContent(), new RegExp(`1 of ${EXERCISES.length} predicted, 1 broken, 1 repaired`));
+  assert.match(await page.locator('.bk-progress').textContent(), new RegExp(`1 of ${EXERCISES.length} cards finished .*Now: 1 predicted, 1 broken, 1 repaired`));
 
   // A reload brings the same state back (once the hash, written when edits
   // pause, holds the repair).
@@ -105,6 +105,53 @@ test('one card end to end: predict, break, see the red check and the mark, repai
   assert.deepEqual(problems.pageErrors, []);
   assert.deepEqual(problems.consoleErrors, []);
   assert.deepEqual(problems.foreignRequests, []);
+  await context.close();
+});
+
+test('the cards\' lines agree with their checks and with the progress panel, through "Reset these cards" and "Reset all progress"', async () => {
+  const { page, problems, context } = await open();
+  const card = page.locator('#bk-no-causal-mask');
+  await card.locator('summary').click();
+  // The status line counts what the check list shows: passes, fails and checks that do not apply.
+  const statusAgrees = async (when) => {
+    const states = await card.locator('.bk-check').evaluateAll((nodes) => nodes.map((n) => n.dataset.state));
+    const n = (state) => states.filter((x) => x === state).length;
+    const status = await card.locator('.bk-status').textContent();
+    const skip = n('skip') ? `; ${n('skip')} ${n('skip') === 1 ? 'does' : 'do'} not apply` : '';
+    const want = status.startsWith('Bug off')
+      ? `Bug off: ${n('fail') ? `${n('fail')} of ${n('pass') + n('fail')} checks fail` : `all ${n('pass')} checks pass`}${skip}`
+      : `Bug “no-causal-mask” is on: ${n('fail')} of ${n('pass') + n('fail')} checks fail${skip}`;
+    assert.ok(status.startsWith(want), `${when}: the status line says "${status}", the list shows ${n('pass')} pass, ${n('fail')} fail, ${n('skip')} n/a`);
+  };
+  await statusAgrees('bug off');
+  const finishedIn = async () => {
+    const line = await page.locator('.bk-progress').textContent();
+    const panel = await page.locator('[data-progress] .pg-line, [data-progress] p').first().textContent();
+    return { line: line.match(/(\d+) of (\d+) cards finished/)?.slice(1).join(' of '), panel: panel.match(/(\d+) of (\d+) break-it exercises finished/)?.slice(1).join(' of '), text: line };
+  };
+  await card.getByLabel('No future leak').check();
+  await card.locator('button.bk-switch').click();
+  await statusAgrees('bug on');
+  await card.locator('button.bk-repair-button').click();
+  await statusAgrees('repaired');
+  let seen = await finishedIn();
+  assert.deepEqual([seen.line, seen.panel], [`1 of ${EXERCISES.length}`, `1 of ${EXERCISES.length}`], `finished cards, the cards' line and the panel: ${seen.text}`);
+
+  // "Reset these cards" is practice: the finished card stays finished, in both places.
+  await page.locator('button.bk-reset').click();
+  seen = await finishedIn();
+  assert.deepEqual([seen.line, seen.panel], [`1 of ${EXERCISES.length}`, `1 of ${EXERCISES.length}`], `after "Reset these cards": ${seen.text}`);
+  assert.match(seen.text, /Now: 0 predicted, 0 broken, 0 repaired/);
+  assert.match(await card.locator('.bk-verdict').textContent(), /first outcome, 1 point/);
+
+  // "Reset all progress" erases the outcome: no card may still speak of it.
+  await page.locator('button.pg-reset').click();
+  await page.locator('button.pg-erase').click();
+  seen = await finishedIn();
+  assert.deepEqual([seen.line, seen.panel], [`0 of ${EXERCISES.length}`, `0 of ${EXERCISES.length}`], `after "Reset all progress": ${seen.text}`);
+  const verdict = await card.locator('.bk-verdict').textContent();
+  assert.doesNotMatch(verdict, /practice|first outcome/, `after "Reset all progress" the verdict still speaks of a kept outcome: "${verdict}"`);
+  assertClean(problems, 'resets');
   await context.close();
 });
 

@@ -400,9 +400,13 @@ class Card {
       this.selected = first ? first.name : null;
     }
 
+    // A check that does not apply to this card's input (– n/a) is neither passed nor failed.
+    const applied = results.filter((r) => !r.skipped).length;
+    const skipped = results.length - applied;
+    const notApplied = skipped ? `; ${skipped} ${skipped === 1 ? 'does' : 'do'} not apply` : '';
     setText(this.status, state.on
-      ? `Bug “${exercise.bug}” is on: ${failed.length} of ${results.length} checks fail.`
-      : `Bug off: ${failed.length === 0 ? 'every check passes' : `${failed.length} checks fail`}${state.repaired ? ' (repaired)' : ''}.`);
+      ? `Bug “${exercise.bug}” is on: ${failed.length} of ${applied} checks fail${notApplied}.`
+      : `Bug off: ${failed.length === 0 ? `all ${applied} checks pass` : `${failed.length} of ${applied} checks fail`}${notApplied}${state.repaired ? ' (repaired)' : ''}.`);
     setText(this.verdict, this.verdictText(state));
 
     results.forEach((r, n) => this.drawCheck(this.checkItems[n], r));
@@ -535,11 +539,16 @@ class BreakIt {
     const shown = this.cards.filter(Boolean);
     this.record.include({ exercises: shown.map((c) => c.exercise.bug) });
     // A reset or a restored record (another tab, an LMS) redraws the cards.
+    // The verdicts and the progress line read the record's outcomes too, so
+    // they are written again even when the cards' states did not change.
     this.record.subscribe((event) => {
-      if ((event.type === 'reset' || event.type === 'restore') && this.record.record.breakIt !== this.getState()) {
+      if (event.type !== 'reset' && event.type !== 'restore') return;
+      if (this.record.record.breakIt !== this.getState()) {
         this.setState(this.record.record.breakIt);
         if (this.onChange) this.onChange(this.getState());
       }
+      this.cards.forEach((card, i) => { if (card) setText(card.verdict, card.verdictText(this.state[i])); });
+      this.showProgress();
     });
 
     // Draw the cards before they join the page, so that their status lines
@@ -607,13 +616,21 @@ class BreakIt {
   changed() {
     const text = this.getState();
     this.record.setBreakIt(text);
+    this.showProgress(); // a card counts as finished once the record holds its repair
     if (this.onChange) this.onChange(text);
   }
 
+  /**
+   * The cards' progress: how many are finished (broken, then repaired), as
+   * the record keeps it, which a reset does not undo; then where the cards
+   * stand now. Only the cards shown count.
+   */
   showProgress() {
-    const count = (key) => this.state.filter((s) => s[key]).length;
-    const n = EXERCISES.length;
-    this.progress.textContent = `Progress: ${count('prediction')} of ${n} predicted, ${count('broken')} broken, ${count('repaired')} repaired.`;
+    const shown = this.cards.flatMap((card, i) => (card ? [[card.exercise.bug, this.state[i]]] : []));
+    const count = (key) => shown.filter(([, s]) => s[key]).length;
+    const finished = shown.filter(([bug]) => this.record.exerciseDone(bug)).length;
+    setText(this.progress, `Progress: ${finished} of ${shown.length} cards finished (broken, then repaired; a reset keeps them). `
+      + `Now: ${count('prediction')} predicted, ${count('broken')} broken, ${count('repaired')} repaired.`);
   }
 
   getState() {
