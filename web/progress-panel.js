@@ -86,7 +86,7 @@ function resetControl(progress) {
 
 const watched = new WeakSet();
 
-/** Mark each section visited once a quarter of it (or of the window) has been on screen; once per record. */
+/** Mark each section visited (and the one being read) once it reaches the band 30–40 % down the window; once per record. */
 export function watchSections(progress, sections) {
   if (watched.has(progress) || typeof IntersectionObserver === 'undefined') return;
   watched.add(progress);
