@@ -203,6 +203,22 @@ test('at 390 px every number grid fits without scrolling sideways, and shows the
   await context.close();
 });
 
+test('an input is as wide as its number: a long value is shown whole, not cut, at 1280 px and 390 px', async () => {
+  for (const width of [1280, 390]) {
+    const { context, page, problems } = await open('#one.v=1000000,-1000000;-123456.75,0.000123&ex.q=-98765.4321,0,1,0;0,1,0,1;1,1,0,0', { width, height: 844 });
+    await renderEverySection(page);
+    const long = await page.$$eval('main input.num', (inputs) => inputs.map((i) => i.value).filter((v) => v.length > 8));
+    assert.deepEqual(long.sort(), ['-123456.75', '-98765.4321'], `${width} px: the long values the state sets are in their inputs`);
+    const cut = await page.$$eval('main input.num', (inputs) => inputs
+      .filter((i) => i.scrollWidth > i.clientWidth)
+      .map((i) => `${i.closest('[data-grid]')?.dataset.grid ?? i.dataset.field}: "${i.value}" needs ${i.scrollWidth} px, shows ${i.clientWidth}`));
+    assert.deepEqual(cut, [], `${width} px: inputs whose value is cut`);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${width} px: the page scrolls sideways`);
+    assertClean(problems, `long values at ${width} px`);
+    await context.close();
+  }
+});
+
 test('at 320 px and 390 px nothing sticks out of its section, but for the boxes that scroll', async () => {
   for (const width of [320, 390]) {
     const { context, page, problems } = await open('', { width, height: 844 });
@@ -464,6 +480,9 @@ test('an invalid grid cell is named in a message under the grid, and its row kee
     // Where the row's heading, its cells and the next row sit: an error must move none of them.
     const places = () => page.locator('[data-grid="ex-q"]').evaluate((table) => [...table.querySelectorAll('tbody th, tbody input')]
       .map((n) => { const r = n.getBoundingClientRect(); return `${n.textContent || n.dataset.row + ',' + n.dataset.col} ${Math.round(r.left)},${Math.round(r.top)} ${Math.round(r.width)}×${Math.round(r.height)}`; }));
+    // A cell is as wide as its text: the places are taken with a valid value
+    // as long as the invalid one, so that only the message could move them.
+    await typeInto(page, cell, '1000000');
     const before = await places();
     await typeInto(page, cell, '2000000');
     const msg = await cellMessage(cell);
