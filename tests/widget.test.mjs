@@ -511,6 +511,88 @@ test('at 390 px the shape table fits the widget: nothing clipped, no sideways sc
   await context.close();
 });
 
+test('in a 288 px column (a 320 px phone) the widget takes its narrow padding, and the 3×3 weights scroll inside their box, saying so', async () => {
+  const { context, page, problems } = await openFixture('host.html', { viewport: { width: 320, height: 700 } });
+  await page.addStyleTag({ content: 'body { margin: 0; padding: 0 16px; }' }); // a course page's margins: a 288 px column
+  const w = await addWidget(page, 'narrow', { preset: 'three-by-three' });
+  // The widget's box, and what sticks out of it (ignoring what a box that scrolls or clips holds:
+  // a wide map in its scroll box, the tables kept for screen readers only).
+  const layout = (widget) => widget.evaluate((el) => {
+    const root = el.shadowRoot.querySelector('.al-root');
+    const box = root.getBoundingClientRect();
+    const edge = box.right - parseFloat(getComputedStyle(root).borderRightWidth) - parseFloat(getComputedStyle(root).paddingRight); // of the content
+    const holds = (n) => getComputedStyle(n).overflowX !== 'visible';
+    const out = [...root.querySelectorAll('*')].filter((n) => {
+      if (n.getClientRects().length === 0) return false;
+      for (let p = n.parentElement; p && p !== root; p = p.parentElement) if (holds(p)) return false;
+      return n.getBoundingClientRect().right > edge + 0.5;
+    }).map((n) => `${n.tagName.toLowerCase()}.${n.className} ${n.dataset.slot ?? ''}`);
+    const wrap = root.querySelector('[data-slot="weights"] .heatmap-wrap');
+    return {
+      width: Math.round(box.width), padding: getComputedStyle(root).paddingLeft, out,
+      scrolls: wrap.scrollWidth > wrap.clientWidth, hint: wrap.dataset.overflows === '1', tabStop: wrap.getAttribute('tabindex'),
+    };
+  });
+  await page.evaluate(() => new Promise((resolve) => requestIdleCallback(resolve, { timeout: 2000 }))); // the scroll boxes are marked
+  const seen = await layout(w);
+  assert.equal(seen.width, 288);
+  assert.equal(seen.padding, '12px', `a narrow widget has the narrow padding (0.75em); seen ${seen.padding}`);
+  assert.deepEqual(seen.out, [], 'nothing sticks out of the widget\'s content box into its padding or border');
+  assert.ok(seen.scrolls && seen.hint && seen.tabStop === '0', `the weights map scrolls in its own box, which says so and takes a tab stop; seen ${JSON.stringify(seen)}`);
+  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), 0, 'no sideways page scroll');
+
+  // The same widget in an iframe of that width: its page does not scroll sideways either.
+  await page.evaluate(() => {
+    const frame = document.createElement('iframe');
+    frame.src = '/web/embed.html?preset=three-by-three';
+    frame.title = 'attention-lab in a 288 px iframe';
+    frame.style.cssText = 'width: 288px; height: 400px; border: 0';
+    document.getElementById('widgets').append(frame);
+  });
+  const frame = page.frameLocator('iframe');
+  await whenReady(frame.locator('attention-lab'));
+  const inFrame = await frame.locator('html').evaluate((html) => ({ scroll: html.scrollWidth, client: html.clientWidth }));
+  assert.ok(inFrame.scroll <= inFrame.client, `the iframe's page does not scroll sideways (${inFrame.scroll} px wide in ${inFrame.client})`);
+  assertClean(problems, 'a 288 px column');
+  await context.close();
+});
+
+test('the dark theme rings a focused break-it control in a colour at least 3:1 against the card', async () => {
+  const { context, page, problems } = await openFixture('host.html', { viewport: { width: 390, height: 844 } });
+  const w = await addWidget(page, 'dark-card', { preset: 'break-it:no-scale', theme: 'dark' });
+  await w.locator('#bk-no-scale').evaluate((n) => { n.open = true; });
+  await page.locator('#before').focus();
+  await page.keyboard.press('Tab'); // a keyboard user: focus rings show
+  const rings = await w.evaluate((el) => {
+    const rgb = (c) => c.match(/[\d.]+/g).map(Number);
+    const lum = (c) => {
+      const [r, g, b] = rgb(c).map((v) => { const s = v / 255; return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4; });
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const contrast = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+    const behind = (n) => {
+      for (let p = n.parentElement; p; p = p.parentElement) {
+        const c = getComputedStyle(p).backgroundColor;
+        if (rgb(c)[3] !== 0) return c;
+      }
+      return 'rgb(255, 255, 255)';
+    };
+    const card = el.shadowRoot.querySelector('#bk-no-scale');
+    const controls = [card.querySelector('summary'), card.querySelector('.bk-c-toggle'), card.querySelector('input[type="radio"]'), card.querySelector('.bk-switch')];
+    return controls.map((n) => {
+      n.focus();
+      const style = getComputedStyle(n);
+      return { control: n.className || n.tagName.toLowerCase(), ring: style.outlineColor, width: style.outlineWidth, contrast: Number(contrast(style.outlineColor, behind(n)).toFixed(2)) };
+    });
+  });
+  for (const ring of rings) {
+    assert.notEqual(ring.width, '0px', `${ring.control} has a focus ring`);
+    assert.ok(ring.contrast >= 3, `${ring.control}: its focus ring (${ring.ring}) contrasts ${ring.contrast}:1 with the card`);
+  }
+  assertClean(problems, 'dark focus rings');
+  await context.close();
+});
+
 test('keyboard only: Tab into the element, type, toggle, and the numbers follow the core', async () => {
   const { context, page, problems } = await openFixture('host.html');
   const w = await addWidget(page, 'k', { preset: 'two-keys' });
@@ -803,6 +885,45 @@ test('the demo course page: axe-core finds nothing, at 1280 px and 390 px (scree
     assertClean(problems, `course demo at ${viewport.width} px`);
     await context.close();
   }
+});
+
+test('the demo course page reports an exercise as it happened: switched on without a prediction is no point, not a wrong prediction', async () => {
+  const { context, page, problems } = await suite.open('web/course-demo.html', { ready: false });
+  const results = page.locator('#results');
+  // The result arrives when the bug is first switched on, before the card is finished (broken and repaired).
+  assert.doesNotMatch(await results.textContent(), /finished/, 'the waiting text does not promise a finished exercise');
+  const iframe = page.locator('iframe[src*="break-it"]');
+  await iframe.scrollIntoViewIfNeeded();
+  const card = page.frameLocator('iframe[src*="break-it"]');
+  await card.locator('button.bk-switch').click(); // no prediction chosen
+  await assert.doesNotReject(page.waitForFunction(() => document.getElementById('results').textContent.includes('no-scale')));
+  const text = await results.textContent();
+  assert.match(await card.locator('.bk-verdict').textContent(), /before a prediction was made/);
+  assert.doesNotMatch(text, /prediction wrong/, `no prediction was made, so the page must not call it wrong: "${text}"`);
+  assert.match(text, /no point/, `the page says what the exercise scored: "${text}"`);
+  assertClean(problems, 'demo result');
+  await context.close();
+});
+
+test('the demo course page\'s text matches its widgets: a widget said to show "only" some panels shows no others', async () => {
+  const { context, page, problems } = await suite.open('web/course-demo.html', { ready: false });
+  for (const widget of await page.locator('attention-lab[show]').all()) {
+    await whenReady(widget);
+    // The panels drawn (the parts named "panel …"), and the paragraph that introduces the widget.
+    const panels = await widget.evaluate((el) => [...el.shadowRoot.querySelectorAll('[part~="panel"]')]
+      .filter((n) => n.checkVisibility()).map((n) => n.getAttribute('part').split(' ').find((p) => p !== 'panel')));
+    const intro = await widget.evaluate((el) => {
+      let p = el.previousElementSibling;
+      while (p && p.tagName !== 'P') p = p.previousElementSibling;
+      return p ? p.textContent : '';
+    });
+    if (!/\bonly\b/.test(intro)) continue;
+    for (const panel of new Set(panels)) {
+      assert.ok(new RegExp(`\\b${panel}`).test(intro), `the widget shows its ${panel} panel, but its introduction says: "${intro}"`);
+    }
+  }
+  assertClean(problems, 'demo text');
+  await context.close();
 });
 
 test('the README snippets work when pasted into a fresh page', async () => {

@@ -1,7 +1,9 @@
 // course-demo.html: what a course page adds for attention-lab iframes. The
-// same listener is in the README ("Embed in your course").
+// README ("Embed in your course") shows the resize half of this listener.
 //  - attention-lab:resize: size the iframe that sent it to its content;
-//  - attention-lab:result: show the outcome of an exercise.
+//  - attention-lab:result: show the outcome of an exercise. It comes the
+//    first time the bug is switched on, and `passed` is false both for a
+//    wrong prediction and for none at all, so the text names neither.
 // Only messages from our own iframes are used, and only their numbers and
 // plain text: nothing from a message is ever put in the page as HTML.
 const frames = () => [...document.querySelectorAll('iframe.attention-lab')];
@@ -17,7 +19,7 @@ window.addEventListener('message', (event) => {
   } else if (data.type === 'attention-lab:result' && results) {
     const exercise = String(data.exercise).slice(0, 60);
     results.textContent = data.passed === true
-      ? `Exercise “${exercise}”: prediction right ✓`
-      : `Exercise “${exercise}”: prediction wrong, look at which checks failed ✗`;
+      ? `Exercise “${exercise}”: prediction right ✓ (1 point)`
+      : `Exercise “${exercise}”: no point ✗, no right prediction was made before the bug was switched on. The checks that failed show which ones catch it.`;
   }
 });
