@@ -448,6 +448,22 @@ test('theme, show and preset are read in any case, and show="inputs" is accepted
   await context.close();
 });
 
+test('show naming a panel the preset does not draw says so; hidden steps keep their numbers', async () => {
+  const { context, page, problems } = await openFixture('host.html');
+  const causal = await addWidget(page, 'causal', { preset: 'causal', show: 'scores' });
+  const said = await statusText(causal);
+  assert.match(said, /^show="scores": the preset "causal" has no scores panel \(it has [a-z, ]+\), so it shows nothing\.$/, `status line: ${JSON.stringify(said)}`);
+  await causal.evaluate((el) => el.setAttribute('show', 'weights'));
+  assert.equal(await statusText(causal), '', 'a panel the preset draws: no message');
+  // The one-query steps are numbered 1-4; show="weights" leaves step 3 alone, still
+  // numbered 3 (li.value: the number its value attribute gives it, 0 for none).
+  const keys = await addWidget(page, 'keys', { preset: 'two-keys', show: 'weights' });
+  const steps = await keys.locator('ol.steps > li').evaluateAll((lis) => lis.filter((li) => li.offsetParent !== null).map((li) => `${li.value}. ${li.querySelector('strong').textContent.trim()}`));
+  assert.deepEqual(steps, ['3. Normalise.'], 'the steps shown, with the numbers the list gives them');
+  assertClean(problems, 'show and steps');
+  await context.close();
+});
+
 test('a break-it card with show="checks" shows its checks, and neither the weight maps nor their colour legend', async () => {
   const { context, page, problems } = await openFixture('host.html');
   const w = await addWidget(page, 'w', { preset: 'break-it:no-scale', show: 'checks' });

@@ -512,6 +512,7 @@ export class AttentionLabElement extends ElementBase {
     this.#ctx.states = this.#states;
     this.#ctx.mountAll();
     markScrollBoxes([this.#body]);
+    this.#applyShow(); // which panels are drawn is known now
     this.#changed();
   }
 
@@ -552,6 +553,11 @@ export class AttentionLabElement extends ElementBase {
       : `show="${text}": ${unknown.map((p) => `"${p}"`).join(', ')} ${unknown.length > 1 ? 'are not panels' : 'is not a panel'} (use ${PANELS.join(', ')}), so ${unknown.length > 1 ? 'they were' : 'it was'} ignored.`);
     const asked = new Set(words.filter((p) => PANELS.includes(p)));
     for (const panel of PANELS) this.#container.classList.toggle(`al-hide-${panel}`, asked.size > 0 && !asked.has(panel));
+    // A panel asked for that this preset does not draw (once it is drawn) shows nothing: say so.
+    const drawn = this.#preset ? PANELS.filter((p) => this.#body.querySelector(`[data-panel="${p}"]`)) : PANELS;
+    const absent = [...asked].filter((p) => !drawn.includes(p));
+    this.#notice('show-absent', absent.length === 0 ? ''
+      : `show="${text}": the preset "${this.#preset.name}" has no ${absent.join(' or ')} panel (it has ${drawn.join(', ') || 'only its inputs'}), so ${absent.length > 1 ? 'they show' : 'it shows'} nothing.`);
   }
 
   #applyTheme() {

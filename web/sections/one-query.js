@@ -90,12 +90,13 @@ export const oneQuery = {
     const o = this.out;
     ctx.slot(this.id, 'steps').replaceChildren(
       h('ol', { class: 'steps' },
-        // data-panel: which of the widget's panels (its `show` attribute) a step belongs to.
-        h('li', { 'data-panel': 'scores' }, h('strong', { text: 'Compare. ' }), 'Dot product of q with each key: ', o.dots),
-        h('li', { 'data-panel': 'scores' }, h('strong', { text: 'Scale. ' }), 'Divide by √d', h('sub', { text: 'k' }),
+        // data-panel: which of the widget's panels (its `show` attribute) a
+        // step belongs to. Each step keeps its number when others are hidden.
+        h('li', { value: 1, 'data-panel': 'scores' }, h('strong', { text: 'Compare. ' }), 'Dot product of q with each key: ', o.dots),
+        h('li', { value: 2, 'data-panel': 'scores' }, h('strong', { text: 'Scale. ' }), 'Divide by √d', h('sub', { text: 'k' }),
           ' = √2 ≈ 1.414 (each key has two entries): ', o.scaled, ' ', o.maskNote),
-        h('li', { 'data-panel': 'weights' }, h('strong', { text: 'Normalise. ' }), 'Softmax turns the scores into shares that add up to 1: ', o.weights),
-        h('li', { 'data-panel': 'output' }, h('strong', { text: 'Mix. ' }), 'Weight each value by its share and add: ', o.mix, ' = ', o.output),
+        h('li', { value: 3, 'data-panel': 'weights' }, h('strong', { text: 'Normalise. ' }), 'Softmax turns the scores into shares that add up to 1: ', o.weights),
+        h('li', { value: 4, 'data-panel': 'output' }, h('strong', { text: 'Mix. ' }), 'Weight each value by its share and add: ', o.mix, ' = ', o.output),
       ),
       this.status.node,
     );
