@@ -152,11 +152,19 @@ int attn_sdpa_loss_slope(float *slope, const float *q, const float *k, const flo
     for (int side = 0; side < 2 && !status; side++) {
         memcpy(nudged, q, sizeof(float) * nq);
         nudged[at] += side == 0 ? eps : -eps;
+        if (!isfinite(nudged[at])) { /* q was finite: the nudge took it past float32 */
+            status = attn_fail(ATTN_OVERFLOW, "q %c eps overflows float32 at entry %d: eps is too large for this q",
+                               side == 0 ? '+' : '-', at);
+            break;
+        }
         status = attn_sdpa(out, NULL, NULL, nudged, k, v, vis, dims, scale, ATTN_BUG_NONE);
         if (!status) loss[side] = squared_error(out, target, nout);
     }
     attn_free(nudged);
     if (status) return status;
-    *slope = (float)((loss[0] - loss[1]) / (2.0 * eps));
+    const double change = (loss[0] - loss[1]) / (2.0 * eps);
+    if (!(fabs(change) <= FLT_MAX))
+        return attn_fail(ATTN_OVERFLOW, "the slope overflows float32 at entry %d: v or target are too large", at);
+    *slope = (float)change;
     return ATTN_OK;
 }

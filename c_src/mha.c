@@ -533,6 +533,12 @@ int attn_mha_backward(attn_mha *m, float *dquery, float *dkv, float *dweight, fl
         for (long r = 0; r < (long)B * Tq; r++)
             if (!sv->query_padding_mask[r]) memset(g + r * C, 0, sizeof(float) * C);
     project_backward(d_merged, dweight + 3 * CC, db ? db + 3 * C : NULL, tmp, g, sv->merged, m, 3, B * Tq, 0);
+    /* Finite dOutput and weights can already overflow float32 here; the
+     * attention backward below would take that for a non-finite dOutput. */
+    if (attn_find_non_finite(d_merged, (long)fq) >= 0) {
+        status = attn_fail(ATTN_OVERFLOW, "the gradients overflow float32: dOutput or the weights are too large");
+        goto done;
+    }
 
     /* 7. merge heads, backward */
     merge_back(d_attn, d_merged, B, Tq, H, D);

@@ -25,6 +25,7 @@
  * Data come from the trainer's own generator, seeded at creation, so a seed
  * gives the same loss bits on a given build.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -525,7 +526,9 @@ int attn_train_gradients(attn_trainer *t, float *loss, const int *tokens, const 
 }
 
 /* loss (1) <- the training loss of the last of n AdamW steps, each on a
- * fresh batch of tokens, targets (B, T); n = 0 leaves it unwritten. */
+ * fresh batch of tokens, targets (B, T); n = 0 leaves it unwritten. A step
+ * whose loss is not finite stops the call (ATTN_OVERFLOW) without an
+ * update; loss then holds the last step taken, unwritten if there was none. */
 int attn_train_step(attn_trainer *t, float *loss, int n) {
     attn_clear_error();
     int status;
@@ -535,12 +538,14 @@ int attn_train_step(attn_trainer *t, float *loss, int n) {
         for (int b = 0; b < t->B; b++)
             make_sequence(t->tokens + (long)b * t->T, t->targets + (long)b * t->T,
                           &t->data_rng, t->task, t->T, t->V);
-        if ((status = attn_train_gradients(t, loss, t->tokens, t->targets))) return status;
-        if (!isfinite(*loss)) /* refuse to step on a NaN: the weights stay as they were */
+        float current;
+        if ((status = attn_train_gradients(t, &current, t->tokens, t->targets))) return status;
+        if (!isfinite(current)) /* refuse to step on a NaN: the weights stay as they were */
             return attn_fail(ATTN_OVERFLOW, "training diverged at step %d: the loss is not finite; "
                              "lower lr and start again", t->step + 1);
         adamw_update(t);
         t->step++;
+        *loss = current;
     }
     return ATTN_OK;
 }
@@ -582,7 +587,12 @@ int attn_train_evaluate(attn_trainer *t, float *result, int batches) {
             }
         }
     }
-    result[0] = (float)(loss / total);
+    /* A target whose probability underflowed to 0 makes the loss infinite:
+     * the model diverged, as a training step would have said. */
+    const double mean = loss / total;
+    if (!(mean <= FLT_MAX))
+        return attn_fail(ATTN_OVERFLOW, "the held-out loss is not finite: the model diverged; lower lr and start again");
+    result[0] = (float)mean;
     result[1] = (float)((double)right / total);
     return ATTN_OK;
 }

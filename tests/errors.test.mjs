@@ -123,6 +123,78 @@ for (const simd of [true, false]) {
       sameAsBefore();
     });
 
+    test('data that is not a list of values is refused as such, and BigInts are shown as BigInts', () => {
+      for (const data of [new DataView(new ArrayBuffer(8)), new ArrayBuffer(8), {}]) {
+        refuses(() => lab.sdpa({ data, shape: [1, 2] }, k, v), 'BAD_ARGUMENT', /^q\.data must be an array or typed array of numbers/);
+      }
+      refuses(() => lab.sdpa(q, k, v, { mask: { data: new ArrayBuffer(5), shape: [5] } }), 'BAD_ARGUMENT', /^mask\.data must be an array or typed array of booleans or 0\/1/);
+      refuses(() => lab.sdpa({ data: new BigInt64Array([1n, 2n]), shape: [1, 2] }, [[1, 0]], [[1]]), 'BAD_ARGUMENT', /q value 0 is not a number \(got 1n\)/);
+      sameAsBefore();
+    });
+
+    test('createTrainer names an lr that float32 turns into 0', () => {
+      refuses(() => lab.createTrainer({ task: 'reverse', lr: 1e-50 }), 'BAD_ARGUMENT', /lr must be a number in \(0, 1\] \(got 1e-50, which is 0 in float32\)/);
+    });
+
+    test('a cache option that is not a cache is refused, not taken for none', () => {
+      const mha = lab.createMultiHeadAttention({ dModel: 4, numHeads: 2 });
+      const x = randomTensor([1, 2, 4], random);
+      for (const cache of [false, 0, '', NaN]) {
+        refuses(() => mha.forward(x, { cache, useCache: true }), 'CACHE_MISMATCH', /cache must be the cache object/);
+      }
+      assert.equal(mha.forward(x, { cache: null, useCache: true }).cache.length, 2, 'null means no cache');
+      mha.free();
+      sameAsBefore();
+    });
+
+    test('backward after setWeights is refused: the saved forward ran with other weights', () => {
+      const mha = lab.createMultiHeadAttention({ dModel: 4, numHeads: 2, seed: 1 });
+      const other = lab.createMultiHeadAttention({ dModel: 4, numHeads: 2, seed: 2 });
+      const x = randomTensor([1, 3, 4], random);
+      const dOutput = randomTensor([1, 3, 4], random);
+      mha.forward(x, { causal: true, saveForBackward: true });
+      mha.setWeights(other.getWeights());
+      refuses(() => mha.backward(dOutput), 'NO_SAVED_FORWARD', /weights changed/);
+      mha.forward(x, { causal: true, saveForBackward: true });
+      other.forward(x, { causal: true, saveForBackward: true });
+      assert.deepEqual(mha.backward(dOutput), other.backward(dOutput), 'a new saving forward brings backward back');
+      mha.free();
+      other.free();
+      sameAsBefore();
+    });
+
+    test('gradients that overflow in the multi-head backward are OVERFLOW, not a fault of dOutput', () => {
+      const mha = lab.createMultiHeadAttention({ dModel: 4, numHeads: 2, seed: 1 });
+      mha.setWeights({ outProj: { weight: { data: new Float32Array(16).fill(1e30), shape: [4, 4] } } });
+      const x = randomTensor([1, 2, 4], random);
+      mha.forward(x, { saveForBackward: true });
+      refuses(() => mha.backward({ data: new Float32Array(8).fill(1e30), shape: [1, 2, 4] }), 'OVERFLOW', /gradients overflow float32/);
+      mha.free();
+      sameAsBefore();
+    });
+
+    test('sdpaLossSlope refuses a slope or a nudged q beyond float32', () => {
+      refuses(() => lab.sdpaLossSlope([[0.1, 0.2]], [[0.2, 0.1], [0.3, 0.2]], [[3e38], [-3e38]], [[-3e38]]), 'OVERFLOW', /slope overflows float32/);
+      refuses(() => lab.sdpaLossSlope([[3e38, 0]], [[1, 0]], [[1]], [[0]], { eps: 1e38 }), 'OVERFLOW', /q \+ eps overflows float32 at entry 0/);
+      refuses(() => lab.sdpaLossSlope([[0, -3e38]], [[1, 0]], [[1]], [[0]], { at: 1, eps: 1e38 }), 'OVERFLOW', /q - eps overflows float32 at entry 1/);
+      sameAsBefore();
+    });
+
+    test('a diverged trainer reports no non-finite loss, and step(0) keeps the last step taken', () => {
+      const trainer = lab.createTrainer({ task: 'previous-token', lr: 1, seed: 2, dModel: 64, heads: 4, batch: 32 });
+      refuses(() => trainer.step(100), 'OVERFLOW', /training diverged at step/);
+      const { step, loss } = trainer.step(0);
+      assert.ok(step > 0, `${step} steps were taken`);
+      assert.ok(Number.isFinite(loss), `step(0) after ${step} steps gives loss ${loss}`);
+      refuses(() => trainer.evaluate({ batches: 1 }), 'OVERFLOW', /held-out loss is not finite/);
+      const { batch: B, seqLen: T } = trainer.config;
+      const tokens = Array.from({ length: B }, (_, b) => Array.from({ length: T }, (_, i) => (b * 7 + i * 3) % 16));
+      const targets = tokens.map((row) => row.map((_, i) => (i ? row[i - 1] : -1)));
+      refuses(() => trainer.gradients(tokens, targets), 'OVERFLOW', /loss is not finite/);
+      trainer.free();
+      sameAsBefore();
+    });
+
     test('memory does not grow over 100 000 calls', () => {
       const x = [[1, 0], [0, 1]];
       for (let i = 0; i < 1000; i++) lab.sdpa(x, x, x);

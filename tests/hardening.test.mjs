@@ -4,7 +4,7 @@
 // write outside the slots of a call or change a module it did not touch.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadAttention, AttentionError, causalMask } from '../web/attention.js';
+import { loadAttention, AttentionError, causalMask, paddingMask, maskReader } from '../web/attention.js';
 import { rng, randomTensor } from './helpers/reference.mjs';
 import { refuses, resultsUnchanged } from './helpers/compare.mjs';
 
@@ -142,6 +142,44 @@ for (const simd of [true, false]) {
       sameAsBefore();
     });
 
+    test('options that cannot be turned into text still give AttentionErrors naming the option', () => {
+      const bare = Object.create(null);
+      const throwing = { toString() { throw new Error('no text'); } };
+      for (const odd of [bare, throwing]) {
+        refuses(() => lab.sdpa(q, k, v, { dropout: odd }), 'BAD_ARGUMENT', /dropout must be a number/);
+        refuses(() => lab.applyRope([[1, 2]], { base: odd }), 'BAD_ARGUMENT', /base must be a positive finite number/);
+        refuses(() => lab.sdpaLossSlope([[1, 0]], [[1, 0]], [[1]], [[0]], { eps: odd }), 'BAD_ARGUMENT', /eps must be a positive number/);
+        refuses(() => lab.createTrainer({ task: odd }), 'BAD_ARGUMENT', /task must be one of/);
+        refuses(() => lab.createTrainer({ task: 'reverse', lr: odd }), 'BAD_ARGUMENT', /lr must be a number/);
+        refuses(() => lab.createTrainer({ task: 'reverse', bug: odd }), 'BAD_ARGUMENT', /a trainer takes only the bug/);
+      }
+      sameAsBefore();
+    });
+
+    test('applyRope takes its positions as a typed array, as the types promise', () => {
+      const x = randomTensor([3, 4], random);
+      const want = lab.applyRope(x, { positions: [2, 5, 7] }).data;
+      for (const Type of [Float64Array, Float32Array, Int32Array, Uint8Array]) {
+        assert.deepEqual(lab.applyRope(x, { positions: new Type([2, 5, 7]) }).data, want, Type.name);
+      }
+      refuses(() => lab.applyRope(x, { positions: new Float64Array([2, 5]) }), 'SHAPE_MISMATCH', /positions must hold T = 3 numbers/);
+      refuses(() => lab.applyRope(x, { positions: new Float64Array([2, NaN, 7]) }), 'NON_FINITE_INPUT', /positions/);
+      refuses(() => lab.applyRope(x, { positions: new BigInt64Array(3) }), 'BAD_ARGUMENT', /positions value 0 is not a number/);
+      sameAsBefore();
+    });
+
+    test('token ids are read as doubles: a value near an id is not that id', () => {
+      const trainer = lab.createTrainer({ task: 'previous-token', seed: 4 });
+      const { batch: B, seqLen: T } = trainer.config;
+      const near = 1 + 1e-8; // 1 in float32
+      refuses(() => trainer.attention(new Array(T).fill(near)), 'BAD_ARGUMENT', /tokens entry 0 is 1\.00000001/);
+      refuses(() => trainer.layerInput(0, [near]), 'BAD_ARGUMENT', /tokens entry 0 is 1\.00000001/);
+      const ones = Array.from({ length: B }, () => new Array(T).fill(1));
+      refuses(() => trainer.gradients(ones.map((row) => row.map(() => near)), ones), 'BAD_ARGUMENT', /tokens entry 0/);
+      refuses(() => trainer.gradients(ones, ones.map((row) => row.map(() => near))), 'BAD_ARGUMENT', /targets entry 0/);
+      trainer.free();
+    });
+
     test('setWeights needs an object of projections', () => {
       const mha = lab.createMultiHeadAttention({ dModel: 4, numHeads: 2 });
       refuses(() => mha.setWeights(), 'BAD_ARGUMENT', /setWeights/);
@@ -226,6 +264,19 @@ for (const simd of [true, false]) {
     });
   });
 }
+
+test('paddingMask compares token ids exactly, beyond float32\'s integers', () => {
+  assert.deepEqual(Array.from(paddingMask([[2 ** 24 + 1, 2 ** 24]], 2 ** 24 + 1).data), [0, 1]);
+  assert.deepEqual(Array.from(paddingMask([[1e9 + 1, 1e9]], 1e9).data), [1, 0]);
+  assert.deepEqual(Array.from(paddingMask({ data: new Int32Array([2 ** 30 + 1, 2 ** 30]), shape: [1, 2] }, 2 ** 30).data), [1, 0]);
+});
+
+test('maskReader needs its name to be a string', () => {
+  for (const name of [Object.create(null), { toString() { throw new Error('no text'); } }, 5, Symbol('m')]) {
+    refuses(() => maskReader([[1, 0]], [3], name), 'BAD_ARGUMENT', /name must be a string/);
+  }
+  assert.equal(maskReader([[1, 0]], [2, 2], 'keep')(1, 0), true);
+});
 
 // The big calls run on the SIMD build only: the point is the size check and
 // the memory, not the arithmetic.

@@ -9,6 +9,10 @@ export type MaskLike =
   | { data: ArrayLike<number | boolean>; shape: readonly number[] }
   | NestedArray<number | boolean>;
 export type NestedArray<T> = T[] | NestedArray<T>[];
+/** A flat list of numbers: an array or a typed array (not a BigInt one). */
+export type NumberList =
+  | readonly number[] | Float32Array | Float64Array | Int8Array | Uint8Array | Uint8ClampedArray
+  | Int16Array | Uint16Array | Int32Array | Uint32Array;
 
 /** A tensor coming out: a copy owned by JS. */
 export interface Tensor { data: Float32Array; shape: number[] }
@@ -128,7 +132,7 @@ export interface SdpaTiledOptions {
 }
 
 export interface TiledTrace {
-  /** (batch…, Tq, tiles): running max m after each tile */
+  /** (batch…, Tq, tiles): running max m after each tile; -Infinity until the row has met an allowed key */
   max: Tensor;
   /** (batch…, Tq, tiles): running sum l */
   sum: Tensor;
@@ -312,7 +316,7 @@ export interface Lab {
   sdpaTiled(q: TensorLike, k: TensorLike, v: TensorLike, options?: SdpaTiledOptions): SdpaTiledResult;
   /** RoPE on x (…, T, d), d even, split-halves pairing as the multi-head module;
    * positions: T numbers or the first position (default 0); base default 10000. */
-  applyRope(x: TensorLike, options?: { positions?: number | ArrayLike<number>; base?: number }): Tensor;
+  applyRope(x: TensorLike, options?: { positions?: number | NumberList | TensorLike; base?: number }): Tensor;
   /** 1 where the rule allows the pair, for the scores shape (batch…, Tq, Tk) with 0 to 2 batch dims. */
   allowedPairs(shape: readonly number[], options?: VisibilityOptions): MaskTensor;
   /** The core's observability numbers for weights (batch…, Tq, Tk) under a rule. */

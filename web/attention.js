@@ -122,7 +122,8 @@ function show(value) {
         if (value === null) return 'null';
         if (Array.isArray(value)) return 'an array';
         return typedArrayTag.call(value) ?? 'an object';
-      default: return String(value); // number, boolean, undefined, bigint
+      case 'bigint': return `${value}n`;
+      default: return String(value); // number, boolean, undefined
     }
   } catch {
     return 'a value that cannot be shown';
@@ -229,6 +230,10 @@ function readValues(data, n, shape, name, kind) {
     fail('BAD_ARGUMENT', `${name}.data must be an array or typed array of ${kind === 'mask' ? 'booleans or 0/1' : 'numbers'} (got ${show(data)})`);
   }
   const length = tag === undefined ? data.length : typedArrayLength.call(data);
+  // A DataView, an ArrayBuffer or a plain object has no count of values.
+  if (tag === undefined && !(Number.isInteger(length) && length >= 0)) {
+    fail('BAD_ARGUMENT', `${name}.data must be an array or typed array of ${kind === 'mask' ? 'booleans or 0/1' : 'numbers'} (got ${show(data)} with length ${show(length)})`);
+  }
   if (length !== n) fail('SHAPE_MISMATCH', `${name} has ${show(length)} values but its shape ${describe(shape)} needs ${n}`);
   if (kind === 'float' && tag === 'Float32Array') return data;
   const out = newValues(kind, n);
@@ -746,7 +751,7 @@ class Lab {
       fail('BAD_ARGUMENT', 'bug "no-rescale" is in the tiled path, which keeps no weights: use lab.sdpaTiled or needWeights: false');
     }
     if (dropout !== undefined && (typeof dropout !== 'number' || !(dropout >= 0 && Math.fround(dropout) < 1))) {
-      fail('BAD_ARGUMENT', `dropout must be a number at least 0 and below 1 (got ${typeof dropout === 'string' ? JSON.stringify(dropout) : String(dropout)}${asFloat32(dropout, typeof dropout === 'number' && dropout >= 0 && dropout < 1)})`);
+      fail('BAD_ARGUMENT', `dropout must be a number at least 0 and below 1 (got ${show(dropout)}${asFloat32(dropout, typeof dropout === 'number' && dropout >= 0 && dropout < 1)})`);
     }
     if (seed !== undefined && dropout === undefined) fail('BAD_ARGUMENT', 'seed is the seed of dropout: give dropout too');
     const dropSeed = checkInteger(seed, 'seed', 0, { max: 2 ** 32 - 1 });
@@ -796,7 +801,9 @@ class Lab {
    * @returns {{ output, tiles, trace? }} output (batch…, Tq, dv); tiles: the
    *   number of key tiles; trace: { max, sum, rescale } each
    *   (batch…, Tq, tiles) and accumulator (batch…, Tq, tiles, dv), the
-   *   running m, l, exp(m_old − m_new) and the unnormalised output.
+   *   running m, l, exp(m_old − m_new) and the unnormalised output. Until
+   *   a row has met an allowed key, its m is -Infinity, l and the
+   *   accumulator 0 and its rescale 1: nothing has been summed yet.
    */
   sdpaTiled(q, k, v, options) {
     const call = sdpaArguments(q, k, v, options, SDPA_TILED_OPTIONS, 'sdpaTiled');
@@ -973,8 +980,9 @@ class Lab {
    * split-halves pairing, entry c < d/2 turns with entry c + d/2 by the
    * angle position · base^(−2c/d).
    * @param x (…, T, d), d even
-   * @param [options] positions: T numbers, or one number p (positions
-   *   p, p + 1, …); default 0, 1, …, T − 1. base: default 10000.
+   * @param [options] positions: T numbers (an array, a typed array or a
+   *   tensor of shape [T]), or one number p (positions p, p + 1, …);
+   *   default 0, 1, …, T − 1. base: default 10000.
    * @returns {{ data: Float32Array, shape: number[] }} x rotated, same shape
    */
   applyRope(x, options) {
@@ -984,7 +992,7 @@ class Lab {
     const [T, d] = X.shape.slice(-2);
     if (d % 2 !== 0) fail('BAD_ARGUMENT', `RoPE pairs entries, so the last dim d must be even (got ${d})`);
     if (base !== undefined && (typeof base !== 'number' || !Number.isFinite(base) || base <= 0)) {
-      fail('BAD_ARGUMENT', `base must be a positive finite number (got ${String(base)})`);
+      fail('BAD_ARGUMENT', `base must be a positive finite number (got ${show(base)})`);
     }
     const pos = new Float64Array(T);
     if (positions === undefined || typeof positions === 'number') {
@@ -993,7 +1001,10 @@ class Lab {
       for (let t = 0; t < T; t++) pos[t] = first + t;
     } else {
       // Read once, as doubles: a position past 2^24 keeps its exact value.
-      const P = toTensor(positions, 'positions', 'float64');
+      // A typed array is a list of T numbers, as a plain array is.
+      const list = typedArrayTag.call(positions) === undefined ? positions
+        : { data: positions, shape: [typedArrayLength.call(positions)] };
+      const P = toTensor(list, 'positions', 'float64');
       if (P.shape.length !== 1 || P.shape[0] !== T) fail('SHAPE_MISMATCH', `positions must hold T = ${T} numbers; got shape ${describe(P.shape)}`);
       pos.set(P.data);
     }
@@ -1111,7 +1122,7 @@ class Lab {
     const index = checkInteger(at, 'at', 0, { max: Q.data.length - 1 });
     const step = eps === undefined ? 1e-2 : eps;
     if (typeof step !== 'number' || !(Math.fround(step) > 0) || !Number.isFinite(Math.fround(step))) {
-      fail('BAD_ARGUMENT', `eps must be a positive number (got ${String(step)}${asFloat32(step, typeof step === 'number' && step > 0 && Number.isFinite(step))})`);
+      fail('BAD_ARGUMENT', `eps must be a positive number (got ${show(step)}${asFloat32(step, typeof step === 'number' && step > 0 && Number.isFinite(step))})`);
     }
     const layout = new Layout(this)
       .add('q', 4 * Q.data.length).add('k', 4 * K.data.length).add('v', 4 * V.data.length)
@@ -1257,6 +1268,8 @@ class MultiHeadAttention {
       staged.push([i, W, b]);
     });
     this.#version++;
+    // What a saved forward kept belongs to the old weights: backward would mix them.
+    if (staged.length > 0 && this.saved) this.saved = { stale: true };
     for (const [i, W, b] of staged) {
       const layout = new Layout(this.lab).add('w', 4 * C * C).add('b', 4 * C).commit();
       layout.put('w', W.data);
@@ -1314,9 +1327,11 @@ class MultiHeadAttention {
     const causal = checkBoolean(opts.causal, 'causal', false);
     const useCache = checkBoolean(opts.useCache, 'useCache', false);
     const needWeights = checkBoolean(opts.needWeights, 'needWeights', true);
+    // Only undefined and null mean no cache: false or 0 is refused below, not taken for none.
     const cache = opts.cache ?? null;
-    if (cache && !useCache) fail('CACHE_WITHOUT_USE_CACHE', 'a cache was passed without useCache: true, so the updated cache would be lost');
-    if ((cache || useCache) && !selfAttention) fail('CACHE_CROSS_ATTENTION', 'the KV cache is for self-attention only; omit keyValue');
+    const cached = cache !== null;
+    if (cached && !useCache) fail('CACHE_WITHOUT_USE_CACHE', 'a cache was passed without useCache: true, so the updated cache would be lost');
+    if ((cached || useCache) && !selfAttention) fail('CACHE_CROSS_ATTENTION', 'the KV cache is for self-attention only; omit keyValue');
     for (const name of ['queryPositionOffset', 'keyPositionOffset']) {
       const value = opts[name];
       if (value !== undefined && value !== null && typeof value === 'number' && Number.isInteger(value) && value < 0) {
@@ -1330,7 +1345,7 @@ class MultiHeadAttention {
     // The cache: { key, value (B, H, Tp, D), keyPaddingMask (B, Tp), length }.
     let Tp = 0;
     let past = null;
-    if (cache) {
+    if (cached) {
       const fields = reading('cache', () => {
         if (typeof cache !== 'object') fail('CACHE_MISMATCH', 'cache must be the cache object a previous forward returned');
         return { key: cache.key, value: cache.value, keyPaddingMask: cache.keyPaddingMask, length: cache.length, origin: cache[CACHE_ORIGIN] };
@@ -1358,7 +1373,7 @@ class MultiHeadAttention {
       }
     }
     // Positions: query i at qOffset + i; key j (of all keys) at firstKey + j.
-    const qOffset = qOffsetGiven ?? (cache ? Tp : selfAttention ? kOffset : 0);
+    const qOffset = qOffsetGiven ?? (cached ? Tp : selfAttention ? kOffset : 0);
     const firstKey = useCache ? 0 : kOffset;
     const Tk = Tp + Tkn;
 
@@ -1467,6 +1482,9 @@ class MultiHeadAttention {
     this.alive();
     const saved = this.saved;
     if (!saved) fail('NO_SAVED_FORWARD', 'backward needs a forward called with saveForBackward: true first');
+    if (saved.stale) {
+      fail('NO_SAVED_FORWARD', 'the weights changed (setWeights) since the saved forward; run forward with saveForBackward: true again');
+    }
     if (saved.usedCache) {
       fail('BACKWARD_THROUGH_CACHE', 'the saved forward used the KV cache; backward does not go through the cache (run forward without useCache)');
     }
@@ -1532,21 +1550,23 @@ class Trainer {
     const opts = checkOptions(options, TRAINER_OPTIONS, 'createTrainer');
     const taskIndex = TRAIN_TASKS.indexOf(opts.task);
     if (typeof opts.task !== 'string' || taskIndex < 0) {
-      fail('BAD_ARGUMENT', `task must be one of ${TRAIN_TASKS.join(', ')} (got ${JSON.stringify(String(opts.task))})`);
+      fail('BAD_ARGUMENT', `task must be one of ${TRAIN_TASKS.join(', ')} (got ${show(opts.task)})`);
     }
     const config = { task: opts.task, ...TRAIN_DEFAULTS[opts.task] };
     for (const name of ['layers', 'heads', 'dModel', 'seqLen', 'vocab', 'batch']) {
       config[name] = checkInteger(opts[name], name, config[name], { min: 1, max: 1 << 16 });
     }
-    if (opts.lr !== undefined && (typeof opts.lr !== 'number' || !(opts.lr > 0) || !Number.isFinite(opts.lr) || opts.lr > 1)) {
-      fail('BAD_ARGUMENT', `lr must be a number in (0, 1] (got ${String(opts.lr)})`);
+    // The core reads lr in float32, where 1e-50 is 0.
+    if (opts.lr !== undefined && (typeof opts.lr !== 'number' || !(Math.fround(opts.lr) > 0) || !Number.isFinite(opts.lr) || opts.lr > 1)) {
+      const valid = typeof opts.lr === 'number' && opts.lr > 0 && opts.lr <= 1;
+      fail('BAD_ARGUMENT', `lr must be a number in (0, 1] (got ${show(opts.lr)}${asFloat32(opts.lr, valid)})`);
     }
     config.lr = opts.lr ?? config.lr;
     config.seed = checkInteger(opts.seed, 'seed', 0, { max: 2 ** 32 - 1 });
     config.causal = checkBoolean(opts.causal, 'causal', true);
     config.bug = opts.bug === undefined || opts.bug === null || opts.bug === 'none' ? null : opts.bug;
     if (config.bug !== null && config.bug !== 'no-causal-mask') {
-      fail('BAD_ARGUMENT', `a trainer takes only the bug "no-causal-mask" (got ${JSON.stringify(String(config.bug))})`);
+      fail('BAD_ARGUMENT', `a trainer takes only the bug "no-causal-mask" (got ${show(config.bug)})`);
     }
     this.lab = lab;
     this.config = Object.freeze(config);
@@ -1577,9 +1597,14 @@ class Trainer {
     this.alive();
     const count = checkInteger(n, 'n', 1, { min: 0, max: 100000 });
     if (count > 0) {
+      const { exports } = this.lab;
+      const before = exports.attn_train_step_count(this.ptr);
       const layout = new Layout(this.lab).add('loss', 4).commit();
-      this.lab.check(this.lab.exports.attn_train_step(this.ptr, layout.ptr('loss'), count));
-      this.lastLoss = this.view(Float32Array, layout.ptr('loss'), 1)[0];
+      const status = exports.attn_train_step(this.ptr, layout.ptr('loss'), count);
+      // A call stopped by a diverged step still took the steps before it;
+      // the core leaves the loss of the last one taken.
+      if (exports.attn_train_step_count(this.ptr) > before) this.lastLoss = this.view(Float32Array, layout.ptr('loss'), 1)[0];
+      this.lab.check(status);
     }
     return { step: this.lab.exports.attn_train_step_count(this.ptr), loss: this.lastLoss };
   }
@@ -1607,7 +1632,8 @@ class Trainer {
    * Every head's attention probabilities on one sequence of seqLen tokens:
    * a fixed sample of the task when `tokens` is omitted (undefined or null),
    * and which keys each query was allowed to see in that run, both from the
-   * core. Ablated heads are zeroed either way.
+   * core. Ablated heads' outputs are zeroed either way (their own maps are
+   * still shown; the layers after them no longer see them).
    * @param [tokens] seqLen token ids
    * @param [options] as: 'evaluation' (default), the model as evaluate()
    *   runs it, with the trainer's causal flag and no bug; or 'training', as
@@ -1679,7 +1705,7 @@ class Trainer {
   layerInput(layer, tokens) {
     const l = this.checkLayer(layer);
     const { seqLen, vocab: V, dModel: C } = this.config;
-    const t = toTensor(tokens, 'tokens');
+    const t = toTensor(tokens, 'tokens', 'float64'); // as doubles: 1 + 1e-8 is not the id 1
     if (t.shape.length !== 1 || t.shape[0] < 1 || t.shape[0] > seqLen) {
       fail('SHAPE_MISMATCH', `tokens must be a list of 1 to ${seqLen} ids; got shape ${describe(t.shape)}`);
     }
@@ -1724,7 +1750,10 @@ class Trainer {
     this.view(Int32Array, layout.ptr('tokens'), B * T).set(ids);
     this.view(Int32Array, layout.ptr('targets'), B * T).set(want);
     this.lab.check(this.lab.exports.attn_train_gradients(this.ptr, layout.ptr('loss'), layout.ptr('tokens'), layout.ptr('targets')));
-    return { loss: this.view(Float32Array, layout.ptr('loss'), 1)[0], gradients: this.readTensors(this.lab.exports.attn_train_grads(this.ptr)) };
+    const loss = this.view(Float32Array, layout.ptr('loss'), 1)[0];
+    // A target whose probability underflowed to 0 in float32 gives an infinite loss.
+    if (!Number.isFinite(loss)) fail('OVERFLOW', 'the loss is not finite on this batch: the model diverged; lower lr and start again');
+    return { loss, gradients: this.readTensors(this.lab.exports.attn_train_grads(this.ptr)) };
   }
 
   /** A view of the core's memory, made after the last call (memory may have grown). */
@@ -1735,7 +1764,7 @@ class Trainer {
   /** ids (rows?, seqLen) as a flat array of integers in [min, vocab). */
   checkTokens(x, name, rows = 0, min = 0) {
     const { seqLen: T, vocab: V } = this.config;
-    const t = toTensor(x, name);
+    const t = toTensor(x, name, 'float64'); // as doubles: 1 + 1e-8 is not the id 1
     const shape = rows ? [rows, T] : [T];
     if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
       fail('SHAPE_MISMATCH', `${name} must have shape ${describe(shape)}; got ${describe(t.shape)}`);
@@ -1777,7 +1806,8 @@ export function causalMask(Tq, Tk = Tq) {
 
 /** Allowed padding mask (B, 1, 1, T) from token ids (B, T): keys that are not padId (an integer, default 0). */
 export function paddingMask(tokenIds, padId = 0) {
-  const ids = toTensor(tokenIds, 'tokenIds');
+  // Read as doubles: ids past 2^24 are compared exactly, as padId is.
+  const ids = toTensor(tokenIds, 'tokenIds', 'float64');
   if (ids.shape.length !== 2) fail('BAD_ARGUMENT', `tokenIds must be (B, T); got ${describe(ids.shape)}`);
   const pad = checkInteger(padId, 'padId', 0, { min: -(2 ** 31) });
   const [B, T] = ids.shape;
@@ -1814,6 +1844,7 @@ export function additiveFromAllowed(allowed) {
  * per target dim, within it.
  */
 export function maskReader(mask, target, name = 'mask') {
+  if (typeof name !== 'string') fail('BAD_ARGUMENT', `maskReader's name must be a string (got ${show(name)})`);
   const m = toTensor(mask, name, 'mask');
   const dims = reading('target', () => readShape(target, 'target'));
   dims.forEach((d, i) => {
