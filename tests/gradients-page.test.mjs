@@ -121,6 +121,19 @@ test('the finite-difference check shows both numbers, and they agree', async () 
   await context.close();
 });
 
+test('with a tiny nudge the two numbers part after the second digit, and the prose does not promise that they agree', async () => {
+  const { page, problems, context } = await suite.open('#view=gradients&grad.eps=0.000001', { viewport: { width: 1280, height: 900 } });
+  const analytic = await out(page, 'grad-analytic');
+  const slope = await out(page, 'grad-slope');
+  assert.ok(Math.abs(analytic - slope) > 1e-3, `ε = 1e-6 loses digits to float32 rounding: backward ${analytic}, slope ${slope}`);
+  const prose = await page.locator('#gradients > p').allTextContents();
+  const promise = prose.flatMap((p) => p.split(/(?<=\.)\s+/)).find((s) => /should agree|agree to several digits/.test(s));
+  assert.ok(promise === undefined || /moderate|too small|tiny|smaller/.test(promise),
+    `the page shows ${analytic} and ${slope}, yet says: "${promise}"`);
+  assertClean(problems, 'finite differences, tiny nudge');
+  await context.close();
+});
+
 test('a bad edit shows an inline message and keeps the last valid numbers', async () => {
   const { page, problems, context } = await open();
   const loss = await out(page, 'grad-loss');

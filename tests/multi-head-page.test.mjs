@@ -292,3 +292,38 @@ test('sizes line: one head is "1 head", several are "heads"', async () => {
   assertClean(problems, 'heads in the sizes line');
   await context.close();
 });
+
+test('the prose\'s sizes are the starting ones and say so: after an edit the sizes line gives others', async () => {
+  const { page, problems, context } = await env.open('#view=multi-head&mha.dmodel=8&mha.heads=2', { viewport: { width: 1280, height: 900 } });
+  assert.match(await page.locator('#multi-head [data-slot="summary"]').textContent(), /^d_model = 8 split over 2 heads/);
+  const prose = await page.locator('#multi-head > p').allTextContents();
+  // A sentence of the fixed prose that names sizes other than those in use must say they are the starting ones.
+  const sentences = prose.flatMap((p) => p.split(/(?<=\.)\s+/)).filter((s) => /dmodel = 32\b|H = 4\b/.test(s));
+  assert.ok(sentences.length > 0, 'the prose names the starting sizes');
+  for (const s of sentences) assert.match(s, /start/i, `d_model is 8 and H is 2 now, yet the prose says: "${s}"`);
+  assertClean(problems, 'sizes in the prose');
+  await context.close();
+});
+
+test('trained weights: the prose does not say the first query looks one place back, where the map shows 1 on itself', async () => {
+  const { page, problems, context } = await env.open('#view=multi-head&mha.weights=trained', { viewport: { width: 1280, height: 900 } });
+  await page.waitForSelector(TRAINED_MAPS, { timeout: 90000 });
+  const maps = await shownMaps(page, TRAINED.options.heads, 5);
+  assert.ok(maps.every((rows) => rows[0][0] === 1), 'query 1 can only see itself: 1 on key 1 in every head');
+  const prose = (await page.locator('#multi-head > p').allTextContents()).join(' ');
+  const claim = prose.split(/(?<=\.)\s+/).find((s) => /one place back/.test(s));
+  assert.match(claim, /after the first|but the first|except the first/, `query 1 has no earlier position, yet the prose says: "${claim}"`);
+  assertClean(problems, 'trained, the first query');
+  await context.close();
+});
+
+test('leak check with one position: no earlier output exists, and the line does not say one stayed put', async () => {
+  const { page, problems, context } = await env.open('#view=multi-head&mha.t=1&mha.tokens=3&mha.causal=1', { viewport: { width: 1280, height: 900 } });
+  await typeInto(page, page.locator('[data-grid="mha-tokens"] input[data-col="0"]'), '4');
+  const text = await page.locator('#multi-head [data-slot="leak"]').textContent();
+  assert.match(text, /You changed t1 \(3 → 4\)/);
+  assert.doesNotMatch(text, /did not move|keeps the future out|^✓/, `with T = 1 nothing could have moved: "${text}"`);
+  assert.match(text, /no earlier position/);
+  assertClean(problems, 'leak check, one position');
+  await context.close();
+});

@@ -659,3 +659,67 @@ test('every section at 1280 px and 390 px: screenshots, no sideways scroll, and 
     await context.close();
   }
 });
+
+// ---------------------------------------------------------------------------
+// The prose after a learner's edit: what it says about the numbers stays true
+// ---------------------------------------------------------------------------
+
+/** The numbers of every "[a, b]" in a text, as lists. */
+const bracketed = (text) => (text.match(/\[[^\]]*\]/g) || []).map((s) => s.slice(1, -1).split(',').map((t) => Number(t.trim().replace('−', '-'))));
+
+test('one query: the exercise names only numbers the page shows, also after the values are edited', async () => {
+  const { context, page, problems } = await open('#view=one-query&one.v=1,2;3,4&one.first=1');
+  const shown = [await out(page, 'one-weights'), await out(page, 'one-output')].map((t) => bracketed(t)[0]);
+  assert.deepEqual(shown, [[1, 0], [1, 2]], 'only key 1 allowed: shares [1, 0], output the first value');
+  const exercise = await page.locator('#one-query p.aside').textContent();
+  for (const v of bracketed(exercise)) {
+    assert.ok(shown.some((s) => s.length === v.length && s.every((x, i) => x === v[i])),
+      `the exercise names [${v.join(', ')}], which the page does not show (shares ${JSON.stringify(shown[0])}, output ${JSON.stringify(shown[1])}): "${exercise}"`);
+  }
+  assertClean(problems, 'one query, edited values');
+  await context.close();
+});
+
+test('3×3: when one score outweighs the rest, the output is that value alone, and the prose allows it', async () => {
+  // Query 3 scores 1000 against key 3 and 500 against the others: its weights are [0, 0, 1].
+  const { context, page, problems } = await open('#view=three-by-three&ex.q=1,0,1,0;0,1,0,1;1000,1000,0,0&ex.v=10,0;0,10;1,9');
+  assert.deepEqual((await heat(page, 'ex-weights')).slice(6, 9), ['0.0000', '0.0000', '1.0000']);
+  assert.deepEqual((await table(page, 'ex-output')).slice(4, 6), ['1.0000', '9.0000'], 'output 3 is value 3');
+  const prose = await page.locator('#three-by-three > p').allTextContents();
+  const never = prose.find((p) => /never just the winning/.test(p));
+  assert.equal(never, undefined, `output 3 is value 3 alone, yet the prose says: "${never}"`);
+  assertClean(problems, '3×3, one-hot row');
+  await context.close();
+});
+
+test('masks: the prose says which examples have equal scores; the custom mask reads the 3×3 example\'s', async () => {
+  const { context, page, problems } = await open('#masks');
+  const row1 = (await heat(page, 'mask-custom-weights')).slice(0, 3);
+  assert.ok(new Set(row1).size > 1, `the custom mask's weights are not even: row 1 is ${row1.join(', ')}`);
+  const prose = await page.locator('#masks > p').allTextContents();
+  const claim = prose.find((p) => /every example/i.test(p) && /equal scores/.test(p));
+  assert.equal(claim, undefined, `the custom mask's row 1 is ${row1.join(', ')}, not even, yet the prose says: "${claim}"`);
+  assertClean(problems, 'masks, equal scores');
+  await context.close();
+});
+
+test('a link the core refuses before anything was drawn: the section says why and promises no last valid result', async () => {
+  // Sequence 1 all padding, a custom row that blocks every key, a source all padding.
+  const hash = '#view=masks&mask.tokens=0,0,0,0,0;44,17,29,81,5&mask.custom=000;111;111&cross.pad=0000000';
+  const { context, page, problems } = await open(hash);
+  for (const [where, slot] of [['masks', 'padding-status'], ['masks', 'custom-status'], ['self-cross', 'status']]) {
+    const said = await page.locator(`#${where} [data-slot="${slot}"] .core-error`).textContent();
+    assert.match(said, /^ALL_MASKED_ROW: /, `${where} ${slot}: the core's refusal is shown`);
+    assert.doesNotMatch(said, /last valid/i, `${where} ${slot}: nothing was drawn, so no last valid result can be shown; seen "${said}"`);
+  }
+  const empty = await page.$$eval('#masks .stale, #self-cross .stale', (ns) => ns.map((n) => n.dataset.slot));
+  assert.deepEqual(empty, [], 'no empty "Last valid result" boxes');
+  // Once there was a valid result, a refused edit keeps it, marked, and says so.
+  await typeInto(page, gridInput(page, 'mask-tokens', 0, 0), '12');
+  assert.equal(await page.locator('#masks [data-slot="padding-status"] .core-error').isHidden(), true);
+  await typeInto(page, gridInput(page, 'mask-tokens', 0, 0), '0');
+  assert.match(await page.locator('#masks [data-slot="padding-status"] .core-error').textContent(), /still those of the last valid input/);
+  assert.ok(await page.locator('#masks [data-slot="padding-weights"].stale').count() === 1, 'the last valid padding maps are marked');
+  assertClean(problems, 'refused on arrival');
+  await context.close();
+});

@@ -520,3 +520,64 @@ test('mask conventions: the refused-row note speaks only of rows that exist', as
   assertClean(problems, 'conventions');
   await page.context().close();
 });
+
+// ---------------------------------------------------------------------------
+// The prose after a learner's edit: what it says about the numbers stays true
+// ---------------------------------------------------------------------------
+
+test('online softmax: with a large value the two results differ in the last digits shown, and no sentence calls them exactly equal', async () => {
+  const { page, problems } = await suite.open('#view=online-softmax&flash.step=3&flash.v=1000000,1;0.1,0.3;1,1;2,0;0,2;1,-1');
+  const section = page.locator('#online-softmax');
+  const [tiled] = await texts(page, 'flash-tiled');
+  const [plain] = await texts(page, 'flash-plain');
+  assert.notEqual(tiled, plain, 'float rounding shows in the digits: the example is the one meant');
+  assert.equal(await section.locator('[data-check="flash-equal"]').getAttribute('data-passed'), 'true');
+  const said = [...await section.locator(':scope > p').allTextContents(), await section.locator('[data-check="flash-equal"]').textContent()];
+  for (const s of said) {
+    assert.doesNotMatch(s, /exactly softmax|✓ Equal:/, `the page shows ${tiled} and ${plain}, yet says: "${s}"`);
+  }
+  assertClean(problems, 'online softmax, rounding');
+  await page.context().close();
+});
+
+test('KV cache: the starting example differs from the full pass by float rounding, and no sentence calls them exactly equal', async () => {
+  const { page, problems } = await suite.open('#kv-cache');
+  const section = page.locator('#kv-cache');
+  const [diff] = await texts(page, 'kv-diff');
+  assert.notEqual(Number(diff.replace('−', '-')), 0, `the shown difference is ${diff}`);
+  const said = [...await section.locator(':scope > p').allTextContents(), await section.locator('[data-check="kv-equal"]').textContent()];
+  for (const s of said) {
+    assert.doesNotMatch(s, /exactly those of|equal one full causal pass:/, `the largest difference shown is ${diff}, yet the page says: "${s}"`);
+  }
+  assertClean(problems, 'KV cache, rounding');
+  await page.context().close();
+});
+
+test('dropout: the p the sentences name is the p typed, and a weight of 0 is not called a dropped one when the softmax gave it', async () => {
+  // p = 0.125: two decimals would show 0.13. Query 1 = (1000, 0) gives keys 2 and 4 a weight of 0 before any drop.
+  const { page, problems } = await suite.open('#view=dropout&drop.p=0.125&drop.q=1000,0;0,1;1,1;2,-1&drop.seed=3');
+  const section = page.locator('#dropout');
+  const { r } = await expectDropout(page);
+  const caption = await section.locator('[data-slot="weights"] table caption').textContent();
+  const verdict = await section.locator('[data-check="drop-expected"]').textContent();
+  for (const s of [caption, verdict]) assert.match(s, /p = 0\.125\b/, `the learner typed p = 0.125: "${s}"`);
+  const zeros = Array.from(r.weights.data).filter((w) => w === 0).length;
+  const dropped = r.dropoutMask.data.filter((x) => x === 0).length;
+  assert.ok(zeros > dropped, `more weights are 0 (${zeros}) than were dropped (${dropped}): the example is the one meant`);
+  assert.doesNotMatch(caption, /a 0 is a dropped weight/, `${zeros} weights are 0 but ${dropped} were dropped, yet the caption says: "${caption}"`);
+  assertClean(problems, 'dropout, p and zeros');
+  await page.context().close();
+});
+
+test('mask conventions: when the allowed mask itself warns, the note does not say that nothing warns', async () => {
+  // An allowed mask of zeros: read the wrong way round every key is open (no refusal), while the diagonal check warns.
+  const { page, problems } = await suite.open('#view=conventions&conv.allowed=0000;0000;0000;0000');
+  const section = page.locator('#conventions');
+  const diagonal = await section.locator('[data-out="conv-diagonal"]').textContent();
+  assert.match(diagonal, /^⚠/);
+  const note = await section.locator('[data-out="conv-refused"]').textContent();
+  assert.doesNotMatch(note, /nothing warns/, `the line above warns ("${diagonal}"), yet the note says: "${note}"`);
+  assert.match(note, /no error/);
+  assertClean(problems, 'conventions, warnings');
+  await page.context().close();
+});

@@ -54,6 +54,9 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
      * error is a bug in this page and is rethrown. The message is shown
      * counting from 1, or in the section's own words: explain(err) may
      * return a text for the errors it knows (null for the others).
+     * A stale host that holds nothing yet (a link the core refused before
+     * any valid result was drawn) is not marked, and when none of them
+     * holds anything the message promises no last valid result.
      */
     core(status, fn, staleHosts = [], { keepNote = true, explain = null } = {}) {
       try {
@@ -64,8 +67,10 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
       } catch (err) {
         if (!(err instanceof AttentionError)) throw err;
         const text = (explain && explain(err)) || `${err.code}: ${oneBased(err.message)}`;
-        status.show(`${text}${keepNote ? '. The results shown are still those of the last valid input, marked “Last valid result”.' : ''}`);
-        for (const node of staleHosts) node.classList.add('stale');
+        const drawn = staleHosts.filter((node) => node.hasChildNodes());
+        if (keepNote && staleHosts.length > 0 && drawn.length === 0) status.show(text.endsWith('.') ? text : `${text}.`);
+        else status.show(`${text}${keepNote ? '. The results shown are still those of the last valid input, marked “Last valid result”.' : ''}`);
+        for (const node of drawn) node.classList.add('stale');
         return null;
       }
     },

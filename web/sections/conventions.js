@@ -133,7 +133,7 @@ export const conventions = {
     if (note.noteKey === noteKey && note.firstChild) return;
     note.noteKey = noteKey;
     note.replaceChildren(
-      refused.size === 0 ? h('p', { class: 'readout', 'data-out': 'conv-refused', text: 'Read this way, every query still has a key, so nothing warns you: the weights are simply wrong.' })
+      refused.size === 0 ? h('p', { class: 'readout', 'data-out': 'conv-refused', text: 'Read this way, every query still has a key, so the core raises no error: the weights are simply wrong.' })
         : h('p', { class: 'readout', 'data-out': 'conv-refused' },
           h('strong', { text: `${names.join(', ')} ${refused.size > 1 ? 'are' : 'is'} marked ⚠: ` }),
           `read the wrong way round, the mask leaves ${refused.size > 1 ? 'these queries' : 'this query'} with no key at all. `

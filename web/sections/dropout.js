@@ -3,7 +3,7 @@
 // longer 1, though its expected sum still is. Every number shown comes from
 // the core (lab.sdpa with { dropout, seed }).
 
-import { h, numberGrid, numberField, statusLine, heatmap, fmt, fmtVec, fmtSci, setText, setCheck } from '../lesson-ui.js';
+import { h, numberGrid, numberField, statusLine, heatmap, fmt, fmtPlain, fmtVec, fmtSci, setText, setCheck } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, keyLabel, queryLabel, afterFrameIdle } from './common.js';
 
@@ -17,6 +17,8 @@ const D = 2;
 const DRAWS = 10000;
 const DRAW_SEED = 0;
 const ONES = Array.from({ length: T }, () => [1]); // v = ones: the output is each row's sum
+/** p as the sentences write it: two decimals (0.30) when they hold it exactly, else as typed (0.125). */
+const pText = (p) => (Number(fmt(p, 2)) === p ? fmt(p, 2) : fmtPlain(p));
 /** What the mean row sums depend on: not the seed shown. */
 const meanKey = (st) => JSON.stringify([st.q, st.k, st.p]);
 
@@ -101,7 +103,7 @@ export const dropout = {
     for (const x of w) top = Math.max(top, x);
     heatmap(ctx.slot(this.id, 'weights'), {
       values: w, rows: T, cols: T, rowLabel: queryLabel, colLabel: keyLabel, name: 'drop-weights', digits: 3,
-      caption: `Weights after dropout, p = ${fmt(st.p, 2)}, seed ${st.seed}; a 0 is a dropped weight; last column: the row's sum`,
+      caption: `Weights after dropout, p = ${pText(st.p)}, seed ${st.seed}; a dropped weight shows as 0; last column: the row's sum`,
       domain: [0, top], extra: { label: 'row sum', values: run.output.data },
     });
     const parts = this.checkParts(ctx);
@@ -162,7 +164,7 @@ export const dropout = {
     setCheck(verdict, ok);
     setText(lead, ok ? '✓ On average the rows still sum to 1: the mean row sums are off by at most ' : '✗ The mean row sum is far from 1: off by ');
     setText(meanErrorNode, fmtSci(meanError));
-    setText(tail, `, and with p = ${fmt(st.p, 2)} the mean of ${DRAWS} draws is expected within ±`);
+    setText(tail, `, and with p = ${pText(st.p)} the mean of ${DRAWS} draws is expected within ±`);
     setText(band, fmtSci(allowed));
     end.data = ' of 1 (4 standard errors).';
     for (const node of [meanLine, verdict]) node.removeAttribute('aria-busy');

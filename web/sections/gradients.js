@@ -61,7 +61,7 @@ export const gradients = {
 <div class="controls" data-slot="step-controls"></div>
 <p class="readout" data-slot="step"></p>
 <h3>Check one entry by nudging it</h3>
-<p>The gradient promises a slope. Nudge one query entry by +ε and by −ε, run the forward pass both times, and divide the change in loss by 2ε. The two numbers should agree to several digits.</p>
+<p>The gradient promises a slope. Nudge one query entry by +ε and by −ε, run the forward pass both times, and divide the change in loss by 2ε. For a moderate ε, such as the starting 0.001, the two numbers agree to several digits; a much smaller or larger ε agrees less well, for the reasons the line below gives.</p>
 <div class="controls" data-slot="fd-controls"></div>
 <p class="readout" data-slot="fd"></p>
 `,

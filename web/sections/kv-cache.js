@@ -27,7 +27,7 @@ export const kvCache = {
   title: 'The KV cache: decoding one token at a time',
   body: `
 <p>A language model writes one token at a time, and each new token attends to all the tokens before it. Recomputing every key and value at every step would repeat almost all of the work. The KV cache keeps the keys and values of the tokens already seen: a step projects only the new token, appends its key and value to the cache, and attends from its one query to every cached key. Step t adds one row of scores.</p>
-<p>Done right, the outputs are exactly those of one full causal pass over the whole sequence. The classic mistake is a stale position offset: the new query must stand at the cache’s length, not at 0 as if it began a new sequence. Placed at 0, it is rotated by the wrong angle, and the causal rule, which compares positions, lets it see the first token only. (Positions count from 0, so token t stands at position t − 1.)</p>
+<p>Done right, the outputs are those of one full causal pass over the whole sequence, up to float rounding: the two compute the same thing but round at different steps. The classic mistake is a stale position offset: the new query must stand at the cache’s length, not at 0 as if it began a new sequence. Placed at 0, it is rotated by the wrong angle, and the causal rule, which compares positions, lets it see the first token only. (Positions count from 0, so token t stands at position t − 1.)</p>
 <p>Two limits. A cache holds the keys and values of the sequence being written, so it is for self-attention only: the core’s multi-head module refuses a cache together with a separate source (<code>CACHE_CROSS_ATTENTION</code>), whose keys and values would not grow with the output anyway. And a cache is a tool of inference: with dropout on, each step would drop other weights than a full pass does, and the two would no longer agree. Put a model in evaluation mode (<code>model.eval()</code> in PyTorch) before decoding with a cache.</p>
 <p>The switch below turns that mistake on inside the attention core, as a deliberate bug (<code>stale-cache-offset</code>): the page still passes the right offsets, but the core’s decoding step leaves the new query’s position at 0 instead of the cache’s length. The keys are still stored at their right positions. Watch the largest difference to the full pass.</p>
 <div class="inputs" data-slot="inputs"></div>
@@ -126,7 +126,7 @@ export const kvCache = {
     setCheck(node, ok);
     const decoded = st.step === 1 ? 'Token 1, decoded on its own, ' : `Tokens 1 to ${st.step}, decoded one at a time, `;
     const verb = st.step === 1 ? ['equals', 'differs'] : ['equal', 'differ'];
-    setText(lead, ok ? `✓ ${decoded}${verb[0]} one full causal pass: the largest difference is `
+    setText(lead, ok ? `✓ ${decoded}${verb[0]} one full causal pass up to float rounding: the largest difference is `
       : `✗ ${decoded}${verb[1]} from the full causal pass by up to `);
     setText(diffNode, fmtSci(diff));
     setText(tail, ok ? '.' : st.stale ? ': each query was rotated as if it stood at position 0, and the causal rule let it see token 1 only.' : '.');

@@ -33,8 +33,8 @@ export const multiHead = {
   title: 'Multi-head attention',
   body: `
 <p>Several heads do not each get a full copy of the model width. The width is <em>split</em>: with d<sub>model</sub> = 512, going from 8 to 16 heads shrinks each head from 64 to 32 numbers. Each head has its own slice of the projections and its own softmax, so heads can specialise; the output projection then lets their results interact again.</p>
-<p>Here d<sub>model</sub> = 32 and H = 4, with weights drawn from a seed. As a toy embedding, token id <em>i</em> becomes a vector of zeros except for one entry, the embedding size <em>s</em>, in channel <em>i</em> mod d<sub>model</sub>. A larger <em>s</em> gives larger scores and sharper maps. The maps’ axes read each id as a word of a toy ten-word vocabulary (id 0 is “the”, id 1 “cat”, …, id 9 “ran”, then again from id 10). At the start, tokens 2 and 4 are both id 1 (“cat”), so without the causal mask their rows are identical in every head; with it, they differ.</p>
-<p><strong>Random or trained.</strong> Random heads look at nothing in particular. Pick “trained” to load instead the first layer of a small model that the core trained, in a fraction of a second, to predict each word’s <em>previous</em> word (as in “Watch a head learn” below). Its heads then show a real pattern: each query puts most of its weight one place back, a bright line just below the diagonal.</p>
+<p>At the start d<sub>model</sub> = 32 and H = 4, with weights drawn from a seed; the line above the maps gives the sizes in use. As a toy embedding, token id <em>i</em> becomes a vector of zeros except for one entry, the embedding size <em>s</em>, in channel <em>i</em> mod d<sub>model</sub>. A larger <em>s</em> gives larger scores and sharper maps. The maps’ axes read each id as a word of a toy ten-word vocabulary (id 0 is “the”, id 1 “cat”, …, id 9 “ran”, then again from id 10). At the start, tokens 2 and 4 are both id 1 (“cat”), so without the causal mask their rows are identical in every head; with it, they differ.</p>
+<p><strong>Random or trained.</strong> Random heads look at nothing in particular. Pick “trained” to load instead the first layer of a small model that the core trained, in a fraction of a second, to predict each word’s <em>previous</em> word (as in “Watch a head learn” below). Its heads then show a real pattern: each query after the first puts most of its weight one place back, a bright line just below the diagonal. The first query has no earlier position, so it can only look at itself.</p>
 <div class="controls" data-slot="controls"></div>
 <div class="inputs" data-slot="tokens"></div>
 <div data-slot="status"></div>
@@ -271,6 +271,12 @@ export const multiHead = {
     const [pos] = edited;
     const last = `t${T}`;
     const change = `You changed t${pos + 1} (${before.tokens[pos]} → ${now.tokens[pos]})`;
+    if (T === 1) {
+      // One position: no earlier output exists, so the test has nothing to watch.
+      host.replaceChildren(h('p', { class: 'readout', 'data-out': 'mha-leak' },
+        `${change}, the only token: there is no earlier position whose output could move. Raise Positions T to 2 or more to run the leak test.`));
+      return;
+    }
     if (pos < T - 1) {
       const readers = st.causal ? `Under the causal mask t${pos + 1} and every later position read it` : 'Without the causal mask every position reads it';
       host.replaceChildren(h('p', { class: 'readout', 'data-out': 'mha-leak' },
@@ -286,7 +292,7 @@ export const multiHead = {
     }
     const earlier = Array.from({ length: T - 1 }, (_, t) => `t${t + 1}`).join(', ');
     host.replaceChildren(h('p', { class: 'readout', 'data-out': 'mha-leak' }, moved.length === 0
-      ? `✓ ${change}. The outputs of ${earlier || 'no earlier position'} did not move: ${st.causal ? 'the causal mask keeps the future out' : 'yet without the causal mask they could have'}.`
+      ? `✓ ${change}. The outputs of ${earlier} did not move: ${st.causal ? 'the causal mask keeps the future out' : 'yet without the causal mask they could have'}.`
       : `⚠ ${change}, and the outputs of ${moved.map((t) => `t${t + 1}`).join(', ')} moved: ${st.causal ? 'the future leaked into the past' : 'without the causal mask, every position reads the last one'}.`));
   },
 

@@ -51,7 +51,7 @@ export const oneQuery = {
 <div data-slot="toggle"></div>
 <div class="result" data-slot="steps"></div>
 <div class="result" data-slot="flow"></div>
-<p class="aside"><strong>Exercise.</strong> Tick “only the first key is allowed”. The shares become [1, 0] and the result is exactly the first value, [10, 0]. Blocking a key changes the shares <em>before</em> the values are mixed; it does not switch off one feature of the result afterwards.</p>
+<p class="aside"><strong>Exercise.</strong> Tick “only the first key is allowed”. The shares become [1, 0] and the result is exactly the first value, whatever numbers it holds. Blocking a key changes the shares <em>before</em> the values are mixed; it does not switch off one feature of the result afterwards.</p>
 `,
   // The <attention-lab> presets that show this section (see markup.js for slot, group...).
   presets: {

@@ -24,7 +24,7 @@ export const onlineSoftmax = {
   <li>the running sum <var>l</var> of their exponentials, each taken against <var>m</var>, 0 before the first tile;</li>
   <li>the accumulator: the values weighted by those exponentials, summed, 0 before the first tile.</li>
 </ul>
-<p>When a tile brings a larger score, the max moves from m<sub>old</sub> to m<sub>new</sub>, and everything summed so far was taken against the old max. Multiplying <var>l</var> and the accumulator by exp(m<sub>old</sub> − m<sub>new</sub>) puts them on the new footing. After the last tile, accumulator ÷ <var>l</var> is exactly softmax(scores) · V, and memory stayed proportional to T · d.</p>
+<p>When a tile brings a larger score, the max moves from m<sub>old</sub> to m<sub>new</sub>, and everything summed so far was taken against the old max. Multiplying <var>l</var> and the accumulator by exp(m<sub>old</sub> − m<sub>new</sub>) puts them on the new footing. After the last tile, accumulator ÷ <var>l</var> equals softmax(scores) · V up to float rounding: the two paths compute the same thing but round at different steps. Memory stayed proportional to T · d.</p>
 <p>Edit the query, the keys and the values, change the tile width, and step through the tiles. The numbers come from the core’s tiled path, which <code>lab.sdpa</code> runs whenever it is not asked for the weights.</p>
 <div class="inputs" data-slot="inputs"></div>
 <div class="controls" data-slot="controls"></div>
@@ -151,7 +151,7 @@ export const onlineSoftmax = {
       h('p', { class: 'readout' }, 'Tiled result, accumulator ÷ l: ', h('strong', { 'data-out': 'flash-tiled', text: fmtVec(got, 4) })),
       h('p', { class: 'readout' }, 'Ordinary softmax(scores) · V: ', h('strong', { 'data-out': 'flash-plain', text: fmtVec(want, 4) })),
       h('p', { class: `check ${ok ? 'pass' : 'fail'}`, 'data-check': 'flash-equal', 'data-passed': String(ok) },
-        ok ? '✓ Equal: the largest difference is ' : '✗ Not equal: the largest difference is ',
+        ok ? '✓ Equal up to float rounding: the largest difference is ' : '✗ Not equal: the largest difference is ',
         h('strong', { 'data-out': 'flash-diff', text: fmtSci(diff) }),
         ok ? ` (at most ${fmtSci(AGREEMENT)} × the output’s size).`
           : st.bug ? '. Without the rescale, exponentials taken against different maxima are added as if they were alike.'

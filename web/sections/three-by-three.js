@@ -40,7 +40,7 @@ export const threeByThree = {
 </div>
 <p>Point at or tap a weight, a score or an output row (or move through the weights with the arrow keys) to light up where it came from and what it feeds, and to follow that query row through the core below.</p>
 <div class="result" data-slot="flow"></div>
-<p>With the starting numbers, output row 3 is [5, 5]: its weights on values 1 and 2 are equal, and it leans most on value 3, which is already balanced. Attention returns a blend of values, never just the winning one. If softmax ran down the columns instead, the columns would add up to 1 and each key would be sharing itself out among queries, which is a different question altogether.</p>
+<p>With the starting numbers, output row 3 is [5, 5]: its weights on values 1 and 2 are equal, and it leans most on value 3, which is already balanced. Attention returns a blend of values; it comes down to the winning value alone only when one score far outweighs the rest. If softmax ran down the columns instead, the columns would add up to 1 and each key would be sharing itself out among queries, which is a different question altogether.</p>
 `,
   presets: {
     'three-by-three': {
