@@ -609,6 +609,74 @@ test('the dark theme rings a focused break-it control in a colour at least 3:1 a
   await context.close();
 });
 
+test('editable="false": the mask grid\'s cells look like display-only cells (flat, no pointer), in both themes', async () => {
+  const { context, page, problems } = await openFixture('host.html');
+  const looks = (n) => {
+    const s = getComputedStyle(n);
+    return {
+      background: s.backgroundColor, shadow: s.boxShadow, cursor: s.cursor, transform: s.transform,
+      border: ['Top', 'Right', 'Bottom', 'Left'].map((side) => `${s[`border${side}Width`]} ${s[`border${side}Style`]} ${s[`border${side}Color`]}`).join(' / '),
+    };
+  };
+  for (const theme of ['light', 'dark']) {
+    // The causal preset draws display-only cells; custom-mask draws buttons.
+    const shown = await addWidget(page, `shown-${theme}`, { preset: 'causal', theme });
+    const locked = await addWidget(page, `locked-${theme}`, { preset: 'custom-mask', theme, editable: 'false' });
+    const flat = await shown.locator('div.mask-cell.allowed').first().evaluate(looks);
+    const cell = locked.locator('button.mask-cell.allowed').first();
+    assert.equal(await cell.evaluate((n) => n.disabled), true, `${theme}: a read-only mask cell is disabled`);
+    assert.deepEqual(await cell.evaluate(looks), flat, `${theme}: a read-only mask cell looks like a display-only one`);
+    await cell.hover({ force: true });
+    assert.deepEqual(await cell.evaluate(looks), flat, `${theme}: and stays so under the pointer`);
+    // An editable widget's cells are still raised buttons.
+    const editable = await addWidget(page, `editable-${theme}`, { preset: 'custom-mask', theme });
+    const raised = await editable.locator('button.mask-cell.allowed').first().evaluate(looks);
+    assert.notEqual(raised.shadow, 'none', `${theme}: an editable mask cell is raised`);
+    assert.equal(raised.cursor, 'pointer', `${theme}: an editable mask cell shows a pointer`);
+  }
+  assertClean(problems, 'read-only mask cells');
+  await context.close();
+});
+
+test('the dark theme draws the break-it card\'s "Read the C" as a link, as the light theme does, readable on the card', async () => {
+  const { context, page, problems } = await openFixture('host.html');
+  const read = (el) => {
+    const rgb = (c) => c.match(/[\d.]+/g).map(Number);
+    const lum = (c) => {
+      const [r, g, b] = rgb(c).map((v) => { const s = v / 255; return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4; });
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const contrast = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+    const toggle = el.shadowRoot.querySelector('.bk-c-toggle');
+    let behind = 'rgb(255, 255, 255)';
+    for (let p = toggle.parentElement; p; p = p.parentElement) {
+      const c = getComputedStyle(p).backgroundColor;
+      if (rgb(c)[3] !== 0) { behind = c; break; }
+    }
+    toggle.focus({ focusVisible: true });
+    const s = getComputedStyle(toggle);
+    const probe = toggle.parentElement.appendChild(document.createElement('span'));
+    probe.style.color = 'var(--accent)';
+    const accent = getComputedStyle(probe).color;
+    probe.remove();
+    return {
+      box: { border: `${s.borderTopWidth} ${s.borderTopStyle}`, background: s.backgroundColor, padding: s.padding, shadow: s.boxShadow },
+      text: Number(contrast(s.color, behind).toFixed(2)),
+      ring: Number(contrast(s.outlineColor, behind).toFixed(2)),
+      color: s.color, accent, behind,
+    };
+  };
+  const light = await (await addWidget(page, 'c-light', { preset: 'break-it:no-scale' })).evaluate(read);
+  const dark = await (await addWidget(page, 'c-dark', { preset: 'break-it:no-scale', theme: 'dark' })).evaluate(read);
+  assert.deepEqual(light.box, { border: '0px none', background: 'rgba(0, 0, 0, 0)', padding: light.box.padding, shadow: 'none' }, 'light: no box');
+  assert.deepEqual(dark.box, light.box, 'dark: drawn like the light one (no border, no background)');
+  assert.ok(dark.text >= 4.5, `dark: its text (${dark.color}) contrasts ${dark.text}:1 with the card (${dark.behind})`);
+  assert.ok(dark.ring >= 3, `dark: its focus ring contrasts ${dark.ring}:1 with the card`);
+  assert.equal(dark.color, dark.accent, 'dark: it takes the theme\'s link colour (the accent), as the light one takes its blue');
+  assertClean(problems, '"Read the C" in both themes');
+  await context.close();
+});
+
 test('keyboard only: Tab into the element, type, toggle, and the numbers follow the core', async () => {
   const { context, page, problems } = await openFixture('host.html');
   const w = await addWidget(page, 'k', { preset: 'two-keys' });
