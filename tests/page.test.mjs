@@ -707,7 +707,7 @@ test('a link the core refuses before anything was drawn: the section says why an
   // Sequence 1 all padding, a custom row that blocks every key, a source all padding.
   const hash = '#view=masks&mask.tokens=0,0,0,0,0;44,17,29,81,5&mask.custom=000;111;111&cross.pad=0000000';
   const { context, page, problems } = await open(hash);
-  for (const [where, slot] of [['masks', 'padding-status'], ['masks', 'custom-status'], ['self-cross', 'status']]) {
+  for (const [where, slot] of [['masks', 'padding-alone-status'], ['masks', 'custom-status'], ['self-cross', 'status']]) {
     const said = await page.locator(`#${where} [data-slot="${slot}"] .core-error`).textContent();
     assert.match(said, /^ALL_MASKED_ROW: /, `${where} ${slot}: the core's refusal is shown`);
     assert.doesNotMatch(said, /last valid/i, `${where} ${slot}: nothing was drawn, so no last valid result can be shown; seen "${said}"`);
@@ -716,10 +716,45 @@ test('a link the core refuses before anything was drawn: the section says why an
   assert.deepEqual(empty, [], 'no empty "Last valid result" boxes');
   // Once there was a valid result, a refused edit keeps it, marked, and says so.
   await typeInto(page, gridInput(page, 'mask-tokens', 0, 0), '12');
-  assert.equal(await page.locator('#masks [data-slot="padding-status"] .core-error').isHidden(), true);
+  assert.equal(await page.locator('#masks [data-slot="padding-alone-status"] .core-error').isHidden(), true);
   await typeInto(page, gridInput(page, 'mask-tokens', 0, 0), '0');
-  assert.match(await page.locator('#masks [data-slot="padding-status"] .core-error').textContent(), /still those of the last valid input/);
+  assert.match(await page.locator('#masks [data-slot="padding-alone-status"] .core-error').textContent(), /still those of the last valid input/);
   assert.ok(await page.locator('#masks [data-slot="padding-weights"].stale').count() === 1, 'the last valid padding maps are marked');
   assertClean(problems, 'refused on arrival');
+  await context.close();
+});
+
+test('masks: each refusal stands next to the example it belongs to', async () => {
+  /** Where the shown refusals sit: before or after the "Both rules at once" heading. */
+  const placed = (page) => page.$$eval('#masks .core-error:not([hidden])', (ns) => {
+    const heading = [...document.querySelectorAll('#masks h3')].find((n) => /Both rules/.test(n.textContent));
+    return ns.map((n) => [heading.compareDocumentPosition(n) & Node.DOCUMENT_POSITION_PRECEDING ? 'padding' : 'both rules', n.textContent]);
+  });
+  // Sequence 1 all padding: the padding mask alone leaves its queries no key.
+  const { context, page, problems } = await open('#view=masks&mask.tokens=0,0,0,0,0;44,17,29,81,5');
+  let shown = await placed(page);
+  assert.equal(shown.length, 1, `one refusal: ${JSON.stringify(shown)}`);
+  assert.equal(shown[0][0], 'padding', `the padding example alone is refused, yet its message stands under "Both rules at once": "${shown[0][1]}"`);
+  assert.match(shown[0][1], /^ALL_MASKED_ROW: /);
+  // Sequence 1 starts with padding: padding alone is fine, causal AND padding is refused.
+  await typeInto(page, gridInput(page, 'mask-tokens', 0, 1), '7');
+  shown = await placed(page);
+  assert.deepEqual(shown.map(([where]) => where), ['both rules'], `only the combined rule is refused: ${JSON.stringify(shown)}`);
+  assert.match(shown[0][1], /^ALL_MASKED_ROW: /);
+  assertClean(problems, 'masks, where refusals stand');
+  await context.close();
+});
+
+test('shapes: with one head the reshape without the transpose mixes nothing, and neither the picture nor the aside calls it wrong', async () => {
+  const { context, page, problems } = await open('#view=shapes&shape.h=1&shape.wrong=1');
+  const notes = await page.locator('#shapes [data-out="shape-notes"]').textContent();
+  assert.doesNotMatch(notes, /mixed up/, 'one head: the per-head tensor is x itself');
+  const title = await page.locator('#shapes .pic-title').nth(1).textContent();
+  assert.doesNotMatch(title, /wrong/, `every head holds its own positions and channels ("${notes}"), yet the picture says: "${title}"`);
+  const aside = await page.locator('#shapes p.aside').textContent();
+  assert.match(aside, /more than one head/, `with one head nothing is mixed, yet the aside says: "${aside}"`);
+  const drawn = await page.locator('#shapes .pic-title').first().textContent();
+  assert.doesNotMatch(drawn, /\b1 heads\b/, `one head is "1 head": "${drawn}"`);
+  assertClean(problems, 'shapes, one head');
   await context.close();
 });

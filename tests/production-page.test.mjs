@@ -581,3 +581,51 @@ test('mask conventions: when the allowed mask itself warns, the note does not sa
   assertClean(problems, 'conventions, warnings');
   await page.context().close();
 });
+
+test('watching the invariants, padded example: the max-score note speaks of the sequence the map shows', async () => {
+  // Sequence 1 is one real token then padding: under causal AND padding every
+  // query of it sees key 1 only. Sequence 2 is all real, so its rows do choose.
+  const { page, problems } = await suite.open('#view=observability&obs.src=padding&mask.tokens=12,0,0,0,0;44,17,29,81,5');
+  const section = page.locator('#observability');
+  const rows = await weightRows(page, 'obs-weights');
+  assert.ok(rows.every((r) => r.filter((w) => w !== null).length === 1), 'the map of sequence 1 has one allowed key per row');
+  const note = await section.locator('[data-out="obs-maxscore"] + .hint').textContent();
+  assert.doesNotMatch(note, /more than 0\.\d+ on one key|puts 0\.\d+ of its weight/,
+    `every row of the map shows 1.000 on its only key, yet the note says: "${note}"`);
+  assert.match(note, /sequence 1/, `the map is sequence 1 alone; the note should say which sequence it reads: "${note}"`);
+  assertClean(problems, 'observability, padded');
+  await page.context().close();
+});
+
+test('rotary: when float rounding moves the shifted score, the check does not say it keeps the score', async () => {
+  // Entries of a million cancel in the dot product: float32 rounding leaves
+  // scores of tens of thousands that differ from one pair of positions to the next.
+  const { page, problems } = await suite.open('#view=rotary&rope.q=1000000,1000000,1,0&rope.k=1000000,-1000000,0,1&rope.pq=3&rope.pk=3&rope.shift=5');
+  const check = page.locator('#rotary [data-check="rope-shift-both"]');
+  assert.equal(await check.getAttribute('data-passed'), 'false', 'the shifted score moved by more than the check allows');
+  const text = await check.textContent();
+  assert.doesNotMatch(text, /keeps the score/, `the two scores differ, yet the check says: "${text}"`);
+  assert.match(text, /rounding/, `the check says why the scores differ: "${text}"`);
+  // With the default inputs it passes and says so.
+  await typeInto(page, page.locator('[data-grid="rope-q"] input[data-col="0"]'), '1');
+  await typeInto(page, page.locator('[data-grid="rope-q"] input[data-col="1"]'), '0.5');
+  await typeInto(page, page.locator('[data-grid="rope-k"] input[data-col="0"]'), '0.8');
+  await typeInto(page, page.locator('[data-grid="rope-k"] input[data-col="1"]'), '-1');
+  assert.equal(await check.getAttribute('data-passed'), 'true');
+  assert.match(await check.textContent(), /^✓ Shifting both positions by 5 keeps the score/);
+  assertClean(problems, 'rotary, rounding');
+  await page.context().close();
+});
+
+test('what T² costs: when the measured slope is not near 2, the check says why rather than only ✗', async () => {
+  // At T = 256 to 512 with d = 64 the inputs and output (T × d each) still
+  // weigh much beside the T × T weights: the slope comes out well under 2.
+  const { page, problems } = await suite.open('#view=t-squared&cost.maxT=512&cost.d=64');
+  const check = page.locator('#t-squared [data-check="cost-slopes"]');
+  await check.waitFor({ timeout: 60000 });
+  assert.equal(await check.getAttribute('data-passed'), 'false', 'the slope with the weights is under 1.7');
+  const text = await check.textContent();
+  assert.match(text, /T × d/, `the prose says the weights grow as T², the check shows a smaller slope and does not say why: "${text}"`);
+  assertClean(problems, 'T², small sizes');
+  await page.context().close();
+});

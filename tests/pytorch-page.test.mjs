@@ -171,3 +171,17 @@ test('PyTorch section at 1280 px and 390 px: screenshots, no sideways scroll, ax
     await page.context().close();
   }
 });
+
+test('.T with every size 1: k.T is k.transpose(-2, -1), and the line does not say the result is not the scores', async () => {
+  const { page, problems } = await suite.open('#view=pytorch&pt.b=1&pt.h=1&pt.t=1&pt.d=1');
+  const line = page.locator('#pytorch [data-out="pt-shape-wrong"]').locator('xpath=..');
+  const text = await line.textContent();
+  assert.equal(await page.locator('#pytorch [data-out="pt-shape-dot-t"]').textContent(), '(1, 1, 1, 1)');
+  assert.doesNotMatch(text, /not scores|wrong axes/, `k holds one number, so k.T and k.transpose(-2, -1) are the same tensor, yet the line says: "${text}"`);
+  // With a size above 1, the warning is back.
+  await typeInto(page, page.locator('input[data-field="pt-t"]'), '2');
+  await page.keyboard.press('Enter');
+  assert.match(await line.textContent(), /shape error|not scores/);
+  assertClean(problems, 'pytorch, all sizes 1');
+  await page.context().close();
+});

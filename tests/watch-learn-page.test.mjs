@@ -238,3 +238,30 @@ test('a map note says a head spreads its weight when its hardest looks carry lit
   assertClean(problems, 'describe a map');
   await context.close();
 });
+
+test('the cheating switch on reverse: held-out accuracy climbs, and the aside keeps "stays at chance" for induction', async () => {
+  // Reverse trains in a few seconds; with the leak its answer still sits at a fixed place in the past.
+  const { page, problems, context } = await env.open('#view=watch-learn&learn.task=reverse&learn.cheat=1', { viewport: { width: 1280, height: 900 } });
+  await page.locator('#watch-learn [data-action="learn-start"]').click();
+  await page.waitForSelector('#watch-learn [data-action="learn-start"]:has-text("Finished")', { timeout: 30000 });
+  const accuracy = Number((await page.locator('#watch-learn [data-out="learn-accuracy"]').textContent()).replace(' %', ''));
+  assert.ok(accuracy > 50, `reverse with the leak still learns: held-out accuracy ${accuracy} %`);
+  const aside = await page.locator('#watch-learn p.aside').textContent();
+  const claim = aside.split(/(?<=\.)\s+/).find((s) => /stays at chance/.test(s));
+  assert.match(claim, /^On induction/, `held-out accuracy is ${accuracy} % on reverse, yet the aside says: "${claim}"`);
+  assertClean(problems, 'cheating on reverse');
+  await context.close();
+});
+
+test('a tiny learning rate leaves previous-token unlearnt, and the prose that says training may fail names the learning rate too', async () => {
+  const { page, problems, context } = await env.open('#view=watch-learn&learn.lr=0.0001', { viewport: { width: 1280, height: 900 } });
+  await page.locator('#watch-learn [data-action="learn-start"]').click();
+  await page.waitForSelector('#watch-learn [data-action="learn-start"]:has-text("Finished")', { timeout: 30000 });
+  const accuracy = Number((await page.locator('#watch-learn [data-out="learn-accuracy"]').textContent()).replace(' %', ''));
+  assert.ok(accuracy < 50, `at a learning rate of 0.0001, 400 steps leave the task unlearnt: ${accuracy} %`);
+  const prose = (await page.locator('#watch-learn > p').allTextContents()).join(' ');
+  const claim = prose.split(/(?<=[.)])\s+/).find((s) => /does not always succeed/.test(s));
+  assert.match(claim, /learning rate/, `held-out accuracy is ${accuracy} % at the learning rate typed, yet the prose blames only seeds: "${claim}"`);
+  assertClean(problems, 'tiny learning rate');
+  await context.close();
+});

@@ -13,7 +13,7 @@ export const TOKEN_DEFAULTS = [[12, 91, 33, 0, 0], [44, 17, 29, 81, 5]];
 // The widget's presets show the three parts of this section separately.
 const MASK_PARTS = {
   causal: ['causal-controls', 'causal-status', 'causal'],
-  padding: ['padding-controls', 'padding', 'padding-weights', 'padding-status'],
+  padding: ['padding-controls', 'padding', 'padding-weights', 'padding-alone-status', 'padding-status'],
   combined: ['combined'],
   custom: ['custom', 'custom-weights', 'custom-status'],
 };
@@ -25,7 +25,7 @@ const causalBlocks = [
 const paddingBlocks = [
   slot('padding-controls', 'inputs', { cls: 'controls' }), slot('padding'),
   slot('padding-weights', 'weights', { cls: 'result two-col', label: 'Weights of both sequences under the padding mask' }),
-  slot('padding-status'),
+  slot('padding-alone-status'), slot('padding-status'),
 ];
 const combinedBlocks = [
   slot('combined', 'weights', { cls: 'result two-col', label: 'Weights of both sequences under causal AND padding' }),
@@ -54,6 +54,7 @@ export const masks = {
 <div data-slot="padding"></div>
 <p>On its own, padding hides the same keys from every query: each row of a sequence spreads its weight over that sequence’s real tokens.</p>
 <div class="result two-col" data-slot="padding-weights"></div>
+<div data-slot="padding-alone-status"></div>
 
 <h3>Both rules at once: AND</h3>
 <p>A key is visible only if every rule allows it, so the masks are combined with a logical AND. Try making a sequence start with the padding id: its first query is then left with no key at all. A softmax over nothing but −∞ has no answer, so the core refuses with an error instead of quietly returning NaN.</p>
@@ -108,9 +109,11 @@ export const masks = {
         onValue: (v) => { st.pad = v; commit(); } }),
     );
     this.causalStatus = statusLine();
-    this.paddingStatus = statusLine();
+    this.paddingAloneStatus = statusLine(); // padding on its own
+    this.paddingStatus = statusLine(); // causal AND padding
     this.customStatus = statusLine();
     ctx.slot(this.id, 'causal-status').replaceChildren(this.causalStatus.node);
+    ctx.slot(this.id, 'padding-alone-status').replaceChildren(this.paddingAloneStatus.node);
     ctx.slot(this.id, 'padding-status').replaceChildren(this.paddingStatus.node);
     ctx.slot(this.id, 'custom-status').replaceChildren(this.customStatus.node);
     this.drawCustom(ctx, st);
@@ -177,8 +180,10 @@ export const masks = {
           caption: `Sequence ${b + 1}: weights under ${what}` }));
     };
     const padWeightsHost = ctx.slot(this.id, 'padding-weights');
-    const alone = ctx.core(this.paddingStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm }), [padWeightsHost, combinedHost]);
-    if (!alone) return;
+    // A refusal of padding alone is said under its own maps; the combined
+    // rule is then not asked, and its line below says nothing of its own.
+    const alone = ctx.core(this.paddingAloneStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm }), [padWeightsHost, combinedHost]);
+    if (!alone) { this.paddingStatus.clear(); return; }
     ctx.publish(`${this.prefix}.padding`, alone);
     twoMaps(padWeightsHost, 'mask-padding-weights', 'padding', alone.weights, { mask: pm });
     // With the causal mask the core may refuse (a sequence that starts with padding leaves its

@@ -124,11 +124,15 @@ export const observability = {
     // always put 1 on it, so only rows that have a choice are read.
     const [Tq, Tk] = res.weights.shape.slice(-2);
     const pairs = ctx.lab.allowedPairs(res.weights.shape, opts);
-    const peak = peakedRow(res.weights.data, pairs.data, Tk);
+    // Only the rows the map shows are read (sequence 1 of the padded example),
+    // so that the note describes the picture beside it.
+    const shown = Tq * Tk;
+    const peak = peakedRow(res.weights.data.subarray(0, shown), pairs.data.subarray(0, shown), Tk);
     const oneHot = peak !== null && peak.weight >= ONE_HOT;
-    const peakText = peak === null ? 'no query has more than one key to choose from.'
+    const where = st.src === 'padding' ? 'in sequence 1 (the map), ' : '';
+    const peakText = where + (peak === null ? 'no query has more than one key to choose from.'
       : oneHot ? `${queryLabel(peak.row % Tq)} puts ${fmt(peak.weight, 3)} of its weight on one key, so the softmax is close to one-hot and its gradients are tiny.`
-        : `no query that can choose among several keys puts more than ${fmt(peak.weight, 3)} on one key${forcedNote(res.weights.data, pairs.data, Tq, Tk)}.`;
+        : `no query that can choose among several keys puts more than ${fmt(peak.weight, 3)} on one key${forcedNote(res.weights.data, pairs.data, Tq, Tk)}.`);
     const rows = [
       ['max |score| before softmax', fmt(s.maxAbsScore, 3), 'obs-maxscore',
         `${oneHot ? 'Large: ' : 'Moderate: the softmax stays smooth; '}${peakText}`],

@@ -178,7 +178,10 @@ export const pytorch = {
     const scores = ctx.core(this.status, () => ctx.lab.sdpa(zeros, zeros, zeros).scores.shape, [], { keepNote: false });
     const item = (code, shape, note, out) => h('li', {},
       h('code', { text: code }), ' → ', h('strong', { 'data-out': out, text: shape }), `: ${note}`);
-    const wrong = s.withDotT.error ?? 'it runs, but on the wrong axes: these are not scores';
+    // With a single number in k, reversing every dimension and swapping the
+    // last two give the same tensor: only then is q @ k.T the scores.
+    const wrong = s.withDotT.error ?? (n === 1 ? 'the same as the line below, because k holds a single number: with any size above 1 it is not'
+      : 'it runs, but on the wrong axes: these are not scores');
     ctx.slot(this.id, 'shapes').replaceChildren(
       h('p', { class: 'readout', text: `q and k of shape (B, H, T, d) = ${fmtShape(sizes)}:` }),
       h('ul', { class: 'pt-shapes', 'data-values': 'pt-shapes' },

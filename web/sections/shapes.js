@@ -31,7 +31,7 @@ export const shapes = {
 <p>Each square is one number of one sequence. The digit is its position and the letter the head it belongs to (a is head 1, b head 2, …); the colour repeats the letter. The picture uses at most four positions, heads and channels per head.</p>
 <div data-slot="toggle"></div>
 <div class="result" data-slot="picture"></div>
-<p class="aside"><strong>Common mistake.</strong> Reshaping straight from (T, C) to (H, T, D) without the transpose gives a tensor of the right shape with the wrong contents: a “head” then holds pieces of several heads from too few positions. Tick the box above to see it.</p>
+<p class="aside"><strong>Common mistake.</strong> Reshaping straight from (T, C) to (H, T, D) without the transpose gives a tensor of the right shape with the wrong contents: with more than one head and more than one position, a “head” then holds pieces of several heads from too few positions. Tick the box above to see it.</p>
 `,
   presets: {
     shapes: {
@@ -163,12 +163,13 @@ export const shapes = {
       });
     };
     // Capped sizes are the picture's own, not the model's: they are named as such.
-    setText(titles[0], capped ? `x for one sequence, drawn small: ${T} positions × ${C} channels (${H} heads × ${D})`
-      : `x for one sequence: ${T} positions × C = ${C}`);
-    setText(titles[1], wrong ? 'reshape straight to (H, T, D): wrong' : 'split into heads, then transpose: (H, T, D)');
+    const count = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+    setText(titles[0], capped ? `x for one sequence, drawn small: ${count(T, 'position')} × ${count(C, 'channel')} (${count(H, 'head')} × ${D})`
+      : `x for one sequence: ${count(T, 'position')} × C = ${C}`);
     setText(titles[2], 'merge: transpose back, join heads');
     fill(x, T, C, (t, c) => [t, c]);
     const texts = [];
+    let anyMixed = false;
     resize(blocks, H, () => h('div', { class: 'pic-block' }, h('span', { class: 'pic-label' }), h('div', { class: 'pic-grid' })))
       .forEach((block, hh) => {
         setText(block.firstChild, `head ${hh + 1}`);
@@ -180,9 +181,14 @@ export const shapes = {
           heads.add(head(sc) + 1);
         }
         const mixed = heads.size > 1 || positions.size < T;
+        anyMixed ||= mixed;
         const list = (word, set) => { const xs = [...set].sort((a, b) => a - b); return `${word}${xs.length > 1 ? 's' : ''} ${xs.join(', ')}`; };
         texts.push(`Head ${hh + 1} holds ${list('position', positions)} and channels belonging to ${list('head', heads)}${mixed ? ': mixed up.' : '.'}`);
       });
+    // With one head or one position the straight reshape gives the same
+    // tensor as the split: the title says so rather than calling it wrong.
+    setText(titles[1], !wrong ? 'split into heads, then transpose: (H, T, D)'
+      : anyMixed ? 'reshape straight to (H, T, D): wrong' : 'reshape straight to (H, T, D): here the same as the split');
     // Merging reads each block back with the inverse of the correct split.
     fill(merged, T, C, (t, c) => source(head(c), t, c % D));
     resize(notes, texts.length, () => h('li')).forEach((li, k) => setText(li, texts[k]));
