@@ -607,16 +607,15 @@ class BreakIt {
     }
   }
 
+  /** Draw card i again; the progress line is written by changed(), where every change of state goes. */
   redraw(i) {
-    const failed = this.cards[i] ? this.cards[i].render(this.state[i]) : [];
-    this.showProgress();
-    return failed;
+    return this.cards[i] ? this.cards[i].render(this.state[i]) : [];
   }
 
   changed() {
     const text = this.getState();
     this.record.setBreakIt(text);
-    this.showProgress(); // a card counts as finished once the record holds its repair
+    this.showProgress(); // after the record holds the state: a card counts as finished once its repair is there
     if (this.onChange) this.onChange(text);
   }
 
