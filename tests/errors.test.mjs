@@ -250,6 +250,13 @@ test('paddingMask checks padId', () => {
   assert.deepEqual(Array.from(paddingMask([[-1, 2, -1]], -1).data), [0, 1, 0]);
 });
 
+test('paddingMask refuses token ids that are not integers, naming the entry', () => {
+  refuses(() => paddingMask([[1, NaN, 0]]), 'BAD_ARGUMENT', /tokenIds entry \[0, 1\] is NaN; token ids must be integers/);
+  refuses(() => paddingMask([[1, 2], [0, 0.5]]), 'BAD_ARGUMENT', /tokenIds entry \[1, 1\] is 0\.5/);
+  refuses(() => paddingMask([[Infinity, 0]]), 'BAD_ARGUMENT', /tokenIds entry \[0, 0\] is Infinity/);
+  assert.deepEqual(Array.from(paddingMask([[2 ** 40, 0]]).data), [1, 0]);
+});
+
 test('the lookup of maskReader checks its indices', () => {
   const allowed = maskReader([[1, 0, 1]], [2, 3]);
   assert.deepEqual([allowed(0, 0), allowed(1, 1), allowed(1, 2)], [true, false, true]);

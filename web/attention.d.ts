@@ -357,7 +357,7 @@ export const wasmLocation: {
 };
 
 export function causalMask(Tq: number, Tk?: number): MaskTensor;
-/** Allowed mask (B, 1, 1, T) from token ids (B, T): 0 where the id is padId (an integer, default 0). */
+/** Allowed mask (B, 1, 1, T) from integer token ids (B, T): 0 where the id is padId (an integer, default 0). */
 export function paddingMask(tokenIds: TensorLike, padId?: number): MaskTensor;
 export function allowedFromBlocked(blocked: MaskLike): MaskTensor;
 export function blockedFromAllowed(allowed: MaskLike): MaskTensor;

@@ -1804,13 +1804,15 @@ export function causalMask(Tq, Tk = Tq) {
   return { data, shape: [Tq, Tk] };
 }
 
-/** Allowed padding mask (B, 1, 1, T) from token ids (B, T): keys that are not padId (an integer, default 0). */
+/** Allowed padding mask (B, 1, 1, T) from integer token ids (B, T): keys that are not padId (an integer, default 0). */
 export function paddingMask(tokenIds, padId = 0) {
   // Read as doubles: ids past 2^24 are compared exactly, as padId is.
   const ids = toTensor(tokenIds, 'tokenIds', 'float64');
   if (ids.shape.length !== 2) fail('BAD_ARGUMENT', `tokenIds must be (B, T); got ${describe(ids.shape)}`);
   const pad = checkInteger(padId, 'padId', 0, { min: -(2 ** 31) });
   const [B, T] = ids.shape;
+  const bad = ids.data.findIndex((id) => !Number.isInteger(id));
+  if (bad >= 0) fail('BAD_ARGUMENT', `tokenIds entry [${Math.floor(bad / T)}, ${bad % T}] is ${ids.data[bad]}; token ids must be integers`);
   return { data: Uint8Array.from(ids.data, (id) => (id === pad ? 0 : 1)), shape: [B, 1, 1, T] };
 }
 
