@@ -194,3 +194,34 @@ test('an outcome whose card lost its "broken" flag (the back button, a state in 
   assert.equal(p.inPractice('no-scale'), true, 'unbroken with an outcome: a practice round');
   assert.equal(p.exerciseDone('no-scale'), true, 'and it stays finished');
 });
+
+test('view() only says which section is in view (the LMS location); a section is visited through visit() alone', () => {
+  const p = new Progress();
+  const events = [];
+  p.subscribe((event) => events.push(event.type));
+  p.view('masks');
+  assert.equal(p.current, 'masks');
+  assert.deepEqual(p.record.visited, [], `view() alone marked sections visited: ${JSON.stringify(p.record.visited)}`);
+  assert.deepEqual(events, ['view'], `events after view(): ${events.join(', ')}`);
+  p.visit('masks');
+  p.visit('masks'); // once
+  assert.deepEqual(p.record.visited, ['masks']);
+  assert.deepEqual(events, ['view', 'visit']);
+});
+
+test('summary(): visited counts the page\'s watched sections only, out of their total; an old record of visited ids still loads', () => {
+  const p = new Progress();
+  // A record saved by the full page (or an older version): five ids, one of them not on this page.
+  assert.equal(p.restore('{"v":1,"s":["masks","quiz","break-it","why-scale","kv-cache"]}'), true, p.notice);
+  assert.deepEqual(p.record.visited, ['masks', 'quiz', 'break-it', 'why-scale', 'kv-cache']);
+  assert.equal(p.summary().visited, 5, 'no sections watched yet: every saved id counts');
+  // A package showing three sections watches those three.
+  p.include({ sections: ['masks', 'quiz', 'break-it'] });
+  const s = p.summary();
+  assert.deepEqual([s.visited, s.sections], [3, 3], `a three-section page: ${s.visited} of ${s.sections} visited`);
+  p.include({ sections: ['masks', 'dropout'] }); // widening keeps each id once
+  assert.deepEqual([p.summary().visited, p.summary().sections], [3, 4]);
+  // The saved form is unchanged: the ids, all of them (the other page's too).
+  assert.equal(p.serialise(), '{"v":1,"s":["masks","quiz","break-it","why-scale","kv-cache"]}');
+  assert.equal(p.status(), 'completed', 'visiting is not scored: it does not change the status');
+});

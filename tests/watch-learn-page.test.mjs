@@ -12,6 +12,7 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { browserSuite, assertClean, runAxe, typeInto } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
+import { describeMap, MAP_MARGIN } from '../web/sections/watch-learn.js';
 
 const env = browserSuite();
 const shots = fileURLToPath(new URL('./screenshots/', import.meta.url));
@@ -200,21 +201,25 @@ test('reverse, trained: the map notes and labels describe the anti-diagonal the 
   const lab = await loadAttention();
   const trainer = lab.createTrainer({ task: 'reverse', seed: 1 });
   for (let n = 0; n < 600; n++) trainer.step();
-  const { tokens, layers } = trainer.attention();
+  const { tokens, layers, allowed } = trainer.attention();
   trainer.free();
   const T = tokens.length;
+  const sees = (i) => Array.from({ length: T }, (_, j) => j).filter((j) => allowed.data[i * T + j]);
+  // Queries that may see one key only (the core's rule) have no choice and are not counted.
+  const choosing = Array.from({ length: T }, (_, i) => i).filter((i) => sees(i).length > 1);
+  assert.equal(choosing.length, T - 1, 'under the causal rule only query 1 sees a single key');
   for (const [hd, head] of layers[0].entries()) {
     const w = head.data ?? head;
-    // Query i (0-based) answering from the mirrored position looks at key T − 2 − i: 1-based positions add up to T.
-    const mirrored = Array.from({ length: T }, (_, i) => i).filter((i) => {
-      let best = 0;
-      for (let j = 1; j < T; j++) if (w[i * T + j] > w[i * T + best]) best = j;
-      return best === T - 2 - i;
+    // Query i (0-based) answering from the mirrored position looks at key T − 2 − i (1-based positions add up to T),
+    // clearly: by MAP_MARGIN more than at any other key it may see.
+    const mirrored = choosing.filter((i) => {
+      const k = T - 2 - i;
+      return allowed.data[i * T + k] && sees(i).every((j) => j === k || w[i * T + k] - w[i * T + j] >= MAP_MARGIN);
     });
     const mean = mirrored.reduce((acc, i) => acc + w[i * T + T - 2 - i], 0) / mirrored.length;
     const canvas = section.locator(`canvas[data-canvas="learn-map-1-${hd + 1}"]`);
     const note = await canvas.locator('xpath=following-sibling::p[1]').textContent();
-    const want = `${mirrored.length} of ${T} queries look hardest at the mirror-image token (query and key positions add up to ${T}), putting ${mean.toFixed(2)} of their weight there on average.`;
+    const want = `${mirrored.length} of the ${T - 1} queries that see more than one key look hardest at the mirror-image token (query and key positions add up to ${T}), putting ${mean.toFixed(2)} of their weight there on average; query 1 sees only key 1, so its weight there is forced and not counted.`;
     assert.equal(note, want, `head ${hd + 1}: the note under the map`);
     assert.ok((await canvas.getAttribute('aria-label')).endsWith(`: ${want.slice(0, -1)}`), `head ${hd + 1}: the canvas label says what the note says`);
   }
@@ -222,21 +227,73 @@ test('reverse, trained: the map notes and labels describe the anti-diagonal the 
   await context.close();
 });
 
+// describeMap in Node, on the visibility the core reports (trainer.attention's
+// `allowed`): the maps here are made up, the rule of which key each query may see is the core's.
+const causalAllowed = async (task = 'previous-token') => {
+  const lab = await loadAttention();
+  const trainer = lab.createTrainer({ task, seed: 1 });
+  const { tokens, allowed } = trainer.attention();
+  trainer.free();
+  return { T: tokens.length, allowed: allowed.data };
+};
+/** A map whose row i is row(i, visibleKeys) on the keys query i may see, 0 elsewhere. */
+const mapOf = (T, allowed, row) => {
+  const w = new Float32Array(T * T);
+  for (let i = 0; i < T; i++) {
+    const keys = Array.from({ length: T }, (_, j) => j).filter((j) => allowed[i * T + j]);
+    for (const [j, x] of Object.entries(row(i, keys))) w[i * T + Number(j)] = x;
+  }
+  return w;
+};
+
 test('a map note says a head spreads its weight when its hardest looks carry little more than an even share', async () => {
-  const { page, problems, context } = await env.open('#view=watch-learn');
-  const notes = await page.evaluate(async () => {
-    const { describeMap } = await import(new URL('sections/watch-learn.js', location.href).href);
-    const T = 8;
-    const even = new Float32Array(T * T).fill(1 / T);
-    for (let i = 0; i < T; i++) even[i * T + ((i + 1) % T)] += 0.01; // a faint favourite one place ahead
-    const sharp = new Float32Array(T * T);
-    for (let i = 0; i < T; i++) sharp[i * T + Math.max(0, i - 1)] = 1;
-    return [describeMap(even, T), describeMap(sharp, T)];
-  });
+  const T = 8;
+  const allowed = new Uint8Array(T * T).fill(1); // as training ran a model without the causal mask
+  const even = new Float32Array(T * T).fill(0.1);
+  for (let i = 0; i < T; i++) even[i * T + ((i + 1) % T)] = 0.3; // a clear but weak favourite one place ahead
+  const sharp = new Float32Array(T * T);
+  for (let i = 0; i < T; i++) sharp[i * T + Math.max(0, i - 1)] = 1;
+  const notes = [describeMap(even, T, allowed), describeMap(sharp, T, allowed)];
   assert.match(notes[0], /^No line stands out: this head spreads its weight roughly evenly/, `near-even map: ${notes[0]}`);
-  assert.match(notes[1], /^7 of 8 queries look hardest at the previous token, putting 1\.00 of their weight there on average$/, `sharp map: ${notes[1]}`);
-  assertClean(problems, 'describe a map');
-  await context.close();
+  assert.equal(notes[1], '7 of the 8 queries that see more than one key look hardest at the previous token, putting 1.00 of their weight there on average', `sharp map: ${notes[1]}`);
+});
+
+test('a row whose largest weights tie (or lead by less than MAP_MARGIN) is no clear choice, not a look at the first key', async () => {
+  const { T, allowed } = await causalAllowed();
+  // Every query splits its weight evenly over the keys it may see.
+  const uniform = mapOf(T, allowed, (i, keys) => Object.fromEntries(keys.map((j) => [j, 1 / keys.length])));
+  // Every query splits it between the previous token and itself.
+  const halves = mapOf(T, allowed, (i, keys) => (keys.length === 1 ? { [keys[0]]: 1 } : { [i - 1]: 0.5, [i]: 0.5 }));
+  for (const [what, w] of [['uniform rows', uniform], ['rows split 0.5 / 0.5', halves]]) {
+    const note = describeMap(w, T, allowed);
+    assert.match(note, /^No clear pattern yet: none of the \d+ queries that see more than one key puts clearly more weight on one key than on any other/,
+      `${what}: the note should say no query has a clear favourite, not "${note}"`);
+  }
+  // Just under the margin is a tie; just over it, a choice.
+  const lead = (gap) => mapOf(T, allowed, (i, keys) => (keys.length === 1 ? { [keys[0]]: 1 } : { [i - 1]: 0.5 + gap / 2, [i]: 0.5 - gap / 2 }));
+  const under = describeMap(lead(MAP_MARGIN - 0.01), T, allowed);
+  const over = describeMap(lead(MAP_MARGIN + 0.01), T, allowed);
+  assert.match(under, /^No clear pattern yet/, `a lead of ${MAP_MARGIN - 0.01}: ${under}`);
+  assert.match(over, new RegExp(`^${T - 1} of the ${T - 1} queries that see more than one key look hardest at the previous token`), `a lead of ${MAP_MARGIN + 0.01}: ${over}`);
+});
+
+test('query 1 under the causal mask sees only key 1: its forced weight of 1 is not counted as something learned', async () => {
+  const { T, allowed } = await causalAllowed();
+  // Every query on itself: query 1 can do nothing else.
+  const diagonal = mapOf(T, allowed, (i) => ({ [i]: 1 }));
+  const note = describeMap(diagonal, T, allowed);
+  assert.equal(note, `${T - 1} of the ${T - 1} queries that see more than one key look hardest at themselves, putting 1.00 of their weight there on average; query 1 sees only key 1, so its weight there is forced and not counted`,
+    `the diagonal map, ${T} queries, query 1 forced`);
+  // Only query 1 on the diagonal, every other row even: the forced row is no pattern at all.
+  const forcedOnly = mapOf(T, allowed, (i, keys) => Object.fromEntries(keys.map((j) => [j, 1 / keys.length])));
+  const said = describeMap(forcedOnly, T, allowed);
+  assert.doesNotMatch(said, /look hardest at themselves/, `only the forced row looks at itself, yet the note says: ${said}`);
+  // As training ran the model under the cheat (no causal mask), query 1 has a choice, and counts.
+  const lab = await loadAttention();
+  const trainer = lab.createTrainer({ task: 'previous-token', seed: 1, bug: 'no-causal-mask' });
+  const open = trainer.attention(null, { as: 'training' }).allowed.data;
+  trainer.free();
+  assert.equal(describeMap(diagonal, T, open), `${T} of the ${T} queries that see more than one key look hardest at themselves, putting 1.00 of their weight there on average`);
 });
 
 test('the cheating switch on reverse: held-out accuracy climbs, and the aside keeps "stays at chance" for induction', async () => {

@@ -2,7 +2,7 @@
  * progress-panel.js: the learner's progress, shown on the page.
  *
  *   section.append(progressPanel(progress));   // score, counts, reset, notice
- *   watchSections(progress, sections);          // which sections were seen
+ *   watchSections(progress, sections);          // which sections were read
  *
  * The panel redraws after every change of the record (progress.js). A saved
  * record that could not be used is reported here, as plain text.
@@ -29,7 +29,10 @@ export function progressPanel(progress, { pageNotice = null } = {}) {
     const parts = [`Score ${raw} of ${max} (${mastery} to pass)`];
     if (s.questions) parts.push(`${s.answered} of ${s.questions} questions answered`);
     if (s.exercises) parts.push(`${s.finished} of ${s.exercises} break-it exercises finished`);
-    parts.push(`${s.visited} ${s.visited === 1 ? 'section' : 'sections'} visited`);
+    // Out of the sections this page watches (a package may show only a few).
+    parts.push(s.sections
+      ? `${s.visited} of ${s.sections} ${s.sections === 1 ? 'section' : 'sections'} visited`
+      : `${s.visited} ${s.visited === 1 ? 'section' : 'sections'} visited`);
     const status = progress.status();
     line.textContent = `${parts.join(' · ')}. ${status === 'incomplete' ? 'Not finished yet.' : `Finished: ${status}.`}`;
     line.dataset.status = status;
@@ -86,12 +89,73 @@ function resetControl(progress) {
 
 const watched = new WeakSet();
 
-/** Mark each section visited (and the one being read) once it reaches the band 30–40 % down the window; once per record. */
-export function watchSections(progress, sections) {
-  if (watched.has(progress) || typeof IntersectionObserver === 'undefined') return;
+/**
+ * How long (ms) a section must stay in the reading band before it counts as
+ * visited: 1.5 s, long enough to read a sentence or two, while a fling of the
+ * mouse wheel, a scrollbar drag or End carries each section through the band
+ * in well under that. Within the band the dwell only needs the page shown:
+ * time in a hidden tab does not count.
+ */
+export const DWELL_MS = 1500;
+
+/**
+ * The reading band: 30–40 % down the window (IntersectionObserver's
+ * rootMargin). The section in it is the one being read (progress.view,
+ * which an LMS keeps as the lesson location).
+ */
+const BAND = '-30% 0px -60% 0px';
+
+/**
+ * Watch the page's sections (once per record) and tell `progress`:
+ *   view(id)   as soon as a section enters the reading band;
+ *   visit(id)  once it has stayed in the band for DWELL_MS, or at once when
+ *              the learner focuses or edits something inside it (focusin,
+ *              input): a keyboard user, or one who prefers reduced motion
+ *              and jumps between fields, is counted without scrolling.
+ * A section scrolled past (in and out of the band within DWELL_MS) is not
+ * visited. The sections watched are the page's total (progress.include).
+ */
+export function watchSections(progress, sections, { dwellMs = DWELL_MS } = {}) {
+  if (watched.has(progress)) return;
   watched.add(progress);
+  const list = [...sections].filter((section) => section.id);
+  progress.include({ sections: list.map((section) => section.id) });
+  for (const section of list) {
+    const count = () => progress.visit(section.id);
+    section.addEventListener('focusin', count);
+    section.addEventListener('input', count);
+  }
+  if (typeof IntersectionObserver === 'undefined') return;
+  const doc = list[0]?.ownerDocument;
+  const timers = new Map(); // section id → the dwell timer of a section in the band
+  const hidden = () => doc?.visibilityState === 'hidden';
+  const start = (id) => {
+    clearTimeout(timers.get(id));
+    timers.set(id, setTimeout(() => {
+      timers.delete(id);
+      progress.visit(id);
+    }, dwellMs));
+  };
   const observer = new IntersectionObserver((entries) => {
-    for (const entry of entries) if (entry.isIntersecting) progress.view(entry.target.id);
-  }, { rootMargin: '-30% 0px -60% 0px' });
-  for (const section of sections) if (section.id) observer.observe(section);
+    for (const entry of entries) {
+      const { id } = entry.target;
+      if (entry.isIntersecting) {
+        progress.view(id);
+        if (!hidden()) start(id);
+        else timers.set(id, null); // in the band, its dwell starts when the page is shown
+      } else {
+        clearTimeout(timers.get(id));
+        timers.delete(id);
+      }
+    }
+  }, { rootMargin: BAND });
+  for (const section of list) observer.observe(section);
+  // A hidden tab stops the dwell; shown again, the sections in the band start it afresh.
+  doc?.addEventListener('visibilitychange', () => {
+    for (const id of [...timers.keys()]) {
+      clearTimeout(timers.get(id));
+      if (hidden()) timers.set(id, null);
+      else start(id);
+    }
+  });
 }

@@ -69,11 +69,12 @@ export class Progress {
   readonly notice: string | null;
   /** The section in view, or null. */
   readonly current: string | null;
-  readonly scope: { questions: string[]; exercises: string[] };
+  readonly scope: { questions: string[]; exercises: string[]; sections: string[] };
   /** Take a serialised record; false (with `notice` set, and a fresh record) if it is not valid. */
   restore(text: string): boolean;
   serialise(): string;
-  include(scope: { questions?: string[]; exercises?: string[] }): void;
+  /** Widen the scope to what the page shows; `sections` are the sections watched for visits. */
+  include(scope: { questions?: string[]; exercises?: string[]; sections?: string[] }): void;
   subscribe(listener: (event: ProgressEvent, progress: Progress) => void): () => boolean;
   answer(question: string, answer: string, right: boolean): void;
   answerTo(question: string): SavedAnswer | null;
@@ -84,14 +85,17 @@ export class Progress {
   outcome(exercise: string): boolean | null;
   /** Whether the card was started again after its outcome was decided. */
   inPractice(exercise: string): boolean;
+  /** The section in view now (the lesson location); being in view is not a visit. */
   view(section: string): void;
+  /** The learner read or worked in the section: it counts as visited, once. */
   visit(section: string): void;
   /** Start these cards again, for practice: decided outcomes and finished cards stay. */
   resetExercises(exercises: string[]): void;
   reset(): void;
   exerciseDone(exercise: string): boolean;
   score(): Score;
-  summary(): { answered: number; questions: number; finished: number; exercises: number; visited: number };
+  /** `visited` counts the scope's sections only (all visited ids when `sections` is 0). */
+  summary(): { answered: number; questions: number; finished: number; exercises: number; visited: number; sections: number };
   status(): ProgressStatus;
 }
 

@@ -19,7 +19,9 @@
  *             practice: they change neither the outcome nor the completion,
  *             so a learner who has seen the checks cannot reset and predict
  *             again for a point.
- *   visited   the ids of the sections the learner has seen
+ *   visited   the ids of the sections the learner has read: stayed with for
+ *             a moment or worked in (progress-panel.js watchSections decides,
+ *             and calls visit()); being scrolled past is not a visit
  *
  * Score: 1 point per quiz question answered right on the first attempt, and
  * 1 point per break-it exercise whose prediction was right the first time
@@ -167,7 +169,7 @@ export class Progress {
     this.record = emptyRecord();
     this.notice = null; // why a saved record was not used, or null
     this.current = null; // the section in view, see view()
-    this.scope = { questions: [], exercises: [] };
+    this.scope = { questions: [], exercises: [], sections: [] };
     this.listeners = new Set();
     if (persist) {
       let saved = null;
@@ -200,10 +202,17 @@ export class Progress {
     return serialiseRecord(this.record);
   }
 
-  /** Widen the scope to these question ids and exercise bug names (what the page shows). */
-  include({ questions = [], exercises = [] }) {
+  /**
+   * Widen the scope to these question ids, exercise bug names and section ids
+   * (what the page shows; the sections are those watched for visits).
+   */
+  include({ questions = [], exercises = [], sections = [] }) {
     const add = (list, more) => [...new Set([...list, ...more])];
-    this.scope = { questions: add(this.scope.questions, questions), exercises: add(this.scope.exercises, exercises) };
+    this.scope = {
+      questions: add(this.scope.questions, questions),
+      exercises: add(this.scope.exercises, exercises),
+      sections: add(this.scope.sections, sections.filter((id) => SECTION_ID.test(id))),
+    };
     this.emit({ type: 'scope' });
   }
 
@@ -285,14 +294,17 @@ export class Progress {
     this.record.practice[bug] = this.exerciseDone(bug);
   }
 
-  /** The learner is reading section `sectionId` now (not saved: an LMS keeps it as the lesson location). */
+  /**
+   * Section `sectionId` is the one in view now (not saved: an LMS keeps it as
+   * the lesson location). Being in view is not a visit: see visit().
+   */
   view(sectionId) {
     if (!SECTION_ID.test(sectionId) || sectionId === this.current) return;
     this.current = sectionId;
     this.emit({ type: 'view', section: sectionId });
-    this.visit(sectionId);
   }
 
+  /** The learner has read or worked in section `sectionId`: it counts as visited, once. */
   visit(sectionId) {
     if (!SECTION_ID.test(sectionId) || this.record.visited.includes(sectionId) || this.record.visited.length >= MAX_VISITED) return;
     this.record.visited.push(sectionId);
@@ -343,15 +355,22 @@ export class Progress {
     return { raw, max, mastery: masteryScore(max) };
   }
 
-  /** Counts for a progress line. */
+  /**
+   * Counts for a progress line. visited: of the page's watched sections
+   * (scope.sections, out of `sections`) those visited; the record may also
+   * list sections of another page (a fuller lesson), which are kept but not
+   * counted here. With no sections watched, every visited id counts.
+   */
   summary() {
-    const { questions, exercises } = this.scope;
+    const { questions, exercises, sections } = this.scope;
+    const { visited } = this.record;
     return {
       answered: questions.filter((id) => this.record.quiz[id]).length,
       questions: questions.length,
       finished: exercises.filter((bug) => this.exerciseDone(bug)).length,
       exercises: exercises.length,
-      visited: this.record.visited.length,
+      visited: sections.length ? sections.filter((id) => visited.includes(id)).length : visited.length,
+      sections: sections.length,
     };
   }
 

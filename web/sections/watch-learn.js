@@ -88,42 +88,90 @@ function drawMap(canvas, weights, tokens, allowed) {
 }
 
 /**
- * In words, for screen readers and tests: the line of the map that most
- * queries look at hardest. Each query's most-weighted key is found; the
- * lines tried are the diagonals (query i looking at key i − d, d places back),
- * the anti-diagonals (key s − i, the mirror image of the query about a
- * fixed point, as in reversing), and last the diagonals ahead (key i + d),
- * which only a map drawn without the causal mask can light up. The line
- * holding the most of those keys is described, with the mean weight its
- * queries put there; a head whose hardest looks carry little more than an
- * even share is said to spread its weight.
+ * How far (in attention weight, a row summing to 1) a query's largest weight
+ * must lead its runner-up to count as a choice: 0.05. A smaller lead (exact
+ * ties included, as in an even row) is no clear choice: the row names no key.
  */
-export function describeMap(weights, T) {
-  const top = Array.from({ length: T }, (_, i) => {
-    let best = 0;
-    for (let j = 1; j < T; j++) if (weights[i * T + j] > weights[i * T + best]) best = j;
-    return best;
+export const MAP_MARGIN = 0.05;
+
+/**
+ * Each query's choice in a (T, T) map: { top, keys } per query, `keys` the
+ * number of keys it may see and `top` its most-weighted key when that leads
+ * every other visible key by MAP_MARGIN or more, else null (no clear choice).
+ * Which keys a query may see is `allowed` (T, T), 1 = visible, as the core
+ * reported it for the run (trainer.attention): it is never re-derived here.
+ */
+export function mapChoices(weights, T, allowed) {
+  if (!allowed || allowed.length !== T * T) throw new TypeError('mapChoices: allowed must be the (T, T) visibility the core reported');
+  return Array.from({ length: T }, (_, i) => {
+    let top = -1, second = -Infinity, keys = 0;
+    for (let j = 0; j < T; j++) {
+      if (!allowed[i * T + j]) continue;
+      keys++;
+      const w = weights[i * T + j];
+      if (top < 0 || w > weights[i * T + top]) {
+        if (top >= 0) second = weights[i * T + top];
+        top = j;
+      } else if (w > second) second = w;
+    }
+    const clear = keys > 1 && weights[i * T + top] - second >= MAP_MARGIN;
+    return { keys, top: clear ? top : null, forced: keys === 1 ? top : null };
   });
+}
+
+/**
+ * In words, for screen readers and tests: the line of the map that most
+ * queries look at hardest. Only queries with a choice count: a query that
+ * may see one key only (query 1 under the causal mask) puts its weight there
+ * perforce, which shows nothing learned; and a query whose largest weight
+ * does not lead the runner-up by MAP_MARGIN has no clear favourite (see
+ * mapChoices). The lines tried are the diagonals (query i looking at key
+ * i − d, d places back), the anti-diagonals (key s − i, the mirror image of
+ * the query about a fixed point, as in reversing), and last the diagonals
+ * ahead (key i + d), which only a map drawn without the causal mask can
+ * light up. The line holding the most of the clear choices is described,
+ * with the mean weight its queries put there. When fewer than half of the
+ * queries with a choice have a clear one, there is no clear pattern yet; a
+ * head whose hardest looks carry little more than an even share is said to
+ * spread its weight. `allowed`: as for mapChoices.
+ */
+export function describeMap(weights, T, allowed) {
+  const choices = mapChoices(weights, T, allowed);
+  const choosing = choices.filter((c) => c.keys > 1).length;
+  const clear = choices.filter((c) => c.top !== null).length;
+  // Positions are 1-based on the page.
+  const forced = choices.flatMap((c, i) => (c.forced !== null ? [[i, c.forced]] : []));
+  const forcedText = forced.length === 0 ? ''
+    : forced.length === 1 ? `; query ${forced[0][0] + 1} sees only key ${forced[0][1] + 1}, so its weight there is forced and not counted`
+      : `; ${forced.length} queries see only one key each, so their weights there are forced and not counted`;
+  const queries = `${choosing === 1 ? 'query that sees' : 'queries that see'} more than one key`;
+  if (choosing === 0) return 'No query here sees more than one key, so this map shows no choice the head has learned';
+  if (2 * clear < choosing) {
+    return clear === 0
+      ? `No clear pattern yet: none of the ${choosing} ${queries} puts clearly more weight on one key than on any other${forcedText}`
+      : `No clear pattern yet: only ${clear} of the ${choosing} ${queries} put clearly more weight on one key than on any other${forcedText}`;
+  }
   const lines = [];
   for (let d = 0; d < T; d++) lines.push({ back: d, key: (i) => i - d });
   for (let sum = 0; sum <= 2 * T - 2; sum++) lines.push({ sum, key: (i) => sum - i });
   for (let d = 1; d < T; d++) lines.push({ ahead: d, key: (i) => i + d });
   let best = null;
   for (const line of lines) {
-    const rows = top.flatMap((j, i) => (line.key(i) === j ? [i] : []));
+    const rows = choices.flatMap(({ top }, i) => (top !== null && line.key(i) === top ? [i] : []));
     if (!best || rows.length > best.rows.length) best = { line, rows };
   }
   const { line, rows } = best;
-  const mean = rows.reduce((acc, i) => acc + weights[i * T + top[i]], 0) / rows.length;
-  // Positions are 1-based on the page: 0-based query i and key s − i add up to s + 2.
+  const mean = rows.reduce((acc, i) => acc + weights[i * T + choices[i].top], 0) / rows.length;
+  // 0-based query i and key s − i add up to s + 2 as 1-based positions.
   const where = line.back === 0 ? 'themselves' : line.back === 1 ? 'the previous token'
     : line.back !== undefined ? `the token ${line.back} places back`
       : line.ahead === 1 ? 'the next token'
         : line.ahead !== undefined ? `the token ${line.ahead} places ahead`
           : `the mirror-image token (query and key positions add up to ${line.sum + 2})`;
+  const look = `${rows.length} of the ${choosing} ${queries} ${rows.length === 1 ? 'looks' : 'look'} hardest at ${where}`;
   // Under three times an even share (1/T), the hardest look is hardly a look.
-  if (mean < 3 / T) return `No line stands out: this head spreads its weight roughly evenly (${rows.length} of ${T} queries look hardest at ${where}, with only ${fmt(mean, 2)} of their weight)`;
-  return `${rows.length} of ${T} queries look hardest at ${where}, putting ${fmt(mean, 2)} of their weight there on average`;
+  if (mean < 3 / T) return `No line stands out: this head spreads its weight roughly evenly (${look}, with only ${fmt(mean, 2)} of their weight)${forcedText}`;
+  return `${look}, putting ${fmt(mean, 2)} of their weight there on average${forcedText}`;
 }
 
 /** The loss (left axis) and held-out accuracy (right axis, 0 to 1) against the step. */
@@ -468,7 +516,7 @@ export const watchLearn = {
         drawMap(this.mapCanvases[k], weights, tokens, allowed.data);
         // A head switched off still computes its weights; only its output is dropped.
         const off = this.ablated.has(`${l}.${hd}`);
-        const said = `${off ? 'Switched off: its output is dropped, and the map shows what it would read. ' : ''}${describeMap(weights, tokens.length)}`;
+        const said = `${off ? 'Switched off: its output is dropped, and the map shows what it would read. ' : ''}${describeMap(weights, tokens.length, allowed.data)}`;
         this.mapCanvases[k].setAttribute('aria-label', `Layer ${l + 1}, head ${hd + 1}${view} on the sequence ${tokens.map(letter).join('')}: ${said}`);
         this.mapNotes[k].textContent = `${said}.`;
         this.mapCanvases[k].closest('figure')?.classList.toggle('head-off', off);
