@@ -379,6 +379,29 @@ test('self-attention: one length field, and the readout agrees with it', async (
   await context.close();
 });
 
+test('at 320 px the "Where Q, K and V come from" table fits its box without scrolling, and is still a table with its headers', async () => {
+  const { context, page, problems } = await open('#self-cross', { width: 320, height: 700 });
+  await renderEverySection(page);
+  await page.waitForTimeout(200); // laid out in the next frames
+  const table = page.locator('#self-cross table.compare');
+  await table.scrollIntoViewIfNeeded();
+  const box = await table.evaluate((t) => {
+    const wrap = t.closest('.grid-wrap') ?? t.parentElement;
+    return { scrollWidth: wrap.scrollWidth, clientWidth: wrap.clientWidth, overflows: wrap.hasAttribute('data-overflows') };
+  });
+  assert.ok(box.scrollWidth <= box.clientWidth, `the table scrolls ${box.scrollWidth - box.clientWidth} px sideways in its box (${box.scrollWidth} > ${box.clientWidth})`);
+  assert.equal(box.overflows, false, 'its box does not say "Scroll sideways for more"');
+  // Still a table to a screen reader: its caption names it, the column and row headers stay.
+  const snap = await page.locator('#self-cross .grid-wrap').first().ariaSnapshot();
+  assert.match(snap, /table "Where Q, K and V come from"/, snap);
+  assert.match(snap, /columnheader "Queries from"/, snap);
+  assert.match(snap, /columnheader "Keys and values from"/, snap);
+  assert.match(snap, /rowheader "Cross-attention"/, snap);
+  assert.match(snap, /cell "the source \(encoder\) states"/, snap);
+  assertClean(problems, 'self-cross table at 320 px');
+  await context.close();
+});
+
 test('cross-attention: a padding position is named pad on the maps\' axes, not given a word, and follows its switch', async () => {
   const { context, page, problems } = await open('#view=self-cross');
   await page.locator('[data-field="cross-mode"] input[value="cross"]').check();

@@ -22,12 +22,12 @@ export const selfCross = {
   body: `
 <p>The formula is the same in both; only the origin of the keys and values changes.</p>
 <div class="grid-wrap">
-<table class="compare">
+<table class="compare stack-narrow">
   <caption>Where Q, K and V come from</caption>
   <thead><tr><th scope="col">Kind</th><th scope="col">Queries from</th><th scope="col">Keys and values from</th><th scope="col">Score shape (B batch, H heads)</th></tr></thead>
   <tbody>
-    <tr><th scope="row">Self-attention</th><td>the sequence itself</td><td>the same sequence</td><td>(B, H, T, T)</td></tr>
-    <tr><th scope="row">Cross-attention</th><td>the target (decoder) states</td><td>the source (encoder) states</td><td>(B, H, T<sub>q</sub>, T<sub>k</sub>)</td></tr>
+    <tr><th scope="row">Self-attention</th><td data-label="Queries from">the sequence itself</td><td data-label="Keys and values from">the same sequence</td><td data-label="Score shape (B batch, H heads)"><span class="keep">(B, H, T, T)</span></td></tr>
+    <tr><th scope="row">Cross-attention</th><td data-label="Queries from">the target (decoder) states</td><td data-label="Keys and values from">the source (encoder) states</td><td data-label="Score shape (B batch, H heads)"><span class="keep">(B, H, T<sub>q</sub>, T<sub>k</sub>)</span></td></tr>
   </tbody>
 </table>
 </div>
