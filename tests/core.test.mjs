@@ -269,3 +269,36 @@ test('several loads share one module and instance', async () => {
   assert.notEqual(a, await loadAttention({ simd: false }));
   assert.equal(await loadAttention(), a, 'SIMD is the default where supported');
 });
+
+// ---------------------------------------------------------------------------
+// Static numbers in the lesson's prose, checked against the core
+// ---------------------------------------------------------------------------
+
+const sectionSource = async (name) => (await import('node:fs')).readFileSync(new URL(`../web/sections/${name}.js`, import.meta.url), 'utf8');
+
+test('one query\'s warm-up: the blend it states is the core\'s output for those shares and values', async () => {
+  const body = await sectionSource('one-query');
+  const m = /shares are already known, ([\d.]+) and ([\d.]+), and the two values are the plain numbers ([\d.]+) and ([\d.]+)\. The blend is ([\d.]+) × ([\d.]+) \+ ([\d.]+) × ([\d.]+) = ([\d.]+) \+ ([\d.]+) = <strong>([\d.]+)<\/strong>/.exec(body);
+  assert.ok(m, 'the warm-up states its shares, values, products and blend');
+  const [a, b, x, y, a2, x2, b2, y2, p1, p2, blend] = m.slice(1).map(Number);
+  assert.deepEqual([a2, x2, b2, y2], [a, x, b, y], 'the sum uses the shares and values it names');
+  // Scores ln(share) with scale 1: the core's softmax gives back the shares, and its mix the blend.
+  const lab = labs.true;
+  const r = lab.sdpa([[1]], [[Math.log(a)], [Math.log(b)]], [[x], [y]], { scale: 1 });
+  assert.ok(Math.abs(r.weights.data[0] - a) < 1e-6 && Math.abs(r.weights.data[1] - b) < 1e-6, `the core's shares ${Array.from(r.weights.data)} vs ${a}, ${b}`);
+  assert.ok(Math.abs(r.output.data[0] - blend) < 1e-5, `the core blends to ${r.output.data[0]}; the warm-up says ${blend} (off by ${Math.abs(r.output.data[0] - blend)})`);
+  const lab1 = lab.sdpa([[1]], [[0]], [[x]], { scale: 1 }).output.data[0] * a;
+  const lab2 = lab.sdpa([[1]], [[0]], [[y]], { scale: 1 }).output.data[0] * b;
+  assert.ok(Math.abs(lab1 - p1) < 1e-5 && Math.abs(lab2 - p2) < 1e-5, `the two parts: ${lab1}, ${lab2}; the warm-up says ${p1}, ${p2}`);
+});
+
+test('why scale: the "±8 at d_k = 64" of the prose is the core\'s unscaled spread there', async () => {
+  const body = await sectionSource('why-scale');
+  const m = /At d<sub>k<\/sub> = (\d+) typical scores are around ±(\d+)/.exec(body);
+  assert.ok(m, 'the prose states a d_k and a typical score');
+  const [dk, shown] = m.slice(1).map(Number);
+  const s = labs.true.sampleDotProducts({ dk, count: 4096, seed: 0 });
+  const sd = Math.sqrt(s.varianceUnscaled);
+  assert.ok(sd >= 7 && sd <= 9, `at d_k = ${dk} the core's unscaled standard deviation is ${sd}, outside 7–9`);
+  assert.ok(Math.abs(sd - shown) <= 1, `the prose says ±${shown}; the core's spread at d_k = ${dk} is ${sd.toFixed(3)} (off by ${Math.abs(sd - shown).toFixed(3)})`);
+});

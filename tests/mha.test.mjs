@@ -705,6 +705,27 @@ test('the SIMD and scalar builds agree', async () => {
   assertNear(a.weights.data, b.weights.data, a.weights.shape, 1e-5, 'simd vs scalar weights', 'simd vs scalar');
 });
 
+// The multi-head section's static numbers, against the core's module.
+test('the lesson\'s "d_model = 512, 8 to 16 heads, each head 64 to 32" is what the core\'s module splits', async () => {
+  const { readFileSync } = await import('node:fs');
+  const body = readFileSync(new URL('../web/sections/multi-head.js', import.meta.url), 'utf8');
+  const m = /d<sub>model<\/sub> = (\d+), going from (\d+) to (\d+) heads shrinks each head from (\d+) to (\d+) numbers/.exec(body);
+  assert.ok(m, 'the multi-head prose states d_model, the two head counts and the two head widths');
+  const [C, h1, h2, w1, w2] = m.slice(1).map(Number);
+  const lab = await loadAttention();
+  for (const [H, width] of [[h1, w1], [h2, w2]]) {
+    const mha = lab.createMultiHeadAttention({ dModel: C, numHeads: H, bias: false, seed: 1 });
+    const x = { data: new Float32Array(2 * C).fill(0.5), shape: [1, 2, C] };
+    const r = mha.forward(x);
+    const held = Object.values(mha.getWeights()).reduce((n, p) => n + p.weight.data.length, 0);
+    mha.free();
+    assert.equal(mha.headDim, width, `d_model ${C} over ${H} heads: the module's head width is ${mha.headDim}; the prose says ${width}`);
+    assert.equal(r.weights.shape[1], H, `d_model ${C}, ${H} heads: the weights have ${r.weights.shape[1]} heads`);
+    assert.equal(r.output.shape[2], C, `d_model ${C}, ${H} heads: the output is ${r.output.shape[2]} wide, not d_model`);
+    assert.equal(held, 4 * C * C, `d_model ${C}, ${H} heads: the four projections hold ${held} weights, want 4 · d_model² = ${4 * C * C}`);
+  }
+});
+
 after(() => {
   const lines = Object.entries(maxErrors).map(([kind, e]) => `  ${kind}: ${e.toExponential(2)}`);
   console.log(`max errors measured (abs, scaled by max(1, largest |expected|)):\n${lines.join('\n')}`);

@@ -758,3 +758,83 @@ test('shapes: with one head the reshape without the transpose mixes nothing, and
   assertClean(problems, 'shapes, one head');
   await context.close();
 });
+
+// ---------------------------------------------------------------------------
+// Shapes the masks section states, and the parameters of the multi-head layer
+// ---------------------------------------------------------------------------
+
+/** The text of a data-out element, failing clearly when the page has none. */
+async function outOrFail(page, key, where) {
+  const n = await page.locator(`[data-out="${key}"]`).count();
+  assert.ok(n > 0, `${where}: the page shows no [data-out="${key}"]`);
+  return out(page, key);
+}
+
+test('masks: the causal caption, the combined mask and the two-head weights show the core\'s shapes, also after edits', async () => {
+  const { context, page, problems } = await open('#masks');
+  const z = (lead, n) => ({ data: new Float32Array([...lead, n].reduce((a, b) => a * b, 1)), shape: [...lead, n, 1] });
+  const check = async (when) => {
+    const Tc = Number(await field(page, 'mask-ct').inputValue());
+    const caption = await page.locator('#masks [data-slot="causal"] figcaption').first().textContent();
+    const cm = lab.allowedPairs([Tc, Tc], { causal: true });
+    assert.ok(caption.includes(`Shape (${cm.shape.join(', ')})`), `${when}: the causal caption names the mask's shape (${cm.shape.join(', ')}); it reads "${caption}"`);
+    assert.ok(caption.includes(`(1, 1, ${Tc}, ${Tc})`), `${when}: the caption says the (T, T) mask is read as (1, 1, ${Tc}, ${Tc}); it reads "${caption}"`);
+    const tokens = await readGrid(page, 'mask-tokens');
+    const pad = Number(await field(page, 'mask-pad').inputValue());
+    const pm = paddingMask(tokens, pad);
+    const [B, , , T] = pm.shape;
+    const combined = lab.allowedPairs([B, 1, T, T], { mask: pm, causal: true });
+    const twoHeads = lab.sdpa(z([B, 2], T), z([B, 2], T), z([B, 2], T), { mask: pm, causal: true });
+    assert.equal(await outOrFail(page, 'mask-cshape', when), `(${combined.shape.join(', ')})`, `${when}: the combined mask's shape`);
+    assert.equal(await outOrFail(page, 'mask-wshape2', when), `(${twoHeads.weights.shape.join(', ')})`, `${when}: the two-head weights' shape`);
+    // "Padded queries still produce outputs": every padded query row of the
+    // combined rule has keys, and the core's weights on it add up to 1.
+    const w = lab.sdpa(z([B, 1], T), z([B, 1], T), z([B, 1], T), { mask: pm, causal: true }).weights.data;
+    let padded = 0;
+    tokens.forEach((row, b) => row.forEach((id, i) => {
+      if (id !== pad) return;
+      padded++;
+      const sum = w.subarray((b * T + i) * T, (b * T + i + 1) * T).reduce((a, x) => a + x, 0);
+      assert.ok(Math.abs(sum - 1) < 1e-5, `${when}: padded query ${i + 1} of sequence ${b + 1} has an output row (weights sum ${sum}, want 1)`);
+    }));
+    return padded;
+  };
+  assert.ok(await check('defaults') > 0, 'the default tokens have padded queries, which the prose speaks of');
+  assert.equal(await out(page, 'mask-cshape'), '(2, 1, 5, 5)', 'the lesson\'s combined mask (B, 1, T, T)');
+  assert.equal(await out(page, 'mask-wshape2'), '(2, 2, 5, 5)', 'the lesson\'s weights with H = 2');
+  await typeInto(page, field(page, 'mask-ct'), '7');
+  await typeInto(page, gridInput(page, 'mask-tokens', 1, 4), '0');
+  await page.waitForFunction(() => /mask\.ct=7/.test(location.hash));
+  await check('T = 7, a padded token in sequence 2');
+  const prose = (await page.locator('#masks > p').allTextContents()).join(' ');
+  assert.match(prose, /drops such sequences from the batch/, 'the prose says all-padding sequences are dropped before attention');
+  assert.match(prose, /set to zero .* or left out of the loss/, 'the prose says padded queries\' outputs are zeroed or left out of the loss');
+  assertClean(problems, 'masks, shapes');
+  await context.close();
+});
+
+test('multi-head: the parameter count is the core module\'s weight arrays, 4 · d_model², the same for every H', async () => {
+  const { context, page, problems } = await open('#multi-head');
+  const seen = [];
+  for (const [C, H] of [[32, 4], [32, 8], [32, 1], [24, 3]]) {
+    await typeInto(page, field(page, 'mha-dmodel'), String(C));
+    await typeInto(page, field(page, 'mha-heads'), String(H));
+    await page.waitForFunction(([c, hh]) => document.querySelector('#multi-head [data-slot="summary"]').textContent.includes(`d_model = ${c} split over ${hh} head`), [C, H]);
+    const seed = Number(await field(page, 'mha-seed').inputValue());
+    const mha = lab.createMultiHeadAttention({ dModel: C, numHeads: H, seed });
+    const held = Object.values(mha.getWeights());
+    mha.free();
+    const weights = held.reduce((n, p) => n + p.weight.data.length, 0);
+    const biases = held.reduce((n, p) => n + (p.bias ? p.bias.data.length : 0), 0);
+    const shown = await outOrFail(page, 'mha-params', `d_model ${C}, H ${H}`);
+    assert.equal(shown, String(weights), `d_model ${C}, H ${H}: the page shows ${shown} weights, the core's module holds ${weights}`);
+    assert.equal(weights, 4 * C * C, `d_model ${C}, H ${H}: the module holds ${weights} weights, not 4 · d_model² = ${4 * C * C}`);
+    const line = await page.locator('#multi-head [data-slot="summary"]').textContent();
+    assert.ok(line.includes(`and ${biases} biases`), `d_model ${C}, H ${H}: the line names the ${biases} biases: "${line}"`);
+    seen.push([C, shown]);
+  }
+  assert.equal(seen[0][1], seen[1][1], `at d_model 32 the count does not change with H: ${JSON.stringify(seen)}`);
+  assert.equal(seen[0][1], seen[2][1], `at d_model 32 the count does not change with H: ${JSON.stringify(seen)}`);
+  assertClean(problems, 'multi-head parameters');
+  await context.close();
+});

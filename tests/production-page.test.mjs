@@ -629,3 +629,40 @@ test('what T² costs: when the measured slope is not near 2, the check says why 
   assertClean(problems, 'T², small sizes');
   await page.context().close();
 });
+
+test('rotary and KV cache: beside each 0-based position the page says which 1-based token it is', async () => {
+  const { page, problems } = await suite.open('#rotary');
+  const note = async (where) => {
+    const n = await page.locator('[data-out="rope-tokens"]').count();
+    assert.ok(n === 1, `${where}: no note beside the position fields says which token a position is`);
+    return page.locator('[data-out="rope-tokens"]').textContent();
+  };
+  for (const [pq, pk] of [[5, 2], [0, 11]]) {
+    await typeInto(page, page.locator('input[data-field="rope-pq"]'), String(pq));
+    await typeInto(page, page.locator('input[data-field="rope-pk"]'), String(pk));
+    await page.waitForFunction(([a, b]) => {
+      const t = document.querySelector('[data-out="rope-tokens"]')?.textContent ?? '';
+      return t.includes(`position ${a} is token`) && t.includes(`position ${b} is token`);
+    }, [pq, pk], { timeout: 5000 }).catch(() => {});
+    const text = await note(`positions ${pq}, ${pk}`);
+    assert.match(text, /position 0 is token 1/, `the note says position 0 is token 1: "${text}"`);
+    assert.ok(text.includes(`query at position ${pq} is token ${pq + 1}`), `query at position ${pq} is token ${pq + 1}; the note reads "${text}"`);
+    assert.ok(text.includes(`key at position ${pk} is token ${pk + 1}`), `key at position ${pk} is token ${pk + 1}; the note reads "${text}"`);
+  }
+  assertClean(problems, 'rotary: positions and tokens');
+  await page.context().close();
+  const kv = await suite.open('#kv-cache');
+  const section = kv.page.locator('#kv-cache');
+  for (let step = 3; step >= 1; step--) {
+    if (step < 3) await section.locator('button[data-field="kv-prev"]').click();
+    await kv.page.waitForFunction((n) => document.querySelector('[data-out="kv-step"]')?.textContent === `Token ${n} of 5`, step);
+    const offset = await texts(kv.page, 'kv-offset');
+    assert.deepEqual(offset, [String(step - 1)], `at token ${step} the readout names the offset passed, ${step - 1}; it shows ${JSON.stringify(offset)}`);
+    const readout = await section.locator('[data-slot="cache"] .readout').textContent();
+    assert.ok(readout.includes(`token ${step} was passed offset ${step - 1} (position 0 is token 1)`), `at token ${step}: "${readout}"`);
+  }
+  const prose = (await section.locator(':scope > p').allTextContents()).join(' ');
+  assert.match(prose, /token 1 stands at position 0, token 2 at position 1, and token t at position t − 1/, 'the prose pairs tokens and positions');
+  assertClean(kv.problems, 'KV cache: positions and tokens');
+  await kv.context.close();
+});

@@ -185,3 +185,40 @@ test('.T with every size 1: k.T is k.transpose(-2, -1), and the line does not sa
   assertClean(problems, 'pytorch, all sizes 1');
   await page.context().close();
 });
+
+test('PyTorch section: the notes on batch_first, head-averaged weights, mask dtype and device, and mask shapes', async () => {
+  const { context, page, problems } = await suite.open('#pytorch');
+  const n = await page.locator('#pytorch [data-notes="pt-api"] li').count();
+  assert.equal(n, 4, `four notes on the layer and on masks; the page shows ${n}`);
+  const notes = await page.locator('#pytorch [data-notes="pt-api"]').textContent();
+  for (const [what, re] of [
+    ['batch_first=True and the (B, T, d) order', /batch_first=True.*\(B, T, d\)/],
+    ['average_attn_weights=False gives (B, H, Tq, Tk)', /average_attn_weights=False.*\(B, H, Tq, Tk\)/],
+    ['a boolean mask on the scores\' device', /boolean tensor.*device=q\.device/],
+    ['(Tq, Tk) read as (1, 1, Tq, Tk)', /\(Tq, Tk\) mask, such as the causal one, is read as \(1, 1, Tq, Tk\)/],
+    ['(1 or B, 1 or H, Tq, Tk)', /\(1 or B, 1 or H, Tq, Tk\)/],
+    ['(B, Tq, Tk) given as mask.unsqueeze(1)', /\(B, Tq, Tk\).*mask\.unsqueeze\(1\)/],
+  ]) assert.match(notes, re, `the notes say ${what}: "${notes}"`);
+  const card = await page.locator('#pytorch [data-slot="calls"] figure').nth(1).textContent();
+  assert.match(card, /batch_first=True: inputs and out are \(B, T, d\)/, `the nn.MultiheadAttention card explains batch_first: "${card}"`);
+  assert.match(card, /average_attn_weights=False for one map per head, \(B, H, T, T\)/, `the card names average_attn_weights=False: "${card}"`);
+  // What the shapes note claims of broadcasting, by the core's own (numpy) rules:
+  // a (B, Tq, Tk) mask against (B, H, Tq, Tk) scores is aligned from the right,
+  // so with B ≠ H it is refused, and as (B, 1, Tq, Tk) it gives each sequence its pattern.
+  const [B, H, T] = [2, 3, 4];
+  const z = { data: new Float32Array(B * H * T), shape: [B, H, T, 1] };
+  const perSeq = Uint8Array.from({ length: B * T * T }, (_, i) => (Math.floor(i / (T * T)) === 0 ? 1 : Number(i % T <= Math.floor(i / T) % T)));
+  assert.throws(() => lab.sdpa(z, z, z, { mask: { data: perSeq, shape: [B, T, T] } }), /SHAPE_MISMATCH|broadcast/i, 'a 3-D (B, Tq, Tk) mask is not read per sequence by plain broadcasting');
+  const w = lab.sdpa(z, z, z, { mask: { data: perSeq, shape: [B, 1, T, T] } }).weights.data;
+  for (let h = 0; h < H; h++) {
+    assert.ok(Math.abs(w[(0 * H + h) * T * T + 1] - 1 / T) < 1e-6, `sequence 1, head ${h + 1}: every key allowed (weight ${w[(0 * H + h) * T * T + 1]}, want ${1 / T})`);
+    assert.equal(w[(1 * H + h) * T * T + 1], 0, `sequence 2, head ${h + 1}: the causal pattern blocks key 2 for query 1`);
+  }
+  // The third script on the page is the one built from the core's shapes.
+  const { sdpaCheckScript } = await import('../web/sections/pytorch.js');
+  const shown = await page.locator('#pytorch pre[data-script="check"]').textContent();
+  assert.equal(shown, sdpaCheckScript(lab), 'the shape-check script on the page is the core-built one');
+  assert.equal(await page.locator('#pytorch button[data-action="pt-copy-check"]').count(), 1, 'a button copies it');
+  assertClean(problems, 'PyTorch notes');
+  await context.close();
+});

@@ -147,3 +147,35 @@ test('both scripts are valid Python', { skip: python.error ? `python3 not found 
     assert.equal(run.status, 0, `python3 cannot parse the script:\n${run.stderr}\n${script}`);
   }
 });
+
+// The third script of the section: shapes step by step and a comparison with
+// F.scaled_dot_product_attention, on (B, H, T, d_head) from a fixed seed.
+test('the shape-check script: the sizes the prose names, the core\'s shapes, a fixed seed, dropout off, allclose with a tolerance', async () => {
+  const { sdpaCheckScript, CHECK_SIZES, pytorch } = await import('../web/sections/pytorch.js');
+  const script = sdpaCheckScript(lab);
+  const sizes = /^B, H, T, d_head = (\d+), (\d+), (\d+), (\d+)$/m.exec(script);
+  assert.ok(sizes, `the script sets B, H, T, d_head:\n${script}`);
+  const [B, H, T, D] = sizes.slice(1).map(Number);
+  assert.deepEqual([B, H, T, D], [...CHECK_SIZES], 'the script uses the section\'s sizes');
+  const prose = /\(B, H, T, d<sub>head<\/sub>\) = \((\d+), (\d+), (\d+), (\d+)\)/.exec(pytorch.body);
+  assert.ok(prose, 'the prose names the sizes');
+  assert.deepEqual(prose.slice(1).map(Number), [B, H, T, D], `the prose says (${prose.slice(1).join(', ')}); the script draws (${[B, H, T, D].join(', ')})`);
+  // The shapes it asserts are the core's for those sizes.
+  const z = { data: new Float32Array(B * H * T * D), shape: [B, H, T, D] };
+  const r = lab.sdpa(z, z, z, { causal: true });
+  const asserted = [...script.matchAll(/^assert tuple\((\w+)\.shape\) == \(([\d, ]+)\)/gm)].map((m) => [m[1], m[2].split(', ').map(Number)]);
+  assert.deepEqual(asserted, [['scores', r.scores.shape], ['weights', r.weights.shape], ['by_hand', r.output.shape]],
+    `the asserted shapes against the core's: ${JSON.stringify(asserted)}`);
+  assert.deepEqual(r.scores.shape, [2, 3, 6, 6], 'scores (B, H, T, T)');
+  assert.deepEqual(r.output.shape, [2, 3, 6, 4], 'output (B, H, T, d_head)');
+  assert.match(script, /^torch\.manual_seed\(\d+\)$/m, 'a fixed seed');
+  assert.match(script, /F\.scaled_dot_product_attention\(q, k, v, attn_mask=allowed, dropout_p=0\.0\)/, 'dropout off in the fused call');
+  assert.match(script, /torch\.allclose\(fused, by_hand, atol=[\d.e-]+, rtol=[\d.e-]+\)/, 'compared with allclose and a tolerance, never ==');
+  assert.match(script, /dtype=torch\.bool, device=q\.device/, 'the mask is boolean and on the tensors\' device');
+  assert.match(script, /k\.transpose\(-2, -1\)/, 'the last two dims swapped, not .T');
+  assert.doesNotMatch(script, /\d_\d|\d,\d/, 'digits are never grouped');
+  if (!python.error) {
+    const run = spawnSync('python3', ['-c', 'import ast, sys; ast.parse(sys.stdin.read())'], { input: script, encoding: 'utf8' });
+    assert.equal(run.status, 0, `python3 cannot parse the script:\n${run.stderr}\n${script}`);
+  }
+});

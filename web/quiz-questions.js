@@ -1,8 +1,8 @@
 /**
  * quiz-questions.js: how each of the lesson's eight quiz questions is
- * answered and checked. The question text and the model answer stay in the
- * page (index.html, <li data-question="id">); this file holds the answer
- * forms, data only, with no DOM:
+ * answered and checked. The question text and the model answer are the quiz
+ * section's markup (web/sections/quiz.js, <li data-question="id">); this file
+ * holds the answer forms, data only, with no DOM:
  *
  *   choice   pick one; every wrong choice is a common mistake and says why
  *            it is wrong (`why`); the right one says why it is right.

@@ -48,7 +48,7 @@ export const gradients = {
   <li><strong>Mask.</strong> A blocked score was replaced by −∞, a constant: nothing can flow back into it. Its dProbs and dScores are exactly 0, and a key that no query may see gets no gradient at all.</li>
   <li><strong>Scores.</strong> scores = Q Kᵀ / √d<sub>k</sub>, so dQ = dScores · K / √d<sub>k</sub> and dK = dScoresᵀ · Q / √d<sub>k</sub>.</li>
 </ol>
-<p class="aside">In a real model attention has no target of its own. The gradient that reaches its output comes from the loss on the model’s final prediction, and training changes the projection weights W<sub>q</sub>, W<sub>k</sub>, W<sub>v</sub> that make Q, K and V, not the queries themselves. The editable target here stands in for that incoming gradient, so the steps of the backward pass can be followed one at a time.</p>
+<p class="aside">In a real model attention has no target of its own. The gradient that reaches its output comes from the loss on the model’s final prediction, and training changes the projection weights W<sub>q</sub>, W<sub>k</sub>, W<sub>v</sub> that make Q, K and V (and the output projection after them), not the queries themselves. The softmax and the mask have no parameters and learn nothing: the gradient only passes through them, as in steps 2 and 3, on its way to those projection weights. The editable target here stands in for that incoming gradient, so the steps of the backward pass can be followed one at a time.</p>
 <p>The keys and values below are fixed; the queries and the target are yours. Four tokens, width 2.</p>
 <div class="inputs" data-slot="inputs"></div>
 <div class="controls" data-slot="controls"></div>

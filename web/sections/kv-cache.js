@@ -27,7 +27,7 @@ export const kvCache = {
   title: 'The KV cache: decoding one token at a time',
   body: `
 <p>A language model writes one token at a time, and each new token attends to all the tokens before it. Recomputing every key and value at every step would repeat almost all of the work. The KV cache keeps the keys and values of the tokens already seen: a step projects only the new token, appends its key and value to the cache, and attends from its one query to every cached key. Step t adds one row of scores.</p>
-<p>Done right, the outputs are those of one full causal pass over the whole sequence, up to float rounding: the two compute the same thing but round at different steps. The classic mistake is a stale position offset: the new query must stand at the cache’s length, not at 0 as if it began a new sequence. Placed at 0, it is rotated by the wrong angle, and the causal rule, which compares positions, lets it see the first token only. (Positions count from 0, so token t stands at position t − 1.)</p>
+<p>Done right, the outputs are those of one full causal pass over the whole sequence, up to float rounding: the two compute the same thing but round at different steps. The classic mistake is a stale position offset: the new query must stand at the cache’s length, not at 0 as if it began a new sequence. Placed at 0, it is rotated by the wrong angle, and the causal rule, which compares positions, lets it see the first token only. (Positions are offsets that count from 0, while this page numbers tokens from 1: token 1 stands at position 0, token 2 at position 1, and token t at position t − 1.)</p>
 <p>Two limits. A cache holds the keys and values of the sequence being written, so it is for self-attention only: the core’s multi-head module refuses a cache together with a separate source (<code>CACHE_CROSS_ATTENTION</code>), whose keys and values would not grow with the output anyway. And a cache is a tool of inference: with dropout on, each step would drop other weights than a full pass does, and the two would no longer agree. Put a model in evaluation mode (<code>model.eval()</code> in PyTorch) before decoding with a cache.</p>
 <p>The switch below turns that mistake on inside the attention core, as a deliberate bug (<code>stale-cache-offset</code>): the page still passes the right offsets, but the core’s decoding step leaves the new query’s position at 0 instead of the cache’s length. The keys are still stored at their right positions. Watch the largest difference to the full pass.</p>
 <div class="inputs" data-slot="inputs"></div>
@@ -92,7 +92,7 @@ export const kvCache = {
       for (let t = 0; t < st.step; t++) {
         const r = mha.forward([[st.x[t]]], { cache, useCache: true, causal: true, queryPositionOffset: t, bug: st.stale ? 'stale-cache-offset' : null });
         cache = r.cache;
-        steps.push(r);
+        steps.push(Object.assign(r, { offset: t }));
       }
       return { full, steps, cacheShape: cache.key.shape };
     }, hosts);
@@ -158,11 +158,13 @@ export const kvCache = {
       const shape = h('strong', { 'data-out': 'kv-cache-shape' });
       const stale = document.createTextNode('');
       const readout = h('p', { class: 'readout' }, 'After token ', String(st.step), ' the cache holds keys and values of shape ',
-        shape, ': (batch, heads, tokens so far, head width). ', 'The query offset passed at each step is the cache’s length before the step', stale);
+        shape, ': (batch, heads, tokens so far, head width). ', 'The query offset passed at each step is the cache’s length before the step: token ', String(st.step),
+        ' was passed offset ', h('strong', { 'data-out': 'kv-offset' }), ' (position 0 is token 1)', stale);
       host.replaceChildren(readout, ...tables);
-      this.cache = { step: st.step, readout, shape, stale, cells };
+      this.cache = { step: st.step, readout, shape, stale, cells, offset: readout.querySelector('[data-out="kv-offset"]') };
     }
-    const { shape, stale, cells } = this.cache;
+    const { shape, stale, cells, offset } = this.cache;
+    setText(offset, String(steps[steps.length - 1].offset));
     setText(shape, `(${cacheShape.join(', ')})`);
     setText(stale, st.stale ? '; the core’s stale-offset bug ignores it and stands every new query at position 0.' : '.');
     for (const [td, head, t, j] of cells) setText(td, fmt(steps[t].weights.data[head * (t + 1) + j], 3)); // (1, H, 1, t + 1)

@@ -14,7 +14,7 @@ export const TOKEN_DEFAULTS = [[12, 91, 33, 0, 0], [44, 17, 29, 81, 5]];
 const MASK_PARTS = {
   causal: ['causal-controls', 'causal-status', 'causal'],
   padding: ['padding-controls', 'padding', 'padding-weights', 'padding-alone-status', 'padding-status'],
-  combined: ['combined'],
+  combined: ['combined', 'combined-shapes'],
   custom: ['custom', 'custom-weights', 'custom-status'],
 };
 const maskUnused = (keep) => unused(...Object.entries(MASK_PARTS).filter(([k]) => k !== keep).flatMap(([, names]) => names));
@@ -29,6 +29,7 @@ const paddingBlocks = [
 ];
 const combinedBlocks = [
   slot('combined', 'weights', { cls: 'result two-col', label: 'Weights of both sequences under causal AND padding' }),
+  slot('combined-shapes'),
 ];
 const customBlocks = [
   group('result two-col', slot('custom', 'inputs'), slot('custom-weights', 'weights')), slot('custom-status'),
@@ -40,6 +41,7 @@ export const masks = {
   title: 'Masks',
   body: `
 <p>A mask says which keys each query may read, without changing any tensor’s size. On this page a mask is an <em>allowed</em> mask: 1 means the query may attend to that key. A blocked key’s score is replaced by −∞ <em>before</em> the softmax, so its weight comes out exactly 0 and the other weights still add up to 1. Masking after the softmax would be too late: the forbidden key would already have shaped the denominator.</p>
+<p class="aside" data-aside="mask-value"><strong>Why −∞ and not just a big negative number.</strong> e<sup>−∞</sup> is 0 exactly, so a blocked key gets no weight at all. A large but finite negative score only makes its weight tiny, and how tiny depends on the number format: what rounds to 0 in float32 may not in float16 or bfloat16, which mixed-precision training uses, and a very large negative constant may not even be representable in float16. Some libraries fill blocked scores with the lowest finite value of the dtype instead (<code>torch.finfo(dtype).min</code>), so that a row with no allowed key still gives numbers rather than NaN. Such a row does not fail: its softmax spreads evenly over keys it was never allowed to see, so the output is plausible and wrong. That is why a check for rows with no allowed key, like the one this core runs, matters.</p>
 <p>In the pictures, a <span class="legend-blocked blocked">hatched cell marked ×</span> is blocked. The causal and padding examples use equal scores (all queries and keys zero), so each of their rows simply spreads its weight evenly over the keys it is allowed to see. Your own mask, at the end, is applied to the scores of the 3×3 example instead.</p>
 
 <h3>Causal: no peeking ahead</h3>
@@ -57,9 +59,12 @@ export const masks = {
 <div data-slot="padding-alone-status"></div>
 
 <h3>Both rules at once: AND</h3>
-<p>A key is visible only if every rule allows it, so the masks are combined with a logical AND. Try making a sequence start with the padding id: its first query is then left with no key at all. A softmax over nothing but −∞ has no answer, so the core refuses with an error instead of quietly returning NaN.</p>
+<p>A key is visible only if every rule allows it, so the masks are combined with a logical AND. The causal mask, (1, 1, T, T), and the padding mask, (B, 1, 1, T), broadcast against each other into one mask with a row of keys per query and a copy per sequence, still shared by every head. The line under the maps gives its shape, and the shape of the weights when the same mask serves two heads.</p>
+<p>Try making a sequence start with the padding id: its first query is then left with no key at all. A softmax over nothing but −∞ has no answer, so the core refuses with an error instead of quietly returning NaN. A sequence that is padding from start to end would leave <em>every</em> query without a key, so training code drops such sequences from the batch before attention runs.</p>
+<p>Padding blocks keys, not queries. A padded position still asks its own question, and as long as some real key is allowed to it, it gets an output row like any other. That row means nothing, so the model must not use it: it is set to zero (multiplied by a mask of the real queries) or left out of the loss.</p>
 <div data-slot="padding-status"></div>
 <div class="result two-col" data-slot="combined"></div>
+<div data-slot="combined-shapes"></div>
 
 <h3>Your own mask</h3>
 <p>Click or tap the cells (or, on a keyboard, Tab into the grid, move with the arrow keys and press Space) to allow ✓ or block ✕ each pair, applied to the 3×3 example of section 2. Block a whole row and watch the core flag it.</p>
@@ -149,7 +154,8 @@ export const masks = {
     if (!causal) return;
     ctx.publish(`${this.prefix}.causal`, causal);
     const [maskHost, weightHost] = figures(ctx.slot(this.id, 'causal'), [
-      { key: 'mask', caption: `causalMask(${st.ct}): 1 = allowed` }, { key: 'weights', caption: 'weights when every score is equal' }]);
+      { key: 'mask', caption: `causalMask(${st.ct}): 1 = allowed. Shape ${fmtShape(cm.shape)}; against scores of shape (B, H, ${cm.shape.join(', ')}) it is read as ${fmtShape([1, 1, ...cm.shape])}, the same for every sequence and head` },
+      { key: 'weights', caption: 'weights when every score is equal' }]);
     maskGrid(maskHost, { name: 'mask-causal', rows: st.ct, cols: st.ct, get: (i, j) => cm.data[i * st.ct + j],
       label: `Causal allowed mask, T = ${st.ct}`, rowLabel: queryLabel, colLabel: keyLabel, link: true });
     heatmap(weightHost, { name: 'mask-causal-weights', values: causal.weights.data, rows: st.ct, cols: st.ct, digits: 3,
@@ -161,6 +167,7 @@ export const masks = {
     // Padding (always drawn for the current token ids), alone and with the causal mask, for both sequences.
     const padHost = ctx.slot(this.id, 'padding');
     const combinedHost = ctx.slot(this.id, 'combined');
+    const shapesHost = ctx.slot(this.id, 'combined-shapes');
     const pm = ctx.api.paddingMask(st.tokens, st.pad);
     const real = (b, j) => pm.data[b * 5 + j] === 1;
     const [line, padGrid] = keptChildren(padHost, 2, () => [h('p', { class: 'readout' }), h('div')]);
@@ -182,16 +189,32 @@ export const masks = {
     const padWeightsHost = ctx.slot(this.id, 'padding-weights');
     // A refusal of padding alone is said under its own maps; the combined
     // rule is then not asked, and its line below says nothing of its own.
-    const alone = ctx.core(this.paddingAloneStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm }), [padWeightsHost, combinedHost]);
+    const alone = ctx.core(this.paddingAloneStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm }), [padWeightsHost, combinedHost, shapesHost]);
     if (!alone) { this.paddingStatus.clear(); return; }
     ctx.publish(`${this.prefix}.padding`, alone);
     twoMaps(padWeightsHost, 'mask-padding-weights', 'padding', alone.weights, { mask: pm });
     // With the causal mask the core may refuse (a sequence that starts with padding leaves its
     // first query with no key): its message is shown and the last valid pictures stay.
-    const out = ctx.core(this.paddingStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm, causal: true }), [combinedHost]);
-    if (!out) return;
+    // The same rule asked of the core twice more: the combined mask itself,
+    // (B, 1, T, T), and the weights when two heads share it.
+    const [B, , , T] = pm.shape;
+    const got = ctx.core(this.paddingStatus, () => {
+      const r = ctx.lab.sdpa(z, z, z, { mask: pm, causal: true });
+      const both = ctx.lab.allowedPairs([B, 1, T, T], { mask: pm, causal: true });
+      const z2 = zeros([B, 2], T);
+      const twoHeads = ctx.lab.sdpa(z2, z2, z2, { mask: pm, causal: true });
+      return { r, combinedShape: both.shape, twoHeadShape: twoHeads.weights.shape };
+    }, [combinedHost, shapesHost]);
+    if (!got) return;
+    const out = got.r;
     ctx.publish(`${this.prefix}.combined`, out);
     twoMaps(combinedHost, 'mask-combined', 'causal AND padding', out.weights, { mask: pm, causal: true });
+    const [shapeLine] = keptChildren(shapesHost, 1, () => [h('p', { class: 'readout' })]);
+    redraw(shapeLine, 'Causal AND padding is one mask of shape ',
+      h('code', { 'data-out': 'mask-cshape', text: fmtShape(got.combinedShape) }),
+      ', that is (B, 1, T, T): a row of keys for every query of every sequence. With H = ', String(got.twoHeadShape[1]),
+      ' heads the weights have shape ', h('code', { 'data-out': 'mask-wshape2', text: fmtShape(got.twoHeadShape) }),
+      ', that is (B, H, T, T): each head reads the same mask.');
   },
 
   drawCustomResult(ctx, st) {

@@ -32,7 +32,7 @@ export const multiHead = {
   prefix: 'mha',
   title: 'Multi-head attention',
   body: `
-<p>Several heads do not each get a full copy of the model width. The width is <em>split</em>: with d<sub>model</sub> = 512, going from 8 to 16 heads shrinks each head from 64 to 32 numbers. Each head has its own slice of the projections and its own softmax, so heads can specialise; the output projection then lets their results interact again.</p>
+<p>Several heads do not each get a full copy of the model width. The width is <em>split</em>: with d<sub>model</sub> = 512, going from 8 to 16 heads shrinks each head from 64 to 32 numbers. Each head has its own slice of the projections and its own softmax, so heads can specialise; the output projection then lets their results interact again. Nor does splitting add parameters: the four projections (query, key, value and output) each hold one d<sub>model</sub> × d<sub>model</sub> weight matrix, 4 · d<sub>model</sub>² weights in all (biases aside), however many heads share them. The line above the maps counts the weights the core’s module holds: change H and the count stays.</p>
 <p>At the start d<sub>model</sub> = 32 and H = 4, with weights drawn from a seed; the line above the maps gives the sizes in use. As a toy embedding, token id <em>i</em> becomes a vector of zeros except for one entry, the embedding size <em>s</em>, in channel <em>i</em> mod d<sub>model</sub>. A larger <em>s</em> gives larger scores and sharper maps. The maps’ axes read each id as a word of a toy ten-word vocabulary (id 0 is “the”, id 1 “cat”, …, id 9 “ran”, then again from id 10). At the start, tokens 2 and 4 are both id 1 (“cat”), so without the causal mask their rows are identical in every head; with it, they differ.</p>
 <p><strong>Random or trained.</strong> Random heads look at nothing in particular. Pick “trained” to load instead the first layer of a small model that the core trained, in a fraction of a second, to predict each word’s <em>previous</em> word (as in “Watch a head learn” below). Its heads then show a real pattern: each query after the first puts most of its weight one place back, a bright line just below the diagonal. The first query has no earlier position, so it can only look at itself.</p>
 <div class="controls" data-slot="controls"></div>
@@ -210,6 +210,7 @@ export const multiHead = {
   /** Random weights from the seed, on the toy one-hot embedding. */
   forwardRandom(ctx, st) {
     const mha = this.mha(ctx.lab, { dModel: st.dmodel, numHeads: st.heads, seed: st.seed });
+    this.module = mha;
     return mha.forward(oneHot(st.tokens[0], st.dmodel, st.size), undefined, { causal: st.causal });
   },
 
@@ -221,6 +222,7 @@ export const multiHead = {
       mha.setWeights(run.weights);
       this.trainedModule = mha;
     }
+    this.module = mha;
     return mha.forward(run.trainer.layerInput(0, st.tokens[0]), undefined, { causal: true });
   },
 
@@ -234,9 +236,11 @@ export const multiHead = {
     const host = ctx.slot(this.id, 'summary');
     if (!this.summary || !host.contains(this.summary.node)) {
       const part = (name, tag) => h(tag, { 'data-out': name });
-      this.summary = { dhead: part('mha-dhead', 'strong'), wshape: part('mha-wshape', 'code'), oshape: part('mha-oshape', 'code'), lead: h('span'), tail: h('span') };
-      const { dhead, wshape, oshape, lead, tail } = this.summary;
-      this.summary.node = h('p', { class: 'readout' }, lead, dhead, '. Weights ', wshape, ', output ', oshape, '.', tail);
+      this.summary = { dhead: part('mha-dhead', 'strong'), wshape: part('mha-wshape', 'code'), oshape: part('mha-oshape', 'code'), lead: h('span'), tail: h('span'),
+        params: part('mha-params', 'strong'), paramsTail: h('span') };
+      const { dhead, wshape, oshape, lead, tail, params, paramsTail } = this.summary;
+      this.summary.node = h('p', { class: 'readout' }, lead, dhead, '. Weights ', wshape, ', output ', oshape, '.', tail,
+        ' The four projections hold ', params, paramsTail);
       host.replaceChildren(this.summary.node);
     }
     const { dhead, wshape, oshape, lead, tail } = this.summary;
@@ -244,6 +248,16 @@ export const multiHead = {
     setText(dhead, String(C / H));
     setText(wshape, fmtShape(res.weights.shape));
     setText(oshape, fmtShape(res.output.shape));
+    // Counted in the arrays the core's module holds, not from the formula;
+    // once per module (an edit of the tokens keeps the module and its count).
+    if (this.summary.counted !== this.module) {
+      const held = Object.values(this.module.getWeights());
+      const weights = held.reduce((n, p) => n + p.weight.data.length, 0);
+      const biases = held.reduce((n, p) => n + (p.bias ? p.bias.data.length : 0), 0);
+      setText(this.summary.params, String(weights));
+      setText(this.summary.paramsTail, ` weights (4 · ${C}², for any H)${biases ? ` and ${biases} biases` : ', no biases'}.`);
+      this.summary.counted = this.module;
+    }
     setText(tail, trained ? ` Trained weights: ${TRAINED.steps} steps of ${TRAINED.options.task}, seed ${TRAINED.options.seed}.` : '');
   },
 

@@ -29,13 +29,21 @@ export const pytorch = {
   body: `
 <p>In PyTorch, the attention of this lesson is one call: <code>F.scaled_dot_product_attention(q, k, v, attn_mask=…)</code>. The multi-head layer <code>nn.MultiheadAttention</code> wraps the same computation in projections. Both take masks, and they read them differently: for <code>scaled_dot_product_attention</code> a boolean True means “may attend” (as on this page), and a float mask is added to the scores (0 keeps a score, −∞ removes it); for <code>nn.MultiheadAttention</code>, in both <code>attn_mask</code> and <code>key_padding_mask</code>, True means “may <em>not</em> attend”.</p>
 <p>Two more habits of these calls. <code>scaled_dot_product_attention</code> takes <code>dropout_p</code>, and it drops weights whenever it is not 0, even at evaluation: pass <code>dropout_p=0.0</code> unless you are training. And instead of building a causal mask by hand you will often see <code>is_causal=True</code>, which applies the same rule as the causal switches on this page. On a GPU the call may pick a fused kernel (FlashAttention-2 or a memory-efficient one) that orders its sums differently, so its numbers differ from a plain computation in the last digits: compare them with <code>torch.allclose</code> and a tolerance, never with <code>==</code>.</p>
+<p>Four details of the multi-head layer and of masks:</p>
+<ul class="pt-notes" data-notes="pt-api">
+  <li><code>nn.MultiheadAttention</code> reads its inputs as (T, B, d) unless you pass <code>batch_first=True</code>; with it, inputs and outputs are (B, T, d), the order of this page.</li>
+  <li>The weights it returns are averaged over the heads: one (B, T<sub>q</sub>, T<sub>k</sub>) map. Pass <code>average_attn_weights=False</code> to get one map per head, (B, H, T<sub>q</sub>, T<sub>k</sub>).</li>
+  <li>A mask that says who may see whom should be a boolean tensor (a float mask is added to the scores as a bias) and live on the same device as the scores: build it with <code>device=q.device</code>, or a mask made on the CPU meets tensors on the GPU and the call fails.</li>
+  <li>The mask only has to broadcast to the scores, (B, H, T<sub>q</sub>, T<sub>k</sub>). A (T<sub>q</sub>, T<sub>k</sub>) mask, such as the causal one, is read as (1, 1, T<sub>q</sub>, T<sub>k</sub>): the same for every sequence and head. A 4-D mask (1 or B, 1 or H, T<sub>q</sub>, T<sub>k</sub>) is repeated along each axis where it has size 1: (B, 1, T<sub>q</sub>, T<sub>k</sub>) gives each sequence its own pattern, shared by its heads, and the padding mask (B, 1, 1, T<sub>k</sub>) is also repeated over the queries. A per-sequence mask (B, T<sub>q</sub>, T<sub>k</sub>) is accepted by hand-written layers that insert the head axis for you; plain broadcasting aligns shapes from the right and would match its B against the heads, so give <code>scaled_dot_product_attention</code> <code>mask.unsqueeze(1)</code>, of shape (B, 1, T<sub>q</sub>, T<sub>k</sub>).</li>
+</ul>
 <p>Here are the 3×3 example’s numbers with a mask you can edit (pressed = may attend). The two calls under them, with the masks spelled out in each convention, both return the output the core computes here; <code>nn.MultiheadAttention</code> returns the weights too.</p>
 <div class="inputs" data-slot="inputs"></div>
 <div data-slot="status"></div>
 <div class="result two-col" data-slot="calls"></div>
 <div class="result two-col"><div data-slot="output"></div><div data-slot="weights"></div></div>
 <h3>Copy as a script</h3>
-<p>Each button copies a short script that holds these Q, K, V and mask (each number written with enough digits to give back the same float32) and the numbers shown above. Run it with Python: it computes the same attention with PyTorch’s (or NumPy’s) own functions and prints how far its numbers are from the page’s.</p>
+<p>The first two buttons copy a short script that holds these Q, K, V and mask (each number written with enough digits to give back the same float32) and the numbers shown above. Run it with Python: it computes the same attention with PyTorch’s (or NumPy’s) own functions and prints how far its numbers are from the page’s.</p>
+<p>The third script does not use the numbers above. From a fixed seed it draws q, k and v of shape (B, H, T, d<sub>head</sub>) = (2, 3, 6, 4), asserts the shape of every step (the expected shapes in it come from this page’s core), writes the causal attention out by hand, and compares it with <code>F.scaled_dot_product_attention</code> at <code>dropout_p=0.0</code> using <code>torch.allclose</code> with a tolerance, since the two may round differently.</p>
 <div class="controls" data-slot="copy"></div>
 <div data-slot="scripts"></div>
 <h3><code>.T</code> against <code>transpose(-2, -1)</code></h3>
@@ -70,17 +78,18 @@ export const pytorch = {
     this.scripts = {};
     const buttons = [];
     this.copyNote = h('p', { class: 'readout', 'data-out': 'pt-copy-note', 'aria-live': 'polite' });
-    for (const [key, label] of [['pytorch', 'PyTorch'], ['numpy', 'NumPy']]) {
+    for (const [key, label, text] of [['pytorch', 'PyTorch', 'Copy as PyTorch'], ['numpy', 'NumPy', 'Copy as NumPy'], ['check', 'shape check', 'Copy the shape check']]) {
       const pre = h('pre', { class: 'c-src pt-script', tabindex: 0, role: 'region', 'aria-label': `The ${label} script`, 'data-script': key });
       this.scripts[key] = pre;
-      const button = h('button', { type: 'button', class: 'action', 'data-action': `pt-copy-${key}`, text: `Copy as ${label}` });
+      const button = h('button', { type: 'button', class: 'action', 'data-action': `pt-copy-${key}`, text });
       button.addEventListener('click', () => this.copyScript(key, label));
       buttons.push(button);
     }
     ctx.slot(this.id, 'copy').replaceChildren(h('div', { class: 'controls-row' }, ...buttons), this.copyNote);
     ctx.slot(this.id, 'scripts').replaceChildren(
       h('details', { open: true }, h('summary', { text: 'The PyTorch script' }), this.scripts.pytorch),
-      h('details', {}, h('summary', { text: 'The NumPy script' }), this.scripts.numpy));
+      h('details', {}, h('summary', { text: 'The NumPy script' }), this.scripts.numpy),
+      h('details', {}, h('summary', { text: 'The shape check against scaled_dot_product_attention' }), this.scripts.check));
 
     const size = (label, key) => numberField({ label, name: `pt-${key}`, value: st[key], integer: true, min: 1, max: SIZE_MAX, size: 'sm',
       onValue: (value) => { st[key] = value; commit(); } });
@@ -120,6 +129,11 @@ export const pytorch = {
     });
 
     this.drawShapes(ctx, st);
+    // The shape check does not depend on the inputs: written once.
+    if (!this.scripts.check.textContent) {
+      const script = ctx.core(this.status, () => sdpaCheckScript(ctx.lab), [], { keepNote: false });
+      if (script) setText(this.scripts.check, script);
+    }
     const hosts = ['calls', 'output', 'weights', 'scripts'].map((name) => ctx.slot(this.id, name));
     const res = ctx.core(this.status, () => ctx.lab.sdpa(st.q, st.k, st.v, { mask: allowed }), hosts);
     if (!res) return;
@@ -147,10 +161,13 @@ export const pytorch = {
       card('nn.MultiheadAttention', 'Both masks: True = NOT allowed.', [
         ...tensorLines('blocked', rows(blocked, (x) => pyBool(x).padStart(5))),
         ...tensorLines('key_padding_mask', [padding.map(pyBool)]),
+        '# batch_first=True: inputs and out are (B, T, d), not (T, B, d)',
         'mha = nn.MultiheadAttention(embed_dim=4, num_heads=1, bias=False,',
         '                            vdim=2, batch_first=True)',
         'out, weights = mha(q[None], k[None], v[None],',
         '                   attn_mask=blocked, key_padding_mask=key_padding_mask)',
+        '# weights: averaged over the heads, (B, T, T); pass',
+        '# average_attn_weights=False for one map per head, (B, H, T, T)',
         '# with identity projections, out[0, :, :2] is the output below',
       ]),
     );
@@ -192,5 +209,50 @@ export const pytorch = {
         item('q @ k.transpose(-2, -1)', scores ? fmtShape(scores) : '—', 'the scores, one T × T matrix per batch and head (this shape from the core)', 'pt-shape-scores')));
   },
 };
+
+/** The sizes of the shape-check script: (B, H, T, d_head). */
+export const CHECK_SIZES = Object.freeze([2, 3, 6, 4]);
+
+/**
+ * A PyTorch script that asserts the shapes of attention step by step and
+ * compares a hand-written causal attention with F.scaled_dot_product_attention.
+ * The shapes it expects are the core's, for q, k, v of CHECK_SIZES under a
+ * causal mask.
+ */
+export function sdpaCheckScript(lab) {
+  const [B, H, T, D] = CHECK_SIZES;
+  const zeros = { data: new Float32Array(B * H * T * D), shape: [B, H, T, D] };
+  const r = lab.sdpa(zeros, zeros, zeros, { causal: true });
+  const py = (shape) => `(${shape.join(', ')})`;
+  return `# attention-lab: shapes step by step, and hand-written attention against
+# F.scaled_dot_product_attention. Run: python3 check_sdpa.py
+import math
+import torch
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+B, H, T, d_head = ${B}, ${H}, ${T}, ${D}
+q = torch.randn(B, H, T, d_head)  # (B, H, T, d_head)
+k = torch.randn(B, H, T, d_head)
+v = torch.randn(B, H, T, d_head)
+# (T, T), True = may attend; read as (1, 1, T, T) by every sequence and head
+allowed = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()
+
+scores = q @ k.transpose(-2, -1) / math.sqrt(d_head)
+assert tuple(scores.shape) == ${py(r.scores.shape)}, f"scores {tuple(scores.shape)}"
+weights = scores.masked_fill(~allowed, float("-inf")).softmax(dim=-1)
+assert tuple(weights.shape) == ${py(r.weights.shape)}, f"weights {tuple(weights.shape)}"
+assert bool((weights[..., ~allowed] == 0).all()), "a blocked key got weight"
+assert torch.allclose(weights.sum(dim=-1), torch.ones(B, H, T)), "a row does not sum to 1"
+by_hand = weights @ v
+assert tuple(by_hand.shape) == ${py(r.output.shape)}, f"output {tuple(by_hand.shape)}"
+
+fused = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=0.0)
+assert fused.shape == by_hand.shape, f"{tuple(fused.shape)} vs {tuple(by_hand.shape)}"
+print("shapes: scores and weights", tuple(weights.shape), "output", tuple(fused.shape))
+print("largest difference:", (fused - by_hand).abs().max().item())
+print("allclose(atol=1e-5, rtol=1e-4):", torch.allclose(fused, by_hand, atol=1e-5, rtol=1e-4))
+`;
+}
 
 export default pytorch;

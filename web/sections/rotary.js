@@ -3,7 +3,7 @@
 // are. Every number shown comes from the core (lab.applyRope rotates, and
 // lab.sdpa with scale 1 gives the dot products).
 
-import { h, s, numberGrid, numberField, statusLine, fmt, fmtVec, fmtSci, redraw } from '../lesson-ui.js';
+import { h, s, numberGrid, numberField, statusLine, fmt, fmtVec, fmtSci, redraw, setText } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel } from './common.js';
 
@@ -41,10 +41,14 @@ export const rotary = {
       label, name, value: st[key], integer: true, min, max: 100000, size: 'sm',
       onValue: (value) => { st[key] = value; commit(); },
     });
+    // Positions are offsets from 0 (they enter the angle as they are); the
+    // page numbers tokens from 1, so the line beside the fields says which is which.
+    this.tokenNote = h('p', { class: 'hint', 'data-out': 'rope-tokens' });
     ctx.slot(this.id, 'controls').replaceChildren(
       field('Position of the query', 'rope-pq', 'pq', 0),
       field('Position of the key', 'rope-pk', 'pk', 0),
       field('Shift by', 'rope-shift', 'shift', 1),
+      this.tokenNote,
     );
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
@@ -63,6 +67,7 @@ export const rotary = {
       const dot = ctx.lab.sdpa(rq, rk, [[0]], { scale: 1 }).scores.data[0];
       return { rq, rk, dot };
     }), [ctx.slot(this.id, 'scores'), ctx.slot(this.id, 'picture')]);
+    setText(this.tokenNote, `Positions count from 0 and tokens from 1: position 0 is token 1, so the query at position ${st.pq} is token ${st.pq + 1} and the key at position ${st.pk} is token ${st.pk + 1}.`);
     if (!res) return;
     const [given, both, one] = res;
     const size = Math.max(1, Math.abs(given.dot));
@@ -79,7 +84,7 @@ export const rotary = {
     redraw(ctx.slot(this.id, 'scores'),
       h('div', { class: 'grid-wrap' }, h('table', { class: 'values', 'data-values': 'rope-scores' },
         h('caption', { text: 'Score rope(q)·rope(k) at three pairs of positions' }),
-        h('thead', {}, h('tr', {}, ...['', 'positions (q, k)', 'distance', 'score'].map((c, i) => (i ? h('th', { scope: 'col', text: c }) : h('td', { class: 'corner' }))))),
+        h('thead', {}, h('tr', {}, ...['', 'positions (q, k), from 0', 'distance', 'score'].map((c, i) => (i ? h('th', { scope: 'col', text: c }) : h('td', { class: 'corner' }))))),
         h('tbody', {},
           row('as given', cases[0].slice(1), given, 'given'),
           row('both shifted', cases[1].slice(1), both, 'both'),
