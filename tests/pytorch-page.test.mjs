@@ -215,7 +215,7 @@ test('PyTorch section: the notes on batch_first, head-averaged weights, mask dty
     assert.equal(w[(1 * H + h) * T * T + 1], 0, `sequence 2, head ${h + 1}: the causal pattern blocks key 2 for query 1`);
   }
   // The third script on the page is the one built from the core's shapes.
-  const { sdpaCheckScript } = await import('../web/sections/pytorch.js');
+  const { sdpaCheckScript } = await import('../web/pytorch-script.js');
   const shown = await page.locator('#pytorch pre[data-script="check"]').textContent();
   assert.equal(shown, sdpaCheckScript(lab), 'the shape-check script on the page is the core-built one');
   assert.equal(await page.locator('#pytorch button[data-action="pt-copy-check"]').count(), 1, 'a button copies it');

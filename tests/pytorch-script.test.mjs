@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { loadAttention } from '../web/attention.js';
-import { pytorchScript, numpyScript, float32Text, transposeShapes } from '../web/pytorch-script.js';
+import { pytorchScript, numpyScript, sdpaCheckScript, CHECK_SIZES, float32Text, transposeShapes } from '../web/pytorch-script.js';
 import { rng, sdpaReference } from './helpers/reference.mjs';
 import { assertClose } from './helpers/compare.mjs';
 
@@ -151,7 +151,7 @@ test('both scripts are valid Python', { skip: python.error ? `python3 not found 
 // The third script of the section: shapes step by step and a comparison with
 // F.scaled_dot_product_attention, on (B, H, T, d_head) from a fixed seed.
 test('the shape-check script: the sizes the prose names, the core\'s shapes, a fixed seed, dropout off, allclose with a tolerance', async () => {
-  const { sdpaCheckScript, CHECK_SIZES, pytorch } = await import('../web/sections/pytorch.js');
+  const { pytorch } = await import('../web/sections/pytorch.js');
   const script = sdpaCheckScript(lab);
   const sizes = /^B, H, T, d_head = (\d+), (\d+), (\d+), (\d+)$/m.exec(script);
   assert.ok(sizes, `the script sets B, H, T, d_head:\n${script}`);

@@ -1,6 +1,7 @@
-// The text of the "Copy as PyTorch" and "Copy as NumPy" scripts of the
-// lesson's PyTorch section, and the shapes that `.T` and `transpose(-2, -1)`
-// give. No DOM here, so that tests can build the scripts in Node.
+// The text of the "Copy as PyTorch", "Copy as NumPy" and "Copy the shape
+// check" scripts of the lesson's PyTorch section, and the shapes that `.T`
+// and `transpose(-2, -1)` give. No DOM here, so that tests can build the
+// scripts in Node.
 //
 // A script holds the learner's Q, K, V and allowed mask exactly as the core
 // received them (float32), and the output and weights the page showed; when
@@ -177,4 +178,49 @@ function matmulShape(a, b) {
     batch.push(a[n] === 1 ? b[n] : a[n]);
   }
   return { shape: [...batch, a[2], b[3]] };
+}
+
+/** The sizes of the shape-check script: (B, H, T, d_head). */
+export const CHECK_SIZES = Object.freeze([2, 3, 6, 4]);
+
+/**
+ * A PyTorch script that asserts the shapes of attention step by step and
+ * compares a hand-written causal attention with F.scaled_dot_product_attention.
+ * The shapes it expects are the core's, for q, k, v of CHECK_SIZES under a
+ * causal mask.
+ */
+export function sdpaCheckScript(lab) {
+  const [B, H, T, D] = CHECK_SIZES;
+  const zeros = { data: new Float32Array(B * H * T * D), shape: [B, H, T, D] };
+  const r = lab.sdpa(zeros, zeros, zeros, { causal: true });
+  const py = (shape) => `(${shape.join(', ')})`;
+  return `# attention-lab: shapes step by step, and hand-written attention against
+# F.scaled_dot_product_attention. Run: python3 check_sdpa.py
+import math
+import torch
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+B, H, T, d_head = ${B}, ${H}, ${T}, ${D}
+q = torch.randn(B, H, T, d_head)  # (B, H, T, d_head)
+k = torch.randn(B, H, T, d_head)
+v = torch.randn(B, H, T, d_head)
+# (T, T), True = may attend; read as (1, 1, T, T) by every sequence and head
+allowed = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()
+
+scores = q @ k.transpose(-2, -1) / math.sqrt(d_head)
+assert tuple(scores.shape) == ${py(r.scores.shape)}, f"scores {tuple(scores.shape)}"
+weights = scores.masked_fill(~allowed, float("-inf")).softmax(dim=-1)
+assert tuple(weights.shape) == ${py(r.weights.shape)}, f"weights {tuple(weights.shape)}"
+assert bool((weights[..., ~allowed] == 0).all()), "a blocked key got weight"
+assert torch.allclose(weights.sum(dim=-1), torch.ones(B, H, T)), "a row does not sum to 1"
+by_hand = weights @ v
+assert tuple(by_hand.shape) == ${py(r.output.shape)}, f"output {tuple(by_hand.shape)}"
+
+fused = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=0.0)
+assert fused.shape == by_hand.shape, f"{tuple(fused.shape)} vs {tuple(by_hand.shape)}"
+print("shapes: scores and weights", tuple(weights.shape), "output", tuple(fused.shape))
+print("largest difference:", (fused - by_hand).abs().max().item())
+print("allclose(atol=1e-5, rtol=1e-4):", torch.allclose(fused, by_hand, atol=1e-5, rtol=1e-4))
+`;
 }
