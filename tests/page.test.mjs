@@ -807,7 +807,7 @@ test('masks: the causal caption, the combined mask and the two-head weights show
   await page.waitForFunction(() => /mask\.ct=7/.test(location.hash));
   await check('T = 7, a padded token in sequence 2');
   const prose = (await page.locator('#masks > p').allTextContents()).join(' ');
-  assert.match(prose, /drops such sequences from the batch/, 'the prose says all-padding sequences are dropped before attention');
+  assert.match(prose, /such sequences must be dropped from the batch/, 'the prose says all-padding sequences are dropped before attention');
   assert.match(prose, /set to zero .* or left out of the loss/, 'the prose says padded queries\' outputs are zeroed or left out of the loss');
   assertClean(problems, 'masks, shapes');
   await context.close();

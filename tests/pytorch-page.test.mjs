@@ -198,6 +198,7 @@ test('PyTorch section: the notes on batch_first, head-averaged weights, mask dty
     ['(Tq, Tk) read as (1, 1, Tq, Tk)', /\(Tq, Tk\) mask, such as the causal one, is read as \(1, 1, Tq, Tk\)/],
     ['(1 or B, 1 or H, Tq, Tk)', /\(1 or B, 1 or H, Tq, Tk\)/],
     ['(B, Tq, Tk) given as mask.unsqueeze(1)', /\(B, Tq, Tk\).*mask\.unsqueeze\(1\)/],
+    ['nn.MultiheadAttention takes (Tq, Tk) or (B·H, Tq, Tk), padding apart', /attn_mask is \(Tq, Tk\) or \(B·H, Tq, Tk\).*key_padding_mask, \(B, Tk\)/],
   ]) assert.match(notes, re, `the notes say ${what}: "${notes}"`);
   const card = await page.locator('#pytorch [data-slot="calls"] figure').nth(1).textContent();
   assert.match(card, /batch_first=True: inputs and out are \(B, T, d\)/, `the nn.MultiheadAttention card explains batch_first: "${card}"`);

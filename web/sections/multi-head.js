@@ -32,7 +32,7 @@ export const multiHead = {
   prefix: 'mha',
   title: 'Multi-head attention',
   body: `
-<p>Several heads do not each get a full copy of the model width. The width is <em>split</em>: with d<sub>model</sub> = 512, going from 8 to 16 heads shrinks each head from 64 to 32 numbers. Each head has its own slice of the projections and its own softmax, so heads can specialise; the output projection then lets their results interact again. Nor does splitting add parameters: the four projections (query, key, value and output) each hold one d<sub>model</sub> × d<sub>model</sub> weight matrix, 4 · d<sub>model</sub>² weights in all (biases aside), however many heads share them. The line above the maps counts the weights the core’s module holds: change H and the count stays.</p>
+<p>Several heads do not each get a full copy of the model width. The width is <em>split</em>: with d<sub>model</sub> = 512, going from 8 to 16 heads shrinks each head from 64 to 32 numbers. Each head has its own slice of the projections and its own softmax, so heads can specialise; the output projection then lets their results interact again. Splitting adds no parameters either: the four projections (query, key, value and output) each hold one d<sub>model</sub> × d<sub>model</sub> weight matrix, 4 · d<sub>model</sub>² weights in all (biases aside), however many heads share them. The line above the maps counts the weights the core’s module holds: change H and the count stays.</p>
 <p>At the start d<sub>model</sub> = 32 and H = 4, with weights drawn from a seed; the line above the maps gives the sizes in use. As a toy embedding, token id <em>i</em> becomes a vector of zeros except for one entry, the embedding size <em>s</em>, in channel <em>i</em> mod d<sub>model</sub>. A larger <em>s</em> gives larger scores and sharper maps. The maps’ axes read each id as a word of a toy ten-word vocabulary (id 0 is “the”, id 1 “cat”, …, id 9 “ran”, then again from id 10). At the start, tokens 2 and 4 are both id 1 (“cat”), so without the causal mask their rows are identical in every head; with it, they differ.</p>
 <p><strong>Random or trained.</strong> Random heads look at nothing in particular. Pick “trained” to load instead the first layer of a small model that the core trained, in a fraction of a second, to predict each word’s <em>previous</em> word (as in “Watch a head learn” below). Its heads then show a real pattern: each query after the first puts most of its weight one place back, a bright line just below the diagonal. The first query has no earlier position, so it can only look at itself.</p>
 <div class="controls" data-slot="controls"></div>
@@ -239,8 +239,8 @@ export const multiHead = {
       this.summary = { dhead: part('mha-dhead', 'strong'), wshape: part('mha-wshape', 'code'), oshape: part('mha-oshape', 'code'), lead: h('span'), tail: h('span'),
         params: part('mha-params', 'strong'), paramsTail: h('span') };
       const { dhead, wshape, oshape, lead, tail, params, paramsTail } = this.summary;
-      this.summary.node = h('p', { class: 'readout' }, lead, dhead, '. Weights ', wshape, ', output ', oshape, '.', tail,
-        ' The four projections hold ', params, paramsTail);
+      this.summary.node = h('p', { class: 'readout' }, lead, dhead, '. Weights ', wshape, ', output ', oshape, '.',
+        ' The four projections hold ', params, paramsTail, tail);
       host.replaceChildren(this.summary.node);
     }
     const { dhead, wshape, oshape, lead, tail } = this.summary;
@@ -258,7 +258,7 @@ export const multiHead = {
       setText(this.summary.paramsTail, ` weights (4 · ${C}², for any H)${biases ? ` and ${biases} biases` : ', no biases'}.`);
       this.summary.counted = this.module;
     }
-    setText(tail, trained ? ` Trained weights: ${TRAINED.steps} steps of ${TRAINED.options.task}, seed ${TRAINED.options.seed}.` : '');
+    setText(tail, trained ? ` Trained weights: ${TRAINED.steps} steps of the ${TRAINED.options.task.replace('-', ' ')} task, seed ${TRAINED.options.seed}.` : '');
   },
 
   /**

@@ -15,7 +15,7 @@ export const rotary = {
   prefix: 'rope',
   title: 'Rotary positions: scores that depend on distance',
   body: `
-<p>Attention by itself does not know where a token sits: permute the tokens and the outputs are permuted with them. Rotary position embeddings (RoPE) put the position in by turning q and k. Their entries are taken in pairs, pair i being entry i together with entry i + d/2 (the split-halves pairing of the multi-head module here, of GPT-NeoX and of Llama; with d = 4 here, d1 with d3 and d2 with d4), and pair i = 1, …, d/2 is turned by the angle position × 10000<sup>−2(i−1)/d</sup>: the first pair by the position itself in radians, later pairs slower. Pairing needs an even head width: the core refuses RoPE when d is odd. Positions count from 0, so the first token stands at position 0 and is not turned at all.</p>
+<p>Attention by itself does not know where a token sits: permute the tokens and the outputs are permuted with them. Rotary position embeddings (RoPE) put the position in by turning q and k. Their entries are taken in pairs, pair i being entry i together with entry i + d/2 (the split-halves pairing of the multi-head module here, of GPT-NeoX and of Llama; with d = 4 here, d1 with d3 and d2 with d4), and pair i = 1, …, d/2 is turned by the angle position × 10000<sup>−2(i−1)/d</sup>: the first pair by the position itself in radians, later pairs slower. Pairing needs an even head width: the core refuses RoPE when d is odd. The first token stands at position 0 and is not turned at all.</p>
 <p>A dot product of two turned vectors depends only on the difference of their angles. So the score of a query at position p with a key at position p′ depends on p − p′ alone: shift both positions by the same amount and the score does not move; move just one and it does.</p>
 <div class="inputs" data-slot="inputs"></div>
 <div class="controls" data-slot="controls"></div>
@@ -83,8 +83,8 @@ export const rotary = {
       h('td', { 'data-out': `rope-${key}`, text: fmt(r.dot, 4) }));
     redraw(ctx.slot(this.id, 'scores'),
       h('div', { class: 'grid-wrap' }, h('table', { class: 'values', 'data-values': 'rope-scores' },
-        h('caption', { text: 'Score rope(q)·rope(k) at three pairs of positions' }),
-        h('thead', {}, h('tr', {}, ...['', 'positions (q, k), from 0', 'distance', 'score'].map((c, i) => (i ? h('th', { scope: 'col', text: c }) : h('td', { class: 'corner' }))))),
+        h('caption', { text: 'Score rope(q)·rope(k) at three pairs of positions (counted from 0)' }),
+        h('thead', {}, h('tr', {}, ...['', 'positions (q, k)', 'distance', 'score'].map((c, i) => (i ? h('th', { scope: 'col', text: c }) : h('td', { class: 'corner' }))))),
         h('tbody', {},
           row('as given', cases[0].slice(1), given, 'given'),
           row('both shifted', cases[1].slice(1), both, 'both'),
