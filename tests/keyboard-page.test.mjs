@@ -235,3 +235,87 @@ test('no two controls share a name: the C of each flow step, and each question\'
   assertClean(problems, 'names');
   await context.close();
 });
+
+/** Record, in the page, each text a live region takes from now on (its class or data-out, then its text). */
+const recordLive = (page) => page.evaluate((live) => {
+  window.liveSaid = [];
+  new MutationObserver((changes) => {
+    for (const change of changes) {
+      const region = (change.target.nodeType === 1 ? change.target : change.target.parentElement)?.closest(live);
+      if (region) window.liveSaid.push(`${region.dataset.out || region.className}: ${region.textContent.trim()}`);
+    }
+  }).observe(document.body, { subtree: true, childList: true, characterData: true });
+}, LIVE);
+const liveSaid = (page) => page.evaluate(() => window.liveSaid.splice(0));
+
+test('the progress panel is read out when the score changes, not each time a section counts as visited', async () => {
+  const { context, page, problems } = await open();
+  await recordLive(page);
+  // Tabbing into a section counts it at once: the panel's count goes up, silently.
+  await page.locator('#h-masks').focus();
+  await page.keyboard.press('Tab');
+  await page.locator('#h-rotary').focus();
+  await page.keyboard.press('Tab');
+  const line = page.locator('[data-progress] .pg-line');
+  assert.match(await line.textContent(), /\b2 of \d+ sections visited/, 'two sections counted');
+  let said = (await liveSaid(page)).filter((s) => /sections? visited|Score \d/.test(s));
+  assert.deepEqual(said, [], 'a visit is not read out');
+
+  // A prediction on a break-it card changes no score: the panel says nothing either.
+  const card = page.locator('#break-it details.bk-card').first();
+  await card.locator('input[type="radio"]').first().check();
+  said = (await liveSaid(page)).filter((s) => /Score \d/.test(s));
+  assert.deepEqual(said, [], 'an unchanged score is not read out again');
+
+  // An answer changes the score line: that is read out, once.
+  const form = page.locator('#quiz form').first();
+  await form.locator('input[type="radio"]').first().check();
+  await form.locator('button[type="submit"]').click();
+  said = (await liveSaid(page)).filter((s) => /Score \d/.test(s));
+  assert.equal(said.length, 1, `one announcement of the new score: ${JSON.stringify(said)}`);
+  assert.match(said[0], /1 of 8 questions answered/);
+  assert.match(await line.textContent(), /1 of 8 questions answered .*\b\d+ of \d+ sections visited/s, 'the line still shows both');
+  assertClean(problems, 'progress panel');
+  await context.close();
+});
+
+test('"Reset all progress?" says what it erases when the focus lands on "Keep my progress"', async () => {
+  const { context, page, problems } = await open('#view=quiz');
+  await page.locator('button.pg-reset').focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await focused(page), 'BUTTON');
+  const cdp = await context.newCDPSession(page);
+  const { nodes } = await cdp.send('Accessibility.getFullAXTree');
+  const group = nodes.find((n) => n.role?.value === 'group' && n.name?.value === 'Reset all progress?');
+  assert.ok(group, 'a group named "Reset all progress?"');
+  const description = group.description?.value ?? '';
+  assert.match(description, /cannot be undone/, `the group's description: "${description}"`);
+  assertClean(problems, 'reset confirm');
+  await context.close();
+});
+
+test('at 320 px the formula, which scrolls sideways, is a named tab stop with the hint; a map with a focusable weight adds no stop of its own', async () => {
+  const { context, page, problems } = await open('#view=one-query', { width: 320, height: 800 });
+  await page.evaluate(() => new Promise((resolve) => requestIdleCallback(() => resolve(), { timeout: 2000 })));
+  const formula = await page.locator('#one-query .formula').evaluate((n) => ({
+    overflows: n.scrollWidth > n.clientWidth + 1, tab: n.getAttribute('tabindex'), role: n.getAttribute('role'),
+    name: n.getAttribute('aria-label'), hint: getComputedStyle(n, '::before').content,
+  }));
+  assert.equal(formula.overflows, true, 'the formula is wider than a 320 px screen');
+  assert.deepEqual({ tab: formula.tab, role: formula.role }, { tab: '0', role: 'region' }, 'a tab stop and a region');
+  assert.match(formula.name ?? '', /formula.*\(scrolls sideways\)/i, `named: "${formula.name}"`);
+  assert.match(formula.hint, /Scroll sideways for more/, 'the visible hint');
+
+  // Self- and cross-attention: each head's map is wider than the screen, and one of its weights is a tab stop.
+  await page.goto(`${suite.server.url}#view=self-cross`);
+  await page.waitForSelector('html[data-ready="true"]');
+  const wrap = page.locator('#self-cross .heatmap-wrap:has(.hm-cell[tabindex="0"])').first();
+  await wrap.scrollIntoViewIfNeeded();
+  await page.evaluate(() => new Promise((resolve) => requestIdleCallback(() => resolve(), { timeout: 2000 })));
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+  const box = await wrap.evaluate((n) => ({ overflows: n.dataset.overflows, tab: n.getAttribute('tabindex') }));
+  assert.equal(box.overflows, '1', 'the map scrolls sideways and says so');
+  assert.notEqual(box.tab, '0', 'its weights already take the focus (and scroll it): the box is no extra stop');
+  assertClean(problems, 'scroll boxes at 320 px');
+  await context.close();
+});

@@ -190,7 +190,7 @@ export function markScrollBoxes(roots) {
   }
 }
 
-const SCROLL_BOXES = '.grid-wrap, .heatmap-wrap, pre.c-src, .bk-table-wrap';
+const SCROLL_BOXES = '.grid-wrap, .heatmap-wrap, pre.c-src, .bk-table-wrap, .formula';
 const watched = new WeakSet();
 const unmeasured = new Set();
 let idlePending = false;
@@ -212,7 +212,9 @@ function markScrollBoxList(boxes) {
   const sliver = list.map((box, i) => overflows[i] === false && box.scrollWidth > box.clientWidth);
   list.forEach((box, i) => {
     if (overflows[i] === null) return;
-    const stop = overflows[i] && box.querySelector('input, button, select, a[href]') === null;
+    // A map's weights hold a tab stop of their own ([tabindex="0"], moved by
+    // the arrow keys): focusing one scrolls the box, which needs no stop.
+    const stop = overflows[i] && box.querySelector('input, button, select, a[href], [tabindex="0"]') === null;
     markScrollBox(box, stop ? 'stop' : sliver[i] ? 'sliver' : null);
     // The visible hint (lesson.css) that more columns wait to the right.
     if (overflows[i] !== (box.dataset.overflows === '1')) {

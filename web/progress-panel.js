@@ -7,7 +7,7 @@
  * The panel redraws after every change of the record (progress.js). A saved
  * record that could not be used is reported here, as plain text.
  */
-import { h } from './lesson-ui.js';
+import { h, uid } from './lesson-ui.js';
 
 /**
  * A live panel: score (raw / max, and the pass mark), what is done, and a
@@ -15,7 +15,13 @@ import { h } from './lesson-ui.js';
  * saved record was not used, where the learner sees it first.
  */
 export function progressPanel(progress, { pageNotice = null } = {}) {
-  const line = h('p', { class: 'pg-line', role: 'status', 'aria-live': 'polite' });
+  // The line reads "Score … · … finished. Not finished yet. k of N sections
+  // visited.": only its first part is a live region, and it is written only
+  // when its text changes. A visit (every section tabbed into, or read for
+  // 1.5 s) changes no score: it updates the count silently.
+  const said = h('span', { class: 'pg-said', role: 'status', 'aria-live': 'polite' });
+  const visits = h('span', { class: 'pg-visits' });
+  const line = h('p', { class: 'pg-line' }, said, ' ', visits);
   const notice = h('p', { class: 'pg-notice', role: 'alert', hidden: true });
   // In a graded course the first attempts are the grade: there is no reset.
   const reset = progress.graded
@@ -29,12 +35,13 @@ export function progressPanel(progress, { pageNotice = null } = {}) {
     const parts = [`Score ${raw} of ${max} (${mastery} to pass)`];
     if (s.questions) parts.push(`${s.answered} of ${s.questions} questions answered`);
     if (s.exercises) parts.push(`${s.finished} of ${s.exercises} break-it exercises finished`);
-    // Out of the sections this page watches (a package may show only a few).
-    parts.push(s.sections
-      ? `${s.visited} of ${s.sections} ${s.sections === 1 ? 'section' : 'sections'} visited`
-      : `${s.visited} ${s.visited === 1 ? 'section' : 'sections'} visited`);
     const status = progress.status();
-    line.textContent = `${parts.join(' · ')}. ${status === 'incomplete' ? 'Not finished yet.' : `Finished: ${status}.`}`;
+    const text = `${parts.join(' · ')}. ${status === 'incomplete' ? 'Not finished yet.' : `Finished: ${status}.`}`;
+    if (said.textContent !== text) said.textContent = text;
+    // Out of the sections this page watches (a package may show only a few).
+    visits.textContent = s.sections
+      ? `${s.visited} of ${s.sections} ${s.sections === 1 ? 'section' : 'sections'} visited.`
+      : `${s.visited} ${s.visited === 1 ? 'section' : 'sections'} visited.`;
     line.dataset.status = status;
     notice.textContent = progress.notice || '';
     notice.hidden = !progress.notice;
@@ -60,8 +67,11 @@ function resetControl(progress) {
   const button = h('button', { type: 'button', class: 'action pg-reset', text: 'Reset all progress', 'aria-expanded': 'false' });
   const keep = h('button', { type: 'button', class: 'pg-keep', text: 'Keep my progress' });
   const erase = h('button', { type: 'button', class: 'action pg-erase', text: 'Yes, erase my progress' });
-  const ask = h('div', { class: 'pg-confirm', role: 'group', 'aria-label': 'Reset all progress?', hidden: true },
-    h('p', { class: 'pg-confirm-text', text: 'Erase every quiz answer, every break-it outcome and the list of sections visited? This cannot be undone.' }),
+  // The question's text describes the group: a screen reader says what would
+  // be erased as the focus enters it on "Keep my progress".
+  const textId = uid('pg-confirm');
+  const ask = h('div', { class: 'pg-confirm', role: 'group', 'aria-label': 'Reset all progress?', 'aria-describedby': textId, hidden: true },
+    h('p', { class: 'pg-confirm-text', id: textId, text: 'Erase every quiz answer, every break-it outcome and the list of sections visited? This cannot be undone.' }),
     keep, erase);
   const close = () => {
     ask.hidden = true;

@@ -28,7 +28,7 @@ export const oneQuery = {
   <p>Suppose the shares are already known, 0.2 and 0.8, and the two values are the plain numbers 10 and 5. The blend is 0.2 × 10 + 0.8 × 5 = 2 + 4 = <strong>6</strong>. The larger share pulls the result towards 5. Attention only adds a way to compute those shares.</p>
 </details>
 <p>The whole computation fits in one line. The scores compare each query with every key, the division keeps them in a sensible range, softmax turns them into shares, and the shares mix the values:</p>
-<div class="formula">
+<div class="formula" data-scroll-label="The attention formula">
   <math display="block" aria-label="Attention of Q, K, V equals softmax of Q times K transposed over the square root of d k, times V">
     <mrow>
       <mi>Attention</mi><mo>(</mo><mi>Q</mi><mo>,</mo><mi>K</mi><mo>,</mo><mi>V</mi><mo>)</mo>
