@@ -179,12 +179,21 @@ void attn_free(void *p) {
  * beyond what was live at that call. */
 double attn_scratch_peak_bytes(void) { return scratch_peak - scratch_base; }
 
+/* The product kernels' multiply-adds (attn_madds_counted) when the last
+ * attn_workspace call was made. */
+static double madds_base;
+
+/* The multiply-adds of the matrix products done since the last
+ * attn_workspace call: those of the last call from JS. */
+double attn_last_call_madds(void) { return attn_madds_counted() - madds_base; }
+
 /* The shared workspace, at least `bytes` long (grown, never shrunk), or
- * NULL and an error. Clears the error and restarts the scratch peak: every
- * call from JS begins here. */
+ * NULL and an error. Clears the error and restarts the scratch peak and the
+ * multiply-add count: every call from JS begins here. */
 void *attn_workspace(double bytes) {
     attn_clear_error();
     scratch_base = scratch_peak = scratch_live; /* a call from JS starts here */
+    madds_base = attn_madds_counted();
     if (check_request(bytes)) return NULL;
     if (workspace && bytes <= workspace_bytes) return workspace;
     free(workspace);

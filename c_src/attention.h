@@ -231,6 +231,21 @@ ATTN_API void *attn_workspace(double bytes);
  * and what was held before: the call's own working memory. */
 ATTN_API double attn_scratch_peak_bytes(void);
 
+/* The multiply-adds of the matrix products the core did since the last
+ * attn_workspace call (each JS call starts with one): M * N * K for each
+ * product (M, K) @ (K, N) its kernels computed. For attn_sdpa of dims
+ * (B, H, Tq, Tk, dk, dv) that is B*H*Tq*Tk*dk for the scores plus
+ * B*H*Tq*Tk*dv for the mix, with two exceptions on the tiled path: under
+ * a causal rule it skips the mix of a key tile that lies wholly after the
+ * diagonal for a whole block of 16 query rows (their scores are computed all
+ * the same), and tiles that are not whole strips of ATTN_STRIP keys have
+ * their scores computed over the whole strips (attn_sdpa_tiled with such a
+ * block_keys). attn_mha_forward adds its four projections, N * C * C each
+ * for N = B * tokens projected (the new tokens only, with a cache).
+ * Softmax (exp, sums, divisions), the online rescale, masks, biases, RoPE
+ * and the lesson helpers' own dots are not counted. */
+ATTN_API double attn_last_call_madds(void);
+
 void *attn_alloc(double bytes);  /* checked malloc, NULL + error on failure */
 void attn_free(void *p);         /* NULL-safe */
 

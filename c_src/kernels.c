@@ -146,9 +146,16 @@ TILE gemm_simd(float *c, int ldc, const float *a, int lda, const float *b, int l
 }
 #endif
 
-/* c (M, N) = alpha * a (M, K) @ b (K, N); row strides ldc, lda, ldb. */
-void attn_gemm(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
-               int M, int N, int K, float alpha) {
+/* Multiply-adds of the product kernels since the core was loaded. */
+static double madds;
+
+/* The count above: M * N * K per call of a product kernel. */
+double attn_madds_counted(void) { return madds; }
+
+/* c (M, N) = alpha * a (M, K) @ b (K, N), not counted: attn_gemm and
+ * attn_gemm_packed count their whole product, then call this. */
+static void gemm(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+                 int M, int N, int K, float alpha) {
 #if ATTN_SIMD
     gemm_simd(c, ldc, a, lda, b, ldb, M, N, K, alpha, 0, 0);
 #else
@@ -156,9 +163,19 @@ void attn_gemm(float *c, int ldc, const float *a, int lda, const float *b, int l
 #endif
 }
 
-/* c (M, N) += alpha * a (M, K) @ b (K, N); row strides ldc, lda, ldb. */
+/* c (M, N) = alpha * a (M, K) @ b (K, N); row strides ldc, lda, ldb.
+ * Counts M * N * K multiply-adds. */
+void attn_gemm(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+               int M, int N, int K, float alpha) {
+    madds += (double)M * N * K;
+    gemm(c, ldc, a, lda, b, ldb, M, N, K, alpha);
+}
+
+/* c (M, N) += alpha * a (M, K) @ b (K, N); row strides ldc, lda, ldb.
+ * Counts M * N * K multiply-adds. */
 void attn_gemm_add(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
                    int M, int N, int K, float alpha) {
+    madds += (double)M * N * K;
 #if ATTN_SIMD
     gemm_simd(c, ldc, a, lda, b, ldb, M, N, K, alpha, 0, 1);
 #else
@@ -166,9 +183,11 @@ void attn_gemm_add(float *c, int ldc, const float *a, int lda, const float *b, i
 #endif
 }
 
-/* c (M, N) = alpha * a^T @ b, a (K, M), b (K, N); row strides ldc, lda, ldb. */
+/* c (M, N) = alpha * a^T @ b, a (K, M), b (K, N); row strides ldc, lda, ldb.
+ * Counts M * N * K multiply-adds. */
 void attn_gemm_tn(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
                   int M, int N, int K, float alpha) {
+    madds += (double)M * N * K;
 #if ATTN_SIMD
     gemm_simd(c, ldc, a, lda, b, ldb, M, N, K, alpha, 1, 0);
 #else
@@ -397,12 +416,14 @@ void attn_pack_columns(float *dst, const float *b, int K, int N) {
     }
 }
 
-/* c (M, N) = alpha * a (M, K) @ bt^T; strip s of `packed` is (K, w). */
+/* c (M, N) = alpha * a (M, K) @ bt^T; strip s of `packed` is (K, w).
+ * Counts M * N * K multiply-adds, once for all its strips. */
 void attn_gemm_packed(float *c, int ldc, const float *a, int lda, const float *packed,
                       int M, int N, int K, float alpha) {
+    madds += (double)M * N * K;
     for (int j0 = 0; j0 < N; j0 += ATTN_STRIP) {
         const int w = N - j0 < ATTN_STRIP ? N - j0 : ATTN_STRIP;
-        attn_gemm(c + j0, ldc, a, lda, packed + (long)j0 * K, w, M, w, K, alpha);
+        gemm(c + j0, ldc, a, lda, packed + (long)j0 * K, w, M, w, K, alpha);
     }
 }
 

@@ -8,6 +8,14 @@
 #ifndef ATTENTION_KERNELS_H
 #define ATTENTION_KERNELS_H
 
+/* The multiply-adds the matrix-product kernels below have done since the
+ * core was loaded: each call of attn_gemm, attn_gemm_packed, attn_gemm_add
+ * or attn_gemm_tn adds M * N * K once, before its loops (a double counts
+ * exactly up to 2^53). attn_last_call_madds (attention.c) reports the share
+ * of one call from JS. Nothing else is counted: not softmax, the online
+ * rescale, biases, RoPE or the lesson helpers' own loops. */
+double attn_madds_counted(void);
+
 /* c (M, N) = alpha * a (M, K) @ b (K, N).
  * Row strides: lda for a, ldb for b, ldc for c. c must not alias a or b. */
 void attn_gemm(float *c, int ldc, const float *a, int lda, const float *b, int ldb,

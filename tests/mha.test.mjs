@@ -689,6 +689,110 @@ for (const simd of [true, false]) {
   });
 }
 
+// ---------------------------------------------------------------------------
+// The multiply-adds the core counts (lab.lastCallMadds), against hand counts:
+// M·N·K per matrix product, the scores (Tq, dk) @ (dk, Tk), the mix
+// (Tq, Tk) @ (Tk, dv), and a module's four projections (N, C) @ (C, C).
+// ---------------------------------------------------------------------------
+
+/** Assert the core's count of the last call, naming the call and both numbers. */
+function assertMadds(lab, want, label) {
+  const got = lab.lastCallMadds();
+  assert.ok(got === want, `${label}: expected ${want} multiply-adds, got ${got} (off by ${got - want})`);
+}
+
+/** Mix multiply-adds the tiled path skips under causal, Tq = Tk = T: for each
+ * block of 16 query rows, each tile of 128 keys wholly after its diagonal. */
+function skippedCausalMix(T, dv) {
+  let pairs = 0;
+  for (let i0 = 0; i0 < T; i0 += 16) {
+    const last = Math.min(T, i0 + 16) - 1;
+    for (let j0 = 0; j0 < T; j0 += 128) if (j0 > last) pairs += Math.min(16, T - i0) * Math.min(128, T - j0);
+  }
+  return pairs * dv;
+}
+
+for (const simd of [true, false]) {
+  const build = simd ? 'simd' : 'scalar';
+  describe(`multiply-adds counted by the core (${build} build)`, () => {
+    let lab;
+    before(async () => { lab = await loadAttention({ simd }); });
+
+    test('sdpa: B·H·Tq·Tk·dk for the scores plus B·H·Tq·Tk·dv for the mix, on both paths', () => {
+      const rng = makeRng(41);
+      for (const [B, H, Tq, Tk, dk, dv] of [[1, 1, 1, 1, 1, 1], [2, 3, 5, 7, 4, 6], [1, 2, 33, 200, 8, 3], [2, 1, 17, 129, 5, 16]]) {
+        const q = randomTensor(rng, [B, H, Tq, dk]), k = randomTensor(rng, [B, H, Tk, dk]), v = randomTensor(rng, [B, H, Tk, dv]);
+        const want = B * H * Tq * Tk * dk + B * H * Tq * Tk * dv;
+        const shape = `(${B}, ${H}, ${Tq}, ${dk}) x Tk ${Tk}, dv ${dv}`;
+        lab.sdpa(q, k, v);
+        assertMadds(lab, want, `sdpa with weights ${shape}`);
+        lab.sdpa(q, k, v, { needWeights: false });
+        assertMadds(lab, want, `sdpa tiled ${shape}`);
+        lab.sdpaTiled(q, k, v, { blockKeys: 32 });
+        assertMadds(lab, want, `sdpaTiled blockKeys 32 ${shape}`);
+        lab.sdpa(q, k, v, { mask: randomMask(rng, [Tq, Tk]) });
+        assertMadds(lab, want, `sdpa with a mask ${shape}`);
+      }
+    });
+
+    test('causal sdpa: every pair on the path with weights; the tiled path skips the mix of hidden tiles', () => {
+      const rng = makeRng(42);
+      for (const [T, d] of [[5, 4], [200, 8], [256, 16]]) {
+        const q = randomTensor(rng, [1, 2, T, d]), k = randomTensor(rng, [1, 2, T, d]), v = randomTensor(rng, [1, 2, T, d]);
+        const every = 2 * T * T * d * 2;
+        lab.sdpa(q, k, v, { causal: true });
+        assertMadds(lab, every, `causal sdpa with weights, T ${T}, d ${d}`);
+        lab.sdpa(q, k, v, { causal: true, needWeights: false });
+        assertMadds(lab, every - 2 * skippedCausalMix(T, d), `causal sdpa tiled, T ${T}, d ${d}`);
+      }
+    });
+
+    test('mha forward: four projections, scores and mix; with a cache only the new tokens are projected', () => {
+      const rng = makeRng(43);
+      const [B, C, H] = [2, 12, 3], D = C / H;
+      const mha = lab.createMultiHeadAttention({ dModel: C, numHeads: H, rope: true, seed: 4 });
+      try {
+        const T = 9;
+        const x = randomTensor(rng, [B, T, C]);
+        const attend = (Tq, Tk) => 2 * B * H * Tq * Tk * D;
+        mha.forward(x);
+        assertMadds(lab, 4 * B * T * C * C + attend(T, T), `self-attention B ${B}, T ${T}, C ${C}`);
+        mha.forward(x, { causal: true, needWeights: false });
+        assertMadds(lab, 4 * B * T * C * C + attend(T, T), `causal, tiled, B ${B}, T ${T}, C ${C}`);
+        const kv = randomTensor(rng, [B, 4, C]);
+        mha.forward(x, kv);
+        assertMadds(lab, 2 * B * T * C * C + 2 * B * 4 * C * C + attend(T, 4), `cross-attention Tq ${T}, Tk 4`);
+        // Decoding: step t projects one token and attends to the t keys so far.
+        let cache = null;
+        for (let t = 1; t <= T; t++) {
+          for (const needWeights of [true, false]) {
+            const r = mha.forward(sliceTime(x, t - 1, t), { cache, useCache: true, causal: true, queryPositionOffset: t - 1, needWeights });
+            assertMadds(lab, 4 * B * C * C + attend(1, t), `cached step ${t}${needWeights ? '' : ', tiled'}`);
+            if (!needWeights) cache = r.cache;
+          }
+        }
+        // A cache of 5 tokens and 4 new ones at once.
+        const prefix = mha.forward(sliceTime(x, 0, 5), { useCache: true, causal: true });
+        mha.forward(sliceTime(x, 5, 9), { cache: prefix.cache, useCache: true, causal: true, queryPositionOffset: 5 });
+        assertMadds(lab, 4 * B * 4 * C * C + attend(4, 9), 'four new tokens after a cache of five');
+      } finally {
+        mha.free();
+      }
+    });
+
+    test('each call reports its own count, not a running total', () => {
+      const rng = makeRng(44);
+      const big = randomTensor(rng, [1, 1, 64, 32]);
+      lab.sdpa(big, big, big);
+      const small = randomTensor(rng, [1, 1, 2, 3]);
+      lab.sdpa(small, small, small);
+      assertMadds(lab, 2 * 2 * 3 * 2, 'a small call after a large one');
+      lab.sdpa(small, small, small);
+      assertMadds(lab, 2 * 2 * 3 * 2, 'the same call again');
+    });
+  });
+}
+
 // Both builds agree with each other.
 test('the SIMD and scalar builds agree', async () => {
   const [simd, scalar] = await Promise.all([loadAttention({ simd: true }), loadAttention({ simd: false })]);

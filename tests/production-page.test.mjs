@@ -312,6 +312,9 @@ test('dropout: the colour legend\'s ends are written as the page writes numbers'
 // The KV cache
 // ---------------------------------------------------------------------------
 
+/** A count as the page shows it, "11,534,336", as a number. */
+const countShown = (text) => (/^\d{1,3}(,\d{3})*$/.test(text) ? Number(text.replaceAll(',', '')) : NaN);
+
 /** The KV cache section against the module's cached decoding and its full causal pass. */
 async function expectKv(page, { step, stale }) {
   const x = await readGrid(page, 'kv-x');
@@ -339,8 +342,19 @@ async function expectKv(page, { step, stale }) {
     const diff = Math.max(...outputs.map((o, i) => Math.abs(o - full.output.data[i])));
     checkShown('max difference', await texts(page, 'kv-diff'), [diff], diff < 1e-3 ? 6 : 4);
     assert.equal((await texts(page, 'kv-cache-shape'))[0], `(1, 2, ${step}, 2)`);
-    assert.equal((await texts(page, 'kv-madds-cached'))[0], String(4 * 16 + 2 * step * 4));
-    assert.equal((await texts(page, 'kv-madds-full'))[0], String(4 * step * 16 + 2 * step * step * 4));
+    // The multiply-adds are the core's count of the two calls the page times:
+    // the step with the cache of the tokens before it, and recomputing them all.
+    const prefix = step > 1 ? mha.forward([x.slice(0, step - 1)], { useCache: true, causal: true }).cache : null;
+    mha.forward([[x[step - 1]]], { cache: prefix, useCache: true, causal: true, queryPositionOffset: step - 1, needWeights: false });
+    const cachedMadds = lab.lastCallMadds();
+    mha.forward([x.slice(0, step)], { causal: true, needWeights: false });
+    const fullMadds = lab.lastCallMadds();
+    // By hand (dModel 4, 2 heads of width 2): 4 projections of one token, and
+    // one row of scores and mix over `step` keys; recomputing, `step` tokens.
+    assert.equal(cachedMadds, 4 * 16 + 2 * step * 4, `the core's count of the cached step ${step}`);
+    assert.equal(fullMadds, 4 * step * 16 + 2 * step * step * 4, `the core's count of recomputing ${step} tokens`);
+    assert.equal(countShown((await texts(page, 'kv-madds-cached'))[0]), cachedMadds, 'multiply-adds with the cache');
+    assert.equal(countShown((await texts(page, 'kv-madds-full'))[0]), fullMadds, 'multiply-adds recomputing');
     // The times per call are measured once the edit's frame is painted: a number in each row, soon.
     await page.waitForFunction(() => [...document.querySelectorAll('[data-measured="kv-work"] tbody td:last-child')]
       .every((td) => /^\d+\.\d$/.test(td.textContent)), null, { timeout: 10000 });
@@ -390,11 +404,27 @@ test('KV cache: a size where the times mean something backs the prose; at token 
   const long = section.locator('[data-measured="kv-work-long"]');
   assert.equal(await long.count(), 1, 'the page times the cached step against recomputing on a size where the arithmetic dominates');
   assert.match(await long.locator('caption').textContent(), /token 256 of 256, dModel 64, 4 heads/);
-  // Multiply-adds at token 256 of width 64: 4·64² + 2·256·64 with the cache, 4·256·64² + 2·256²·64 without.
-  assert.equal((await texts(page, 'kv-long-madds-cached'))[0], '49152');
-  assert.equal((await texts(page, 'kv-long-madds-full'))[0], '1.3e7');
   await page.waitForFunction(() => [...document.querySelectorAll('[data-measured="kv-work-long"] tbody td:last-child')]
     .every((td) => /^\d+\.\d$/.test(td.textContent)), null, { timeout: 20000 });
+  // The multiply-adds are the core's count of the same two calls, run here.
+  const mha = lab.createMultiHeadAttention({ dModel: 64, numHeads: 4, rope: true, seed: 1 });
+  const x = Array.from({ length: 256 }, (_, i) => Array.from({ length: 64 }, (_, j) => Math.sin(0.37 * (i * 64 + j))));
+  const prefix = mha.forward([x.slice(0, 255)], { causal: true, needWeights: false, useCache: true }).cache;
+  mha.forward([[x[255]]], { causal: true, needWeights: false, cache: prefix, useCache: true });
+  const cachedMadds = lab.lastCallMadds();
+  mha.forward([x], { causal: true, needWeights: false });
+  const fullMadds = lab.lastCallMadds();
+  mha.free();
+  // By hand, token 256 of width 64 in 4 heads of 16: with the cache
+  // 4·64² + 2·256·64; recomputing 4·256·64² for the projections, 256²·64 for
+  // the scores, and the mix without the tiles the causal rule hides from a
+  // whole block of 16 queries: keys 128..255 for queries 0..127, (256² − 128²)·64.
+  assert.equal(cachedMadds, 4 * 64 ** 2 + 2 * 256 * 64, 'the core\'s count of the cached step');
+  assert.equal(fullMadds, 4 * 256 * 64 ** 2 + 256 ** 2 * 64 + (256 ** 2 - 128 ** 2) * 64, 'the core\'s count of recomputing');
+  assert.equal(countShown((await texts(page, 'kv-long-madds-cached'))[0]), cachedMadds, 'long example, with the cache');
+  assert.equal(countShown((await texts(page, 'kv-long-madds-full'))[0]), fullMadds, 'long example, recomputing');
+  assert.match(await section.textContent(), /the core computes every score, but skips the weighted sum over a tile of keys that a whole block of queries may not see/,
+    'the prose says why recomputing counts fewer than every pair');
   const [cached, full] = (await long.locator('tbody td:last-child').allTextContents()).map(Number);
   // The note says what these two times show (no speed is asserted here: times belong to the bench).
   const note = await section.locator('[data-measured="kv-time-note"]').textContent();

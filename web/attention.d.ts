@@ -334,6 +334,8 @@ export interface Lab {
   memoryBytes(): number;
   /** Bytes the last call needed: its tensors in the workspace plus the core's peak scratch. */
   lastCallBytes(): number;
+  /** Multiply-adds of the matrix products the last call did (scores, mix, projections), as the core counts them. */
+  lastCallMadds(): number;
   /**
    * Replace the core's instance by a fresh one (memory back to its start).
    * Multi-head modules, trainers and caches made before are refused

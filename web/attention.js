@@ -706,6 +706,14 @@ class Lab {
    */
   lastCallBytes() { return (this.lastLayoutBytes ?? 0) + this.exports.attn_scratch_peak_bytes(); }
 
+  /**
+   * The multiply-adds of the matrix products the last call did, as the core
+   * counts them: M·N·K for each product (M, K) @ (K, N) its kernels computed,
+   * the scores Q·Kᵀ, the weighted sum of V, and a multi-head module's four
+   * projections. Softmax, biases, masks and RoPE are not counted.
+   */
+  lastCallMadds() { return this.exports.attn_last_call_madds(); }
+
   /** Throw the core's last error as an AttentionError. */
   throwLastError() {
     const { exports } = this;

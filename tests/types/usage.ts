@@ -29,7 +29,7 @@ async function main(): Promise<number> {
   document.addEventListener('attention-result', (e) => console.log(e.detail.exercise, e.detail.score.raw));
   window.addEventListener('attention-change', (e) => console.log(e.detail.preset, e.detail.weights?.shape));
   await lab.reset();
-  return trained + full.weights.data[0] + fast.output.data[0] + g.dScores.data[0] + grads.qProj.weight.data[0] + (grads.dKeyValue ? 1 : 0) + full.stats.maxAbsScore + lab.memoryBytes();
+  return trained + full.weights.data[0] + fast.output.data[0] + g.dScores.data[0] + grads.qProj.weight.data[0] + (grads.dKeyValue ? 1 : 0) + full.stats.maxAbsScore + lab.memoryBytes() + lab.lastCallBytes() + lab.lastCallMadds();
 }
 
 void main();

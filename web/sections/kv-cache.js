@@ -16,8 +16,8 @@ const REPEATS = 200; // calls per live timing
 const LONG = { tokens: 256, dModel: 64, heads: 4 };
 const LONG_BUDGET_MS = 20; // time spent calling each path of the long example
 
-/** Multiply-adds at token t of width c: with the cache (project one token, one row of scores and mix) and recomputing all t tokens. */
-const workAt = (t, c) => ({ cached: 4 * c * c + 2 * t * c, full: 4 * t * c * c + 2 * t * t * c });
+/** A count of multiply-adds, exact, its digits grouped by threes. */
+const fmtCount = (n) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
 
 const tokenLabel = (i) => `token ${i + 1}`;
 
@@ -94,7 +94,16 @@ export const kvCache = {
         cache = r.cache;
         steps.push(Object.assign(r, { offset: t }));
       }
-      return { full, steps, cacheShape: cache.key.shape };
+      // The work of token step, as the core counts it (lab.lastCallMadds) on
+      // the two calls the timing repeats: the step with the cache of the
+      // tokens before it, and recomputing all the tokens so far.
+      const t = st.step;
+      const options = { causal: true, needWeights: false };
+      mha.forward([[st.x[t - 1]]], { ...options, cache: t > 1 ? steps[t - 2].cache : null, useCache: true });
+      const cached = ctx.lab.lastCallMadds();
+      mha.forward([st.x.slice(0, t)], options);
+      const madds = { cached, full: ctx.lab.lastCallMadds() };
+      return { full, steps, cacheShape: cache.key.shape, madds };
     }, hosts);
     if (!res) return;
     const { full, steps } = res;
@@ -131,7 +140,7 @@ export const kvCache = {
     setText(diffNode, fmtSci(diff));
     setText(tail, ok ? '.' : st.stale ? ': each query was rotated as if it stood at position 0, and the causal rule let it see token 1 only.' : '.');
 
-    this.drawWork(ctx, st);
+    this.drawWork(ctx, st, res.madds);
   },
 
   /**
@@ -171,12 +180,13 @@ export const kvCache = {
   },
 
   /**
-   * Work per step: multiply-adds counted now, time measured once the edit's
-   * frame is painted (200 calls of each path would hold the frame back).
+   * Work per step: multiply-adds as the core counted them on the two calls
+   * (madds), time measured once the edit's frame is painted (200 calls of
+   * each path would hold the frame back).
    * Beside it the same step on a longer, wider example, measured once.
    * The tables are data-measured, not data-values: a time is never the same twice.
    */
-  drawWork(ctx, st) {
+  drawWork(ctx, st, madds) {
     const t = st.step;
     const host = ctx.slot(this.id, 'work');
     const longHost = ctx.slot(this.id, 'work-long');
@@ -187,23 +197,23 @@ export const kvCache = {
         note: h('span', { 'data-measured': 'kv-time-note' }), // a time: never the same twice
       };
       const { small, long, note } = this.work;
-      setText(long.caption, `The same step at token ${LONG.tokens} of ${LONG.tokens}, dModel ${LONG.dModel}, ${LONG.heads} heads: multiply-adds counted, time measured once in this browser`);
-      const longWork = workAt(LONG.tokens, LONG.dModel);
-      setText(long.madds[0], fmt(longWork.cached, 0));
-      setText(long.madds[1], fmt(longWork.full, 0));
-      for (const td of long.times) setText(td, '…');
+      setText(long.caption, `The same step at token ${LONG.tokens} of ${LONG.tokens}, dModel ${LONG.dModel}, ${LONG.heads} heads: multiply-adds counted by the core, time measured once in this browser`);
+      for (const td of [...long.madds, ...long.times]) setText(td, '…');
       host.replaceChildren(h('div', { class: 'grid-wrap' }, small.table));
       longHost.replaceChildren(h('div', { class: 'grid-wrap' }, long.table),
         h('p', { class: 'hint' }, `At this section’s size (${T} tokens, dModel ${C}) a call does so little arithmetic that its fixed cost `
           + '(entering the core, copying the inputs and the cache in and the results out) takes most of its time: the two times say '
-          + 'little about the arithmetic, and either can come out ahead. The multiply-adds are the exact count of the work the cache saves. ', note));
+          + 'little about the arithmetic, and either can come out ahead. The multiply-adds are the core’s own count of the work of each call, '
+          + 'so their difference is exactly the work the cache saves: the core counts every product in its matrix products (the four projections, '
+          + 'the scores and the weighted sums of the values), not the softmax. Recomputing with the causal rule, the core computes every score, '
+          + 'but skips the weighted sum over a tile of keys that a whole block of queries may not see: at '
+          + `${LONG.tokens} tokens it does less than a pass over every pair of tokens would. `, note));
       this.measureLong(ctx);
     }
     const { small } = this.work;
-    const work = workAt(t, C);
-    setText(small.caption, `Work for token ${t}: multiply-adds counted, time measured in this browser (mean of ${REPEATS} calls)`);
-    setText(small.madds[0], fmt(work.cached, 0));
-    setText(small.madds[1], fmt(work.full, 0));
+    setText(small.caption, `Work for token ${t}: multiply-adds counted by the core, time measured in this browser (mean of ${REPEATS} calls)`);
+    setText(small.madds[0], fmtCount(madds.cached));
+    setText(small.madds[1], fmtCount(madds.full));
     // A time measured for another token or seed is not this one's: it waits for the new measurement.
     const timed = `${st.seed}:${t}`;
     if (this.work.timed !== timed) for (const td of small.times) setText(td, '…');
@@ -231,7 +241,8 @@ export const kvCache = {
    * The last step of the long example, with its cache and recomputed, timed
    * once after the page's frame: its own module, inputs from a fixed pattern
    * (the cost does not depend on the values). Building the cache and timing
-   * each path are three idle tasks, so none holds the page for long.
+   * each path are three idle tasks, so none holds the page for long. Each
+   * path's multiply-adds are the core's count of its last timed call.
    */
   measureLong(ctx) {
     const { long, note } = this.work;
@@ -244,8 +255,14 @@ export const kvCache = {
     const timing = {};
     const steps = [
       () => { for (let i = 0; i < LONG.tokens - 1; i++) prefix = mha.forward([[x[i]]], { ...options, cache: prefix, useCache: true }).cache; },
-      () => { timing.cached = timePerCall(() => mha.forward(last, { ...options, cache: prefix, useCache: true }), { ms: LONG_BUDGET_MS }); },
-      () => { timing.full = timePerCall(() => mha.forward([x], options), { ms: LONG_BUDGET_MS }); },
+      () => {
+        timing.cached = timePerCall(() => mha.forward(last, { ...options, cache: prefix, useCache: true }), { ms: LONG_BUDGET_MS });
+        setText(long.madds[0], fmtCount(ctx.lab.lastCallMadds()));
+      },
+      () => {
+        timing.full = timePerCall(() => mha.forward([x], options), { ms: LONG_BUDGET_MS });
+        setText(long.madds[1], fmtCount(ctx.lab.lastCallMadds()));
+      },
     ];
     const next = () => afterFrameIdle(() => {
       const ok = ctx.core(this.status, steps.shift(), [], { keepNote: false }) !== null;
