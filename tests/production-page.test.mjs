@@ -10,6 +10,7 @@ import {
   browserSuite, assertClean, typeInto, runAxe, checkShown as checkShownBy,
 } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
+import { fmt } from '../web/lesson-ui.js';
 
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const PRODUCTION_SECTIONS = ['rotary', 'kv-cache', 'online-softmax', 't-squared', 'dropout'];
@@ -312,8 +313,11 @@ test('dropout: the colour legend\'s ends are written as the page writes numbers'
 // The KV cache
 // ---------------------------------------------------------------------------
 
-/** A count as the page shows it, "11,534,336", as a number. */
-const countShown = (text) => (/^\d{1,3}(,\d{3})*$/.test(text) ? Number(text.replaceAll(',', '')) : NaN);
+/**
+ * A count as the page must show it: its digits never grouped, and a large one
+ * in scientific notation, as the page's fmt(n, 0) writes it.
+ */
+const countText = (n) => fmt(n, 0);
 
 /** The KV cache section against the module's cached decoding and its full causal pass. */
 async function expectKv(page, { step, stale }) {
@@ -353,8 +357,8 @@ async function expectKv(page, { step, stale }) {
     // one row of scores and mix over `step` keys; recomputing, `step` tokens.
     assert.equal(cachedMadds, 4 * 16 + 2 * step * 4, `the core's count of the cached step ${step}`);
     assert.equal(fullMadds, 4 * step * 16 + 2 * step * step * 4, `the core's count of recomputing ${step} tokens`);
-    assert.equal(countShown((await texts(page, 'kv-madds-cached'))[0]), cachedMadds, 'multiply-adds with the cache');
-    assert.equal(countShown((await texts(page, 'kv-madds-full'))[0]), fullMadds, 'multiply-adds recomputing');
+    assert.equal((await texts(page, 'kv-madds-cached'))[0], countText(cachedMadds), 'multiply-adds with the cache');
+    assert.equal((await texts(page, 'kv-madds-full'))[0], countText(fullMadds), 'multiply-adds recomputing');
     // The times per call are measured once the edit's frame is painted: a number in each row, soon.
     await page.waitForFunction(() => [...document.querySelectorAll('[data-measured="kv-work"] tbody td:last-child')]
       .every((td) => /^\d+\.\d$/.test(td.textContent)), null, { timeout: 10000 });
@@ -421,8 +425,8 @@ test('KV cache: a size where the times mean something backs the prose; at token 
   // whole block of 16 queries: keys 128..255 for queries 0..127, (256² − 128²)·64.
   assert.equal(cachedMadds, 4 * 64 ** 2 + 2 * 256 * 64, 'the core\'s count of the cached step');
   assert.equal(fullMadds, 4 * 256 * 64 ** 2 + 256 ** 2 * 64 + (256 ** 2 - 128 ** 2) * 64, 'the core\'s count of recomputing');
-  assert.equal(countShown((await texts(page, 'kv-long-madds-cached'))[0]), cachedMadds, 'long example, with the cache');
-  assert.equal(countShown((await texts(page, 'kv-long-madds-full'))[0]), fullMadds, 'long example, recomputing');
+  assert.equal((await texts(page, 'kv-long-madds-cached'))[0], countText(cachedMadds), 'long example, with the cache');
+  assert.equal((await texts(page, 'kv-long-madds-full'))[0], countText(fullMadds), 'long example, recomputing');
   assert.match(await section.textContent(), /the core computes every score, but skips the weighted sum over a tile of keys that a whole block of queries may not see/,
     'the prose says why recomputing counts fewer than every pair');
   const [cached, full] = (await long.locator('tbody td:last-child').allTextContents()).map(Number);

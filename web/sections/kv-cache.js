@@ -16,8 +16,8 @@ const REPEATS = 200; // calls per live timing
 const LONG = { tokens: 256, dModel: 64, heads: 4 };
 const LONG_BUDGET_MS = 20; // time spent calling each path of the long example
 
-/** A count of multiply-adds, exact, its digits grouped by threes. */
-const fmtCount = (n) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
+/** A count of multiply-adds: plain digits, a large one in scientific notation (never grouped). */
+const fmtCount = (n) => fmt(n, 0);
 
 const tokenLabel = (i) => `token ${i + 1}`;
 
