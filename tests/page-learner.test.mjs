@@ -173,6 +173,30 @@ test('at 390 px no map cuts its numbers, and a box that scrolls sideways says so
   await context.close();
 });
 
+test('a new window width marks the boxes that now scroll sideways, and unmarks them when it widens again', async () => {
+  const { context, page, problems } = await open('#conv.t=8', { width: 1280, height: 900 });
+  await renderEverySection(page);
+  const check = async (width) => {
+    await page.setViewportSize({ width, height: 900 });
+    await page.waitForTimeout(600); // measured once the page is idle after the new width
+    const wrong = await page.$$eval('main .grid-wrap, main .heatmap-wrap', (nodes) => nodes
+      .filter((n) => n.clientWidth > 0)
+      .map((n) => ({ where: `${n.closest('section').id} ${n.firstElementChild?.className}`, overflows: n.scrollWidth > n.clientWidth + 1, marked: n.dataset.overflows === '1' }))
+      .filter((b) => b.marked !== b.overflows)
+      .map((b) => `${b.where}: ${b.overflows ? 'scrolls, not marked' : 'marked, does not scroll'}`));
+    const scrolling = await page.$$eval('main [data-overflows="1"]', (nodes) => nodes.length);
+    return { wrong, scrolling };
+  };
+  const wide = await check(1280);
+  assert.deepEqual(wide.wrong, [], 'at 1280 px');
+  const narrow = await check(390);
+  assert.ok(narrow.scrolling > wide.scrolling, `more boxes scroll at 390 px than at 1280 px (${narrow.scrolling}, ${wide.scrolling})`);
+  assert.deepEqual(narrow.wrong, [], 'after narrowing to 390 px');
+  assert.deepEqual((await check(1280)).wrong, [], 'after widening to 1280 px again');
+  assertClean(problems, 'a new window width');
+  await context.close();
+});
+
 test('at 390 px every number grid fits without scrolling sideways, and shows the largest token ids whole', async () => {
   // Token ids go up to 99999 (masks) and 9999 (multi-head): every cell holds the largest.
   const row = (n, id) => Array(n).fill(id).join(',');

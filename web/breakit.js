@@ -247,10 +247,11 @@ function resultTables(host, exercise, result, worst, allowed) {
       }
     });
     host.replaceChildren(wrap);
-    markScrollBoxes([wrap]);
     built = host.bkTables = { key, wrap, parts };
   }
   tables.forEach(([, fill], n) => drawNumberTable(built.parts[n], fill));
+  // New numbers can widen a table: its box is measured again once the page is idle.
+  markScrollBoxes([built.wrap]);
 }
 
 // ---------------------------------------------------------------------------

@@ -157,44 +157,55 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
  * reachable by keyboard: give it a tab stop and a name, only while it
  * actually overflows and holds nothing focusable itself.
  *
- * Whether it overflows is read in a ResizeObserver callback, which runs after
- * the browser's own layout of the frame: reading it right after a redraw
- * would force an extra layout in the middle of the edit. The box and its
- * content are watched, so a change of either is seen.
+ * Whether a box overflows is read when the page is next idle, after the
+ * frame that drew the change: reading it in the edit itself would force an
+ * extra layout. Three things change it, and each has the boxes measured
+ * again: a redraw, which can widen a box's content (each call here, from a
+ * section's redraw or a new part, measures the boxes of its roots); a new
+ * window width; and a box that is shown (a disclosure opened): a box found
+ * with no layout is watched by a ResizeObserver until it has one. Boxes that
+ * are shown are not watched: their size changes with nearly every edit, and
+ * the observer's callbacks would make each edit's frame lay the page out twice.
  *
  * A section far from the viewport is not laid out (content-visibility in
- * lesson.css), and the observer says nothing about its boxes until it is.
- * So a new box is also measured once when the page is idle: a tool that reads
- * the whole page, or a keyboard user tabbing into it, finds it marked.
- * @param {ParentNode[]} roots the subtrees whose new boxes to watch
+ * lesson.css); the idle measurement lays its boxes out, so a tool that reads
+ * the whole page, or a keyboard user tabbing into it, finds them marked.
+ * @param {ParentNode[]} roots the subtrees whose boxes to measure
  */
 export function markScrollBoxes(roots) {
   if (typeof ResizeObserver !== 'function') return;
-  scrollObserver ??= new ResizeObserver((entries) => {
-    markScrollBoxList(new Set(entries.map((e) => e.target.closest(SCROLL_BOXES)).filter(Boolean)));
-  });
-  for (const box of roots.flatMap((root) => [...root.querySelectorAll(SCROLL_BOXES)])) {
-    if (watched.has(box)) continue;
-    watched.add(box);
-    scrollObserver.observe(box);
-    if (box.firstElementChild) scrollObserver.observe(box.firstElementChild);
-    unmeasured.add(box);
-  }
-  if (unmeasured.size > 0 && !idlePending) {
-    idlePending = true;
-    whenIdle(() => {
-      idlePending = false;
-      markScrollBoxList([...unmeasured].filter((box) => box.isConnected));
-      unmeasured.clear();
-    });
-  }
+  for (const root of roots) pendingRoots.add(root);
+  measureWhenIdle();
 }
 
 const SCROLL_BOXES = '.grid-wrap, .heatmap-wrap, pre.c-src, .bk-table-wrap, .formula';
-const watched = new WeakSet();
-const unmeasured = new Set();
+const pendingRoots = new Set();
+const known = new Set(); // every box measured so far (pruned when it leaves the page), for a new window width
 let idlePending = false;
 let scrollObserver = null;
+
+function measureWhenIdle() {
+  if (idlePending) return;
+  idlePending = true;
+  whenIdle(() => {
+    idlePending = false;
+    if (!scrollObserver) {
+      scrollObserver = new ResizeObserver((entries) => markScrollBoxList(entries.map((e) => e.target)));
+      globalThis.addEventListener?.('resize', () => {
+        for (const box of known) if (box.isConnected) pendingRoots.add(box); else known.delete(box);
+        measureWhenIdle();
+      });
+    }
+    const boxes = new Set();
+    for (const root of pendingRoots) {
+      if (!root.isConnected) continue;
+      if (root.matches?.(SCROLL_BOXES)) boxes.add(root);
+      for (const box of root.querySelectorAll(SCROLL_BOXES)) boxes.add(box);
+    }
+    pendingRoots.clear();
+    markScrollBoxList(boxes);
+  });
+}
 
 /**
  * Every box's layout is read first, then the marks are written: a write
@@ -207,6 +218,14 @@ function markScrollBoxList(boxes) {
   // null: the box has no layout now (hidden, or not laid out yet), so
   // whether it overflows is unknown and its mark stays as it is.
   const overflows = list.map((box) => (box.clientWidth === 0 ? null : box.scrollWidth > box.clientWidth + 1));
+  // A box with no layout is watched until it has one; a measured one is not.
+  list.forEach((box, i) => {
+    if (overflows[i] === null) scrollObserver.observe(box);
+    else {
+      scrollObserver.unobserve(box);
+      known.add(box);
+    }
+  });
   // A box wider than its content by a rounding sliver (at most 1 px) is not
   // marked, but the browser still counts it as a scroller.
   const sliver = list.map((box, i) => overflows[i] === false && box.scrollWidth > box.clientWidth);
