@@ -157,6 +157,20 @@ test('a map\'s weights answer Home, End, Ctrl+Home, Ctrl+End, PageUp and PageDow
   await context.close();
 });
 
+test('what T² costs is not read out when the page loads, only after the learner changes it', async () => {
+  const { context, page, problems } = await open('#view=one-query');
+  // The page measures T² once after loading, while the learner reads another section.
+  await page.waitForSelector('[data-check="cost-slopes"]', { state: 'attached', timeout: 60000 });
+  const atLoad = await page.evaluate((live) => {
+    const node = document.querySelector('[data-check="cost-slopes"]');
+    const region = node.closest(live);
+    return region ? `${region.tagName.toLowerCase()}[data-slot="${region.dataset.slot}"] aria-live=${region.getAttribute('aria-live')}` : null;
+  }, LIVE);
+  assert.equal(atLoad, null, 'the first measurement, made as the page loads, sits in a live region and is read out');
+  assertClean(problems, 'T² at load');
+  await context.close();
+});
+
 test('the result of an edit is read out: check lines are live regions before their text changes', async () => {
   const { context, page, problems } = await open('#flash.step=2');
   // Online softmax: the comparison appears at the last tile, and changes with the bug.

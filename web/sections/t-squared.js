@@ -43,10 +43,13 @@ export const tSquared = {
     );
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
-    // The progress line and the check that replaces it are read out: their
-    // box is a live region from the start (a region added with its text
-    // would say nothing).
-    ctx.slot(this.id, 'check').setAttribute('aria-live', 'polite');
+    // The progress line and the check that replaces it are read out once the
+    // learner changes what is measured: their box becomes a live region as
+    // the edit starts a measurement (a region added with its text would say
+    // nothing). The measurement made as the page loads is not read out: the
+    // learner is reading another part of the page then.
+    this.measured = false;
+    ctx.slot(this.id, 'check').setAttribute('aria-live', 'off');
   },
 
   /**
@@ -61,6 +64,8 @@ export const tSquared = {
     const lengths = [];
     for (let T = 64; T <= Number(st.maxT); T *= 2) lengths.push(T);
     const chartsHost = ctx.slot(this.id, 'charts'), checkHost = ctx.slot(this.id, 'check');
+    if (this.measured) checkHost.setAttribute('aria-live', 'polite');
+    this.measured = true;
     const run = {};
     this.run = run;
     chartsHost.classList.add('measuring');
