@@ -407,7 +407,7 @@ test('KV cache: a size where the times mean something backs the prose; at token 
   const section = page.locator('#kv-cache');
   const long = section.locator('[data-measured="kv-work-long"]');
   assert.equal(await long.count(), 1, 'the page times the cached step against recomputing on a size where the arithmetic dominates');
-  assert.match(await long.locator('caption').textContent(), /token 256 of 256, dModel 64, 4 heads/);
+  assert.match(await long.locator('caption').textContent(), /token 256 of 256, d_model = 64, 4 heads/);
   await page.waitForFunction(() => [...document.querySelectorAll('[data-measured="kv-work-long"] tbody td:last-child')]
     .every((td) => /^\d+\.\d$/.test(td.textContent)), null, { timeout: 20000 });
   // The multiply-adds are the core's count of the same two calls, run here.
@@ -434,7 +434,7 @@ test('KV cache: a size where the times mean something backs the prose; at token 
   const note = await section.locator('[data-measured="kv-time-note"]').textContent();
   if (full > cached) assert.match(note, new RegExp(`recomputing took ${(full / cached).toFixed(1).replace('.', '\\.')} times as long`), `${cached} µs vs ${full} µs: ${note}`);
   else assert.match(note, /did not show the cache ahead/, `${cached} µs vs ${full} µs: ${note}`);
-  assert.match(await section.textContent(), /At this section’s size \(5 tokens, dModel 4\) a call does so little arithmetic that its fixed cost/, 'the tiny example\'s times are explained');
+  assert.match(await section.textContent(), /At this section’s size \(5 tokens, d_model = 4\) a call does so little arithmetic that its fixed cost/, 'the tiny example\'s times are explained');
   // Token 1: one token, in the singular.
   await section.locator('button[data-field="kv-prev"]').click();
   await section.locator('button[data-field="kv-prev"]').click();

@@ -48,7 +48,7 @@ export const kvCache = {
   mount(ctx, st) {
     const commit = () => ctx.commit(this.prefix);
     ctx.slot(this.id, 'inputs').replaceChildren(
-      numberGrid({ label: 'Tokens x (one row per token, dModel = 4)', name: 'kv-x', matrix: st.x, rowLabel: tokenLabel, colLabel: dimLabel, onChange: commit }),
+      numberGrid({ label: 'Tokens x (one row per token, d_model = 4)', name: 'kv-x', matrix: st.x, rowLabel: tokenLabel, colLabel: dimLabel, onChange: commit }),
     );
     const step = (to) => { st.step = Math.max(1, Math.min(T, to)); commit(); };
     this.prev = h('button', { type: 'button', 'data-field': 'kv-prev', text: '◀ Previous token' });
@@ -197,11 +197,11 @@ export const kvCache = {
         note: h('span', { 'data-measured': 'kv-time-note' }), // a time: never the same twice
       };
       const { small, long, note } = this.work;
-      setText(long.caption, `The same step at token ${LONG.tokens} of ${LONG.tokens}, dModel ${LONG.dModel}, ${LONG.heads} heads: multiply-adds counted by the core, time measured once in this browser`);
+      setText(long.caption, `The same step at token ${LONG.tokens} of ${LONG.tokens}, d_model = ${LONG.dModel}, ${LONG.heads} heads: multiply-adds counted by the core, time measured once in this browser`);
       for (const td of [...long.madds, ...long.times]) setText(td, '…');
       host.replaceChildren(h('div', { class: 'grid-wrap' }, small.table));
       longHost.replaceChildren(h('div', { class: 'grid-wrap' }, long.table),
-        h('p', { class: 'hint' }, `At this section’s size (${T} tokens, dModel ${C}) a call does so little arithmetic that its fixed cost `
+        h('p', { class: 'hint' }, `At this section’s size (${T} tokens, d_model = ${C}) a call does so little arithmetic that its fixed cost `
           + '(entering the core, copying the inputs and the cache in and the results out) takes most of its time: the two times say '
           + 'little about the arithmetic, and either can come out ahead. The multiply-adds are the core’s own count of the work of each call, '
           + 'so their difference is exactly the work the cache saves: the core counts every product in its matrix products (the four projections, '
