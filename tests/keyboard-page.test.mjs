@@ -157,6 +157,30 @@ test('a map\'s weights answer Home, End, Ctrl+Home, Ctrl+End, PageUp and PageDow
   await context.close();
 });
 
+test('Escape in an invalid number puts back the last valid value and clears the message', async () => {
+  const { context, page, problems } = await open('#view=one-query');
+  for (const selector of ['[data-grid="one-q"] input[data-row="0"][data-col="0"]', 'input[data-field="cost-d"]']) {
+    const input = page.locator(selector).first();
+    const before = await input.inputValue();
+    await input.focus();
+    await page.keyboard.press('End');
+    await page.keyboard.type('x');
+    const marked = await input.evaluate((el) => ({ invalid: el.getAttribute('aria-invalid'), value: el.value }));
+    assert.equal(marked.invalid, 'true', `${selector}: "${marked.value}" is marked invalid`);
+    await page.keyboard.press('Escape');
+    const after = await input.evaluate((el) => {
+      const ids = (el.getAttribute('aria-describedby') || '').split(' ').filter(Boolean);
+      return { invalid: el.getAttribute('aria-invalid'), value: el.value, focused: document.activeElement === el,
+        messages: [...ids.map((id) => document.getElementById(id)?.textContent ?? ''),
+          ...[...el.closest('section').querySelectorAll('.cell-msg')].map((m) => m.textContent)].filter((t) => /still/.test(t)) };
+    });
+    assert.deepEqual(after, { invalid: null, value: before, focused: true, messages: [] },
+      `${selector}: after Escape the input shows its last valid value ${before}, unmarked, with no message`);
+  }
+  assertClean(problems, 'Escape in an invalid number');
+  await context.close();
+});
+
 test('what T² costs is not read out when the page loads, only after the learner changes it', async () => {
   const { context, page, problems } = await open('#view=one-query');
   // The page measures T² once after loading, while the learner reads another section.

@@ -192,7 +192,8 @@ export function fmtShape(shape) {
  * rebuilds that control under the pointer. A decimal comma ("0,5") is
  * taken as a point, and written as one when the input loses the focus.
  * `where` starts the message when it is shown away from its input (a grid
- * cell's, under the grid: "query 1, d2: ").
+ * cell's, under the grid: "query 1, d2: "). Escape in an invalid input puts
+ * the last valid value back.
  */
 function bindNumberInput(input, msg, { parse, current, onValue, where = '' }) {
   const describedBy = input.getAttribute('aria-describedby') || '';
@@ -209,6 +210,13 @@ function bindNumberInput(input, msg, { parse, current, onValue, where = '' }) {
     }
   };
   input.addEventListener('input', handle);
+  // Escape puts back the last valid value, the one the message names.
+  input.addEventListener('keydown', (event) => {
+    if (event.key !== 'Escape' || !input.hasAttribute('aria-invalid')) return;
+    event.preventDefault();
+    input.value = fmtPlain(current());
+    clearInvalid(input, msg, describedBy);
+  });
   input.addEventListener('change', () => {
     handle();
     // A decimal comma is shown as the page writes numbers once the edit is done.
