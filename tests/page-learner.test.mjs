@@ -197,6 +197,42 @@ test('a new window width marks the boxes that now scroll sideways, and unmarks t
   await context.close();
 });
 
+test('an edit of the 3×3 example redraws the sections that read it: a far one after the frame, a near one at once, each as a fresh page draws it', async () => {
+  // Observability and the custom mask both read the 3×3 example's Q, K and V.
+  // Runs in the page: types value (if any) into Q's first cell, then reads both, in one task.
+  const editAndRead = (value) => {
+    if (value !== null) {
+      const input = document.querySelector('[data-grid="ex-q"] input[data-row="0"][data-col="0"]');
+      input.value = value;
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+    }
+    const cells = (name) => [...document.querySelectorAll(`[data-heatmap="${name}"] .hm-cell`)].map((n) => n.textContent).join(' ');
+    return { obsScore: document.querySelector('[data-out="obs-maxscore"]').textContent, obsMap: cells('obs-weights'), maskMap: cells('mask-custom-weights') };
+  };
+  const { context, page, problems } = await open('#view=three-by-three');
+  await page.waitForTimeout(300); // the observer has reported which sections are far
+  const before = await page.evaluate(editAndRead, null);
+  // Far from the viewport: the edit's own task leaves them as they were...
+  const inTask = await page.evaluate(editAndRead, '9');
+  assert.deepEqual(inTask, before, 'far readers are not redrawn in the edit’s task');
+  // ...and once the page is idle they show the edit, as a fresh page with the same state does.
+  await page.waitForFunction((old) => document.querySelector('[data-out="obs-maxscore"]').textContent !== old, before.obsScore);
+  const after = await page.evaluate(editAndRead, null);
+  await page.waitForFunction(() => location.hash.includes('ex.q=9')); // the state is written to the hash after a pause
+  const fresh = await open(await page.evaluate(() => location.hash.replace(/view=[^&]*/, 'view=observability')));
+  assert.deepEqual(after, await fresh.page.evaluate(editAndRead, null), 'the far readers after the edit, against a fresh page');
+  await fresh.context.close();
+
+  // Near the viewport: redrawn in the edit's own task.
+  await page.locator('#observability').scrollIntoViewIfNeeded();
+  await page.waitForTimeout(300);
+  const nearBefore = await page.evaluate(editAndRead, null);
+  const nearInTask = await page.evaluate(editAndRead, '-4');
+  assert.notEqual(nearInTask.obsScore, nearBefore.obsScore, 'a near reader is redrawn with the edit');
+  assertClean(problems, 'readers of the 3×3 example');
+  await context.close();
+});
+
 test('at 390 px every number grid fits without scrolling sideways, and shows the largest token ids whole', async () => {
   // Token ids go up to 99999 (masks) and 9999 (multi-head): every cell holds the largest.
   const row = (n, id) => Array(n).fill(id).join(',');

@@ -13,7 +13,7 @@ import {
   AttentionError, causalMask, paddingMask,
   blockedFromAllowed, allowedFromBlocked, additiveFromAllowed,
 } from './attention.js';
-import { oneBased, whenIdle } from './lesson-ui.js';
+import { oneBased, whenIdle, afterFrameIdle } from './lesson-ui.js';
 import { linkHighlights } from './lesson-links.js';
 
 /**
@@ -111,6 +111,7 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
 
     /** Mount every section from ctx.states, then draw it. */
     mountAll() {
+      readers.waiting.clear();
       for (const section of sections) {
         section.drawnParts = new Map(); // a new mount draws every part
         section.mount(ctx, ctx.states[section.prefix]);
@@ -118,6 +119,7 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
         // page (the open disclosures, whose node is <main>) has none.
         const node = ctx.node(section.id);
         if (node && node.localName === 'section') linkHighlights(node);
+        if (node && section.dependsOn && section.dependsOn.length) readers.watch(node);
       }
       for (const section of sections) update(section);
     },
@@ -130,13 +132,21 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
       markScrollBoxes([node]);
     },
 
-    /** A section's state changed: redraw it and the sections that read it. */
+    /**
+     * A section's state changed: redraw it and the sections that read it. A
+     * reader far from the viewport is redrawn once the edit's frame is
+     * painted and the page is idle, or as soon as it comes near: its work
+     * would only delay the frame that shows the edit.
+     */
     commit(prefix, detail) {
       const redrawn = [];
       for (const section of sections) {
         if (section.prefix === prefix) update(section, detail);
-        else if (section.dependsOn && section.dependsOn.includes(prefix)) update(section);
-        else continue;
+        else if (section.dependsOn && section.dependsOn.includes(prefix)) {
+          const node = ctx.node(section.id);
+          if (node && readers.far.has(node)) { readers.later(section); continue; }
+          update(section);
+        } else continue;
         const node = ctx.node(section.id);
         if (node) redrawn.push(node);
       }
@@ -144,8 +154,41 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
       onCommit(prefix, redrawn);
     },
   };
+
+  /**
+   * The sections that read another's state (dependsOn): which of them are far
+   * from the viewport (an IntersectionObserver's last word; one it has not
+   * reported on yet counts as near), and which wait to be redrawn.
+   */
+  const readers = { far: new Set(), waiting: new Set(), scheduled: false };
+  const redrawWaiting = (only) => {
+    const drawn = [];
+    for (const section of readers.waiting) {
+      const node = ctx.node(section.id);
+      if (only && !only.has(node)) continue;
+      update(section); // removes it from readers.waiting
+      if (node) drawn.push(node);
+    }
+    if (drawn.length) markScrollBoxes(drawn);
+  };
+  const observer = typeof IntersectionObserver === 'function' ? new IntersectionObserver((entries) => {
+    const near = new Set();
+    for (const { target, isIntersecting } of entries) {
+      if (isIntersecting) { readers.far.delete(target); near.add(target); } else readers.far.add(target);
+    }
+    redrawWaiting(near);
+  }, { rootMargin: '50% 0px' }) : null;
+  readers.watch = (node) => observer?.observe(node);
+  readers.later = (section) => {
+    readers.waiting.add(section);
+    if (readers.scheduled) return;
+    readers.scheduled = true;
+    afterFrameIdle(() => { readers.scheduled = false; redrawWaiting(null); });
+  };
+
   /** Redraw a section; what it published before is dropped, so a refused input leaves no stale result. */
   function update(section, detail) {
+    readers.waiting.delete(section);
     for (const key of Object.keys(ctx.results)) if (key.startsWith(`${section.prefix}.`)) delete ctx.results[key];
     section.update(ctx, ctx.states[section.prefix], detail);
   }

@@ -493,6 +493,18 @@ export function whenIdle(fn) {
   else setTimeout(fn, 50);
 }
 
+/**
+ * Run fn once the edit's frame is painted and the page is idle: for work the
+ * frame does not need (a timing measured live), which would otherwise delay
+ * the edit's frame or the tasks right after it. A hidden page paints no
+ * frame: then fn only waits for the idle time. Returns nothing; a caller
+ * that may be overtaken by a newer edit checks that itself when fn runs.
+ */
+export function afterFrameIdle(fn) {
+  if (typeof document === 'undefined' || document.hidden || typeof requestAnimationFrame !== 'function') whenIdle(fn);
+  else requestAnimationFrame(() => whenIdle(fn));
+}
+
 /** The heatmap's elements (a visual grid, a table for screen readers, a legend), with empty cells. */
 function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain, link }) {
   // A linked map's cells can be focused (one tab stop, arrows move; see

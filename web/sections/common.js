@@ -1,6 +1,6 @@
 // Labels, example tensors and helpers that several sections use.
 
-import { heatmap, h, legend, figures, emptyRowsOf, whenIdle } from '../lesson-ui.js';
+import { heatmap, h, legend, figures, emptyRowsOf, afterFrameIdle } from '../lesson-ui.js';
 import { headColour } from '../palette.js';
 import { markScrollBoxes } from '../lesson-context.js';
 
@@ -163,14 +163,3 @@ function farMaps(host, hosts) {
   return state;
 }
 
-/**
- * Run fn once the edit's frame is painted and the page is idle: for work the
- * frame does not need (a timing measured live), which would otherwise delay
- * the edit's frame or the tasks right after it. A hidden page paints no
- * frame: then fn only waits for the idle time. Returns nothing; a caller
- * that may be overtaken by a newer edit checks that itself when fn runs.
- */
-export function afterFrameIdle(fn) {
-  if (typeof document === 'undefined' || document.hidden || typeof requestAnimationFrame !== 'function') whenIdle(fn);
-  else requestAnimationFrame(() => whenIdle(fn));
-}

@@ -3,9 +3,9 @@
 // longer 1, though its expected sum still is. Every number shown comes from
 // the core (lab.sdpa with { dropout, seed }).
 
-import { h, numberGrid, numberField, statusLine, heatmap, fmt, fmtPlain, fmtVec, fmtSci, setText, setCheck } from '../lesson-ui.js';
+import { h, numberGrid, numberField, statusLine, heatmap, fmt, fmtPlain, fmtVec, fmtSci, setText, setCheck, afterFrameIdle } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
-import { dimLabel, keyLabel, queryLabel, afterFrameIdle } from './common.js';
+import { dimLabel, keyLabel, queryLabel } from './common.js';
 
 const T = 4;
 const D = 2;

@@ -3,9 +3,9 @@
 // comes from the core: the module's forward with { cache, useCache }, and
 // one full causal pass to compare with.
 
-import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtSci, setText, setCheck } from '../lesson-ui.js';
+import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtSci, setText, setCheck, afterFrameIdle } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
-import { dimLabel, keyLabel, afterFrameIdle } from './common.js';
+import { dimLabel, keyLabel } from './common.js';
 
 const T = 5; // tokens
 const C = 4; // dModel

@@ -2,8 +2,7 @@
 // measured live in this browser, for the path that keeps the weights and
 // for the tiled path. Memory is the core's own figure (lab.lastCallBytes).
 
-import { h, s, select, numberField, statusLine, fmt, setText } from '../lesson-ui.js';
-import { afterFrameIdle } from './common.js';
+import { h, s, select, numberField, statusLine, fmt, setText, afterFrameIdle } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 
 const LENGTHS = ['512', '1024', '2048', '4096'];
