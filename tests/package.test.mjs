@@ -12,7 +12,7 @@ import { dirname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { unzipSync } from 'fflate';
-import { distFiles, outputDir, packageChoice, ChoiceError } from '../web/dist.mjs';
+import { distFiles, outputDir, packageChoice, packageScore, scormSummary, ChoiceError } from '../web/dist.mjs';
 import { EXERCISES } from '../web/exercises.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -237,6 +237,21 @@ test('npm run dist with a bad option stops with a message naming it, and builds 
     assert.doesNotMatch(run.stderr, /^\s+at /m, `node web/dist.mjs ${args.join(' ')}: a stack trace instead of a message:\n${run.stderr}`);
     assert.doesNotMatch(run.stdout, /dist\//, `node web/dist.mjs ${args.join(' ')} refused, but built:\n${run.stdout}`);
   }
+});
+
+test('npm run dist says how the SCORM package is graded: its score max and mastery, or that it has nothing to score', () => {
+  const line = (sections) => {
+    const choice = packageChoice({ sections });
+    return scormSummary({ file: 'attention-lab-scorm12.zip', files: ['a', 'b'], bytes: 2048, ...choice, ...packageScore(choice) });
+  };
+  const graded = line('masks,quiz');
+  const { max, mastery } = packageScore(packageChoice({ sections: 'masks,quiz' }));
+  assert.ok(max > 0 && mastery > 0, `masks and the quiz are scored (max ${max}, mastery ${mastery})`);
+  assert.equal(graded, `attention-lab-scorm12.zip: 2 files, 2 KiB; sections masks, quiz; score max ${max}, mastery ${mastery}`);
+  // A reading-only package has no mastery score: the line says so in words, not "null".
+  const reading = line('masks');
+  assert.match(reading, /; sections masks; nothing to score: no mastery score \(the LMS is told completed, never passed or failed\)$/, reading);
+  assert.doesNotMatch(reading, /null|score max 0/, reading);
 });
 
 test('npm run dist -- --help prints the usage, exit code 0, and builds nothing', () => {

@@ -405,6 +405,13 @@ const OPTIONS = {
   help: { type: 'boolean' },
 };
 
+/** The command line's line about the SCORM package: its files, sections and grading. */
+export function scormSummary({ file, files, bytes, sections, max, mastery }) {
+  const grading = mastery === null ? 'nothing to score: no mastery score (the LMS is told completed, never passed or failed)'
+    : `score max ${max}, mastery ${mastery}`;
+  return `${file}: ${files.length} files, ${(bytes / 1024).toFixed(0)} KiB; sections ${sections.join(', ')}; ${grading}`;
+}
+
 /**
  * The command line's options: { help } or { choice, out, title }. A bad
  * one (unknown, misspelt, given twice, a bad name, a folder that may not be
@@ -440,7 +447,6 @@ if (process.argv[1] && basename(fileURLToPath(import.meta.url)) === basename(pro
     const { dir, files, singleFileBytes, scorm } = await dist(choice, { out, title });
     const shown = `${relative(process.cwd(), dir) || '.'}/`;
     console.log(`[attention-lab] ${shown}: ${files.length} files; attention-lab.html is ${(singleFileBytes / 1024).toFixed(0)} KiB`);
-    console.log(`[attention-lab] ${shown}${scorm.file}: ${scorm.files.length} files, ${(scorm.bytes / 1024).toFixed(0)} KiB; `
-      + `sections ${scorm.sections.join(', ')}; score max ${scorm.max}, mastery ${scorm.mastery}`);
+    console.log(`[attention-lab] ${shown}${scormSummary(scorm)}`);
   }
 }
