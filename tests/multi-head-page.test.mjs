@@ -154,24 +154,15 @@ test('16 heads of 8 × 8: after an edit every head shows the core\'s weights, th
     if (!(Math.abs(got - w) <= 0.005 + 1e-6)) bad.push(`head ${h + 1} [${i + 1}, ${j + 1}]: page ${got}, core ${w.toFixed(4)}`);
   })));
   assert.deepEqual(bad.slice(0, 8), [], `${bad.length} of ${16 * 64} weights differ`);
-  // The table a screen reader reads beside each map takes the new labels and
-  // numbers once the edits pause: then it says what the map shows.
-  const readAloud = (h) => page.evaluate((h) => {
-    const fig = document.querySelector(`[data-heatmap="mha-weights-h${h}"]`).closest('figure');
-    const table = fig.querySelector('.sr-only table');
-    return {
-      shown: [...fig.querySelectorAll('.heatmap .hm-head, .heatmap .hm-cell')].map((n) => n.textContent),
-      table: [...table.querySelectorAll('th, tbody td')].map((n) => n.textContent.replace(' (blocked)', '')),
-    };
-  }, h);
+  // A screen reader reads each map as a grid, which takes the new labels and
+  // numbers with the map: its headers and cells say what the map shows.
   for (const h of [0, 15]) {
-    await page.waitForFunction((h) => document.querySelector(`[data-heatmap="mha-weights-h${h}"]`).closest('figure').querySelector('.sr-only th[scope="row"]')?.textContent === 't1 mat', h, { timeout: 5000 });
-    const { shown, table } = await readAloud(h);
-    // The map lists the column heads, then each row's head and cells; the table its column heads, then its rows.
-    const T = 8;
-    const map = { cols: shown.slice(0, T), rows: Array.from({ length: T }, (_, i) => shown.slice(T + i * (T + 1), T + (i + 1) * (T + 1))) };
-    const tab = { cols: table.slice(0, T), rows: Array.from({ length: T }, (_, i) => table.slice(T + i * (T + 1), T + (i + 1) * (T + 1))) };
-    assert.deepEqual(tab, map, `head ${h + 1}: the screen-reader table says what the map shows`);
+    const map = page.locator(`[data-heatmap="mha-weights-h${h}"]`);
+    const shown = await map.locator('.hm-head, .hm-cell').allTextContents();
+    const heard = (await map.ariaSnapshot()).split('\n')
+      .map((line) => line.match(/^\s+- (?:columnheader|rowheader|gridcell) "([^"]*)"/)?.[1]).filter((name) => name !== undefined);
+    assert.equal(shown.length, 8 + 8 * 9, `head ${h + 1}: 8 column heads, 8 rows of a head and 8 weights`);
+    assert.deepEqual(heard, shown, `head ${h + 1}: the grid's headers and cells say what the map shows`);
   }
   assertClean(problems, 'multi-head, 16 heads');
   await context.close();
@@ -238,7 +229,13 @@ test('linked highlighting: a weight lights its query row and key in every head, 
   for (const key of ['ArrowDown', 'ArrowDown', 'ArrowRight']) await page.keyboard.press(key);
   assert.equal(await page.evaluate(() => `${document.activeElement.dataset.row},${document.activeElement.dataset.col}`), '2,1');
   assert.deepEqual(await lit(page), expected, 'focus');
-  assert.match(await cell.getAttribute('aria-label'), /^t3 \S+, t2 \S+: weight \d/);
+  // A screen reader hears a grid cell named by the number shown, in the row of query 3 and the column of key 2.
+  assert.equal(await cell.ariaSnapshot(), `- gridcell "${await cell.textContent()}"`, 'the focused weight (head 2, query 3, key 2) is a grid cell named by the number shown');
+  const grid = page.locator('#multi-head').getByRole('grid', { name: 'Head 2 attention weights (rows: queries, columns: keys)', exact: true });
+  const row = grid.getByRole('row').nth(3);
+  assert.equal(await row.getByRole('gridcell').nth(1).evaluate((n) => n === document.activeElement), true, 'the focused weight is the grid\'s row 3, cell 2');
+  assert.match(await row.getByRole('rowheader').textContent(), /^t3 \S+$/);
+  assert.match(await grid.getByRole('row').first().getByRole('columnheader').nth(1).textContent(), /^t2 \S+$/);
   // A token lights its row and its column in every map.
   await page.locator('[data-grid="mha-tokens"] input[data-col="0"]').focus();
   const fromToken = await lit(page);

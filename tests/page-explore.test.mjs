@@ -16,6 +16,127 @@ async function lit(page, section) {
   }).sort());
 }
 
+/**
+ * What a screen reader gets on the focused cell of a map: its role and name
+ * (its line of the ARIA snapshot), the number it shows, and the headers of
+ * its row and of its column in the grid (null where there is none).
+ */
+async function focusedCell(page) {
+  const cell = page.locator('*:focus');
+  const at = await cell.evaluate((n) => {
+    const row = n.closest('[role="row"]');
+    const head = row?.closest('[role="grid"]').querySelector('[role="row"]').children[[...row.children].indexOf(n)];
+    return {
+      shown: n.textContent,
+      rowheader: row?.querySelector(':scope > [role="rowheader"]')?.textContent ?? null,
+      columnheader: head?.matches('[role="columnheader"]') ? head.textContent : null,
+    };
+  });
+  return { said: await cell.ariaSnapshot(), ...at };
+}
+
+/**
+ * A linked map read two ways: by its look (the corner, heads and cells in
+ * the order the CSS grid lays them out, cut into rows of --cols + 1, each
+ * with the role and name a screen reader should get: a head its text, a cell
+ * the number shown, "(blocked)" added for a blocked one), and by the ARIA
+ * snapshot (each row with its children's roles and names).
+ */
+function readMap(page, name) {
+  const map = page.locator(`[data-heatmap="${name}"]`);
+  return Promise.all([
+    map.evaluate((grid) => {
+      const width = Number(grid.style.getPropertyValue('--cols')) + 1;
+      const items = [...grid.querySelectorAll('.hm-corner, .hm-head, .hm-cell')].map((n, k) => {
+        if (k === 0) return 'gridcell';
+        const role = n.classList.contains('hm-rowhead') ? 'rowheader' : n.classList.contains('hm-head') ? 'columnheader' : 'gridcell';
+        return `${role} "${n.textContent}${n.classList.contains('blocked') ? ' (blocked)' : ''}"`;
+      });
+      return Array.from({ length: items.length / width }, (_, r) => items.slice(r * width, (r + 1) * width));
+    }),
+    map.ariaSnapshot().then((yaml) => {
+      const rows = [];
+      for (const line of yaml.split('\n').slice(1)) {
+        const [, indent, role, name] = line.match(/^(\s*)- (\w+)(?: "([^"]*)")?/) ?? assert.fail(`${name}: an ARIA snapshot line not read: ${line}`);
+        if (role === 'row') rows.push([]);
+        else if (indent.length > 2) rows.at(-1).push(name === undefined ? role : `${role} "${name}"`);
+      }
+      return rows;
+    }),
+  ]);
+}
+
+test('a linked map is a grid for screen readers: a header row, a row per query with its header, cells named by the number shown (blocked ones say so), and no second table', async () => {
+  const { context, page, problems } = await open('#view=masks');
+  await expectGrid(page, 'mask-causal-weights', 'Weights with equal scores under the causal mask', 5);
+  // Under the causal mask (T = 4) keys after the query are blocked.
+  const [shown, heard] = await readMap(page, 'mask-causal-weights');
+  assert.equal(shown.length, 5, `a header row and 4 query rows: ${JSON.stringify(shown)}`);
+  assert.deepEqual(heard, shown, 'the ARIA grid says, row by row, what the map shows');
+  assert.deepEqual(shown[1].slice(2), ['gridcell "0 (blocked)"', 'gridcell "0 (blocked)"', 'gridcell "0 (blocked)"'], 'query 1 sees key 1 only');
+  // The × drawn on a blocked cell is a picture: it is not read out.
+  const mark = await page.locator('[data-heatmap="mask-causal-weights"] .hm-cell.blocked').first().evaluate((n) => getComputedStyle(n, '::after').content);
+  assert.equal(mark, '"×" / ""', 'a blocked cell\'s × has an empty alternative text');
+  // A map that is not linked stays a picture hidden from screen readers, with its table.
+  const plain = page.locator('[data-heatmap="mask-padding-weights-0"]');
+  assert.equal(await plain.getAttribute('aria-hidden'), 'true', 'a map that is not linked is hidden from screen readers');
+  assert.equal(await plain.evaluate((n) => n.closest('figure').querySelectorAll('.sr-only table').length), 1, 'a map that is not linked keeps its table');
+  // The 3×3 example's map: its row sums are a column of the grid too.
+  await page.goto(`${suite.server.url}#view=three-by-three`);
+  await page.waitForSelector('html[data-ready="true"]', { state: 'attached' });
+  await expectGrid(page, 'ex-weights', 'Attention weights: one row per query, one column per key', 4);
+  const [shown3, heard3] = await readMap(page, 'ex-weights');
+  assert.deepEqual(shown3[0], ['gridcell', 'columnheader "key 1"', 'columnheader "key 2"', 'columnheader "key 3"', 'columnheader "row sum"']);
+  assert.deepEqual(heard3, shown3, 'the ARIA grid of the 3×3 map says what it shows');
+  // The rows for screen readers lay out nothing: the cells stay on the map's 3 rows and 4 columns, and the column heads wrap.
+  const layout = await page.locator('[data-heatmap="ex-weights"]').evaluate((grid) => {
+    const boxes = [...grid.querySelectorAll('.hm-cell')].map((n) => n.getBoundingClientRect());
+    return {
+      rows: new Set(boxes.map((b) => Math.round(b.top))).size, cols: new Set(boxes.map((b) => Math.round(b.left))).size,
+      heads: [...new Set([...grid.querySelectorAll('.hm-head:not(.hm-rowhead)')].map((n) => getComputedStyle(n).whiteSpace))],
+    };
+  });
+  assert.deepEqual(layout, { rows: 3, cols: 4, heads: ['normal'] }, 'the 3×3 map\'s layout');
+  assertClean(problems, 'linked maps as grids');
+  await context.close();
+});
+
+test('a linked map drawn again: a cell no longer blocked loses its "(blocked)", and a refused row\'s cells say so', async () => {
+  const { context, page, problems } = await open('#view=three-by-three');
+  // A 2 × 2 linked map of its own, drawn by the page's heatmap() into the 3×3 section.
+  await page.evaluate(async () => {
+    const { heatmap } = await import('/lesson-ui.js');
+    const host = document.querySelector('#three-by-three').appendChild(document.createElement('div'));
+    window.drawProbe = (values, blocked, refused) => heatmap(host, {
+      name: 'probe', values, rows: 2, cols: 2, blocked, refusedRows: new Set(refused), rowLabel: (i) => `q${i + 1}`, colLabel: (j) => `k${j + 1}`,
+      caption: 'probe map', digits: 2, legend: false, link: true,
+    });
+  });
+  const heard = async (values, blocked, refused = []) => {
+    await page.evaluate(([values, blocked, refused]) => window.drawProbe(values, (i, j) => blocked.includes(`${i},${j}`), refused), [values, blocked, refused]);
+    // The query rows' lines of the ARIA snapshot (the header row's names are checked in the test above).
+    return (await page.locator('[data-heatmap="probe"]').ariaSnapshot()).split('\n')
+      .filter((line) => /^\s{4}- '?(rowheader|gridcell) /.test(line)).map((line) => line.trim());
+  };
+  const head = ['- rowheader "q1"', '- gridcell "1.00"', '- gridcell "0 (blocked)": "0"', '- rowheader "q2"', '- gridcell "0.50"', '- gridcell "0.50"'];
+  assert.deepEqual(await heard([1, 0, 0.5, 0.5], ['0,1']), head, 'key 2 blocked for query 1');
+  assert.deepEqual(await heard([0.5, 0.5, 0.5, 0.5], []), ['- rowheader "q1"', '- gridcell "0.50"', '- gridcell "0.50"', ...head.slice(3)], 'nothing blocked: each cell is named by its number');
+  assert.deepEqual(await heard([1, 0, NaN, NaN], ['0,1', '1,0', '1,1'], [1]), [...head.slice(0, 3), '- rowheader "q2 ⚠"', `- 'gridcell "refused: no key allowed"': —`, `- 'gridcell "refused: no key allowed"': —`],
+    'query 2 refused (every key blocked)');
+  assertClean(problems, 'a linked map drawn again');
+  await context.close();
+});
+
+/** The linked map `name` is the grid named `caption` with `rows` rows, and its host has no screen-reader table besides. */
+async function expectGrid(page, name, caption, rows) {
+  const grid = page.getByRole('grid', { name: caption, exact: true });
+  assert.equal(await grid.count(), 1, `one grid named "${caption}" (the map ${name})`);
+  assert.equal(await grid.getAttribute('data-heatmap'), name, `the grid named "${caption}"`);
+  assert.equal(await grid.getByRole('row').count(), rows, `${name}: rows of the grid`);
+  const tables = await grid.evaluate((n) => n.closest('.heatmap-wrap').parentElement.querySelectorAll('table').length);
+  assert.equal(tables, 0, `${name}: a linked map has no hidden table repeating its numbers`);
+}
+
 test('3×3 example on a touch screen: a tap on a weight or a score keeps its links lit until a tap elsewhere', async () => {
   const { context, page, problems } = await suite.open('#view=three-by-three', { viewport: { width: 390, height: 844 }, device: { hasTouch: true, isMobile: true } });
   const settle = () => page.waitForTimeout(300);
@@ -71,8 +192,10 @@ test('3×3 example: hovering or focusing a weight lights its query row, key, val
   await page.keyboard.press('ArrowRight');
   assert.equal(await page.evaluate(() => `${document.activeElement.dataset.row},${document.activeElement.dataset.col}`), '1,2');
   assert.deepEqual(await lit(page, 'three-by-three'), expected, 'focus');
-  const label = await cell.getAttribute('aria-label');
-  assert.match(label, /^query 2, key 3: weight \d/, 'the focused weight is named for a screen reader');
+  const heard = await focusedCell(page);
+  assert.deepEqual(heard, { ...heard, said: `- gridcell "${heard.shown}"`, rowheader: 'query 2', columnheader: 'key 3' },
+    'the focused weight is a grid cell named by its number, under the headers of its query and key');
+  assert.match(heard.shown, /^\d\.\d{4}$/);
   // Focusing a query's inputs lights its whole row downstream.
   await page.locator('[data-grid="ex-q"] input[data-row="0"][data-col="0"]').focus();
   const fromQ = await lit(page, 'three-by-three');
@@ -139,7 +262,10 @@ test('cross-attention: a weight lights its target row, its source row and paddin
   await page.keyboard.press('ArrowRight');
   await page.keyboard.press('ArrowRight');
   assert.deepEqual(await lit(page, 'self-cross'), lightsFrom(1, 2), 'focus');
-  assert.match(await cell.getAttribute('aria-label'), /^t2 chat, s3 cat: weight \d/, 'the focused weight is named for a screen reader');
+  const heard = await focusedCell(page);
+  assert.deepEqual(heard, { ...heard, said: `- gridcell "${heard.shown}"`, rowheader: 't2 chat', columnheader: 's3 cat' },
+    'the focused weight is a grid cell named by its number, under the headers of its target and source tokens');
+  assert.match(heard.shown, /^\d\.\d+$/);
   // Focusing a source state lights its key column in every map, not the target rows.
   await page.locator('[data-grid="cross-src"] input[data-row="3"][data-col="0"]').focus();
   const fromSource = await lit(page, 'self-cross');

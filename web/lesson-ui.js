@@ -375,7 +375,8 @@ export function radios({ legend, value, options, onValue, name }) {
 
 // ---------------------------------------------------------------------------
 // Heatmap: a visual grid (hidden from assistive tech) plus a real table for
-// screen readers. Blocked cells carry a hatch pattern and a corner mark.
+// screen readers; a linked map's grid is itself a grid for screen readers,
+// with no table. Blocked cells carry a hatch pattern and a corner mark.
 // ---------------------------------------------------------------------------
 
 /**
@@ -402,8 +403,8 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
     rowNames.map((_, i) => refused(i)), link]);
   let built = host.heatmapParts;
   if (!built || built.key !== key || !host.contains(built.visual)) built = buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain, link });
-  built.rowHeads.forEach(([visual, th], i) => { setText(visual, refused(i) ? `${rowNames[i]} ⚠` : rowNames[i]); setTextLater(th, rowNames[i]); });
-  built.colHeads.forEach(([visual, th], j) => { setText(visual, colNames[j]); setTextLater(th, colNames[j]); });
+  built.rowHeads.forEach(([visual, th], i) => { setText(visual, refused(i) ? `${rowNames[i]} ⚠` : rowNames[i]); if (th) setTextLater(th, rowNames[i]); });
+  built.colHeads.forEach(([visual, th], j) => { setText(visual, colNames[j]); if (th) setTextLater(th, colNames[j]); });
   const [lo, hi] = domain;
   for (let i = 0; i < rows; i++) {
     for (let j = 0; j < cols; j++) {
@@ -417,20 +418,24 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
       // A blocked key's weight is exactly 0, and shows as "0"; anything else leaked past the mask.
       const shown = isBlocked && v === 0 ? '0' : fmt(v, digits);
       setText(cell, shown);
-      setTextLater(td, isBlocked ? `${shown} (blocked)` : shown);
-      if (link) setLabel(cell, `${rowNames[i]}, ${colNames[j]}: weight ${isBlocked ? `${shown} (blocked)` : shown}`);
+      if (td) setTextLater(td, isBlocked ? `${shown} (blocked)` : shown);
       if (isBlocked) {
         setClass(cell, `hm-cell blocked ink-dark${v !== 0 ? ' leak' : ''}`);
+        // A linked map's cell is named by its text, and a blocked one says so too.
+        if (link) setLabel(cell, `${shown} (blocked)`);
         if (cell.style.backgroundColor) cell.style.backgroundColor = '';
       } else {
-        if (cell.classList.contains('blocked') || cell.classList.contains('leak')) cell.className = 'hm-cell';
+        if (cell.classList.contains('blocked') || cell.classList.contains('leak')) {
+          cell.className = 'hm-cell';
+          cell.removeAttribute('aria-label');
+        }
         paintRamp(cell, (v - lo) / (hi - lo || 1));
       }
     }
     if (extra) {
       const { cell, td } = built.extras[i];
       setText(cell, fmt(extra.values[i], digits));
-      setTextLater(td, fmt(extra.values[i], digits));
+      if (td) setTextLater(td, fmt(extra.values[i], digits));
     }
   }
 }
@@ -505,61 +510,71 @@ export function afterFrameIdle(fn) {
   else requestAnimationFrame(() => whenIdle(fn));
 }
 
-/** The heatmap's elements (a visual grid, a table for screen readers, a legend), with empty cells. */
+/**
+ * The heatmap's elements (a visual grid, a table for screen readers, a
+ * legend), with empty cells. A linked map's cells can be focused (one tab
+ * stop, arrows move; see lesson-links.js), so that the keyboard can point at
+ * a weight too: its grid is then the screen readers' grid (role grid, each
+ * row of the map a role row box that the layout ignores, see lesson.css), and
+ * it has no table.
+ */
 function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain, link }) {
-  // A linked map's cells can be focused (one tab stop, arrows move; see
-  // lesson-links.js), so that the keyboard can point at a weight too; the
-  // headings stay hidden from screen readers, which read the table.
-  const visual = h('div', { class: 'heatmap', 'aria-hidden': link ? null : 'true', role: link ? 'group' : null, 'aria-label': link ? caption : null, 'data-heatmap': name });
+  const visual = h('div', { class: 'heatmap', 'aria-hidden': link ? null : 'true', role: link ? 'grid' : null, 'aria-label': link ? caption : null, 'data-heatmap': name });
   visual.style.setProperty('--cols', String(cols + (extra ? 1 : 0)));
-  const hidden = link ? 'true' : null;
-  visual.append(h('div', { class: 'hm-corner', 'aria-hidden': hidden }));
-  const colHeads = colNames.map((label, j) => [h('div', { class: 'hm-head', text: label, 'aria-hidden': hidden, 'data-link-k': link ? j : null })]);
-  visual.append(...colHeads.map(([node]) => node));
-  if (extra) visual.append(h('div', { class: 'hm-head hm-extra', text: extra.label }));
+  // Where a row of the map goes: a row box of a linked map, else the map itself.
+  const mapRow = () => (link ? visual.appendChild(h('div', { class: 'hm-row', role: 'row' })) : visual);
+  const role = (r) => (link ? r : null);
+  const headRow = mapRow();
+  headRow.append(h('div', { class: 'hm-corner', role: role('gridcell') }));
+  const colHeads = colNames.map((label, j) => [h('div', { class: 'hm-head', text: label, role: role('columnheader'), 'data-link-k': link ? j : null })]);
+  headRow.append(...colHeads.map(([node]) => node));
+  if (extra) headRow.append(h('div', { class: 'hm-head hm-extra', text: extra.label, role: role('columnheader') }));
 
-  const table = h('table', {}, h('caption', { text: caption }));
-  const headRow = h('tr', {}, h('td'));
-  colNames.forEach((label, j) => {
-    const th = h('th', { scope: 'col', text: label });
-    colHeads[j].push(th);
-    headRow.append(th);
-  });
-  if (extra) headRow.append(h('th', { scope: 'col', text: extra.label }));
-  table.append(h('thead', {}, headRow));
-  const tbody = h('tbody');
-  table.append(tbody);
+  const table = link ? null : h('table', {}, h('caption', { text: caption }));
+  const tbody = table ? h('tbody') : null;
+  if (table) {
+    const tr = h('tr', {}, h('td'));
+    colNames.forEach((label, j) => {
+      const th = h('th', { scope: 'col', text: label });
+      colHeads[j].push(th);
+      tr.append(th);
+    });
+    if (extra) tr.append(h('th', { scope: 'col', text: extra.label }));
+    table.append(h('thead', {}, tr), tbody);
+  }
 
   const cells = [], extras = [], rowHeads = [];
   for (let i = 0; i < rows; i++) {
-    const rowHead = h('div', { class: `hm-head hm-rowhead${refused(i) ? ' bad-row' : ''}`, text: refused(i) ? `${rowNames[i]} ⚠` : rowNames[i], 'aria-hidden': hidden, 'data-link-q': link ? i : null });
-    const th = h('th', { scope: 'row', text: rowNames[i] });
+    const row = mapRow();
+    const rowHead = h('div', { class: `hm-head hm-rowhead${refused(i) ? ' bad-row' : ''}`, text: refused(i) ? `${rowNames[i]} ⚠` : rowNames[i], role: role('rowheader'), 'data-link-q': link ? i : null });
+    const th = table ? h('th', { scope: 'row', text: rowNames[i] }) : null;
     rowHeads.push([rowHead, th]);
-    visual.append(rowHead);
-    const tr = h('tr', {}, th);
+    row.append(rowHead);
+    const tr = table ? h('tr', {}, th) : null;
     for (let j = 0; j < cols; j++) {
       const cell = h('div', { class: 'hm-cell', 'data-row': i, 'data-col': j, text: refused(i) ? '—' : '' });
       if (link) {
         Object.assign(cell.dataset, { linkQ: i, linkK: j });
-        cell.setAttribute('role', 'img');
+        cell.setAttribute('role', 'gridcell');
+        if (refused(i)) cell.setAttribute('aria-label', 'refused: no key allowed');
         cell.tabIndex = i === 0 && j === 0 ? 0 : -1;
       }
-      const td = h('td', { text: refused(i) ? 'refused: no key allowed' : '' });
-      visual.append(cell);
-      tr.append(td);
+      const td = table ? h('td', { text: refused(i) ? 'refused: no key allowed' : '' }) : null;
+      row.append(cell);
+      tr?.append(td);
       cells.push({ cell, td });
     }
     if (extra) {
-      const cell = h('div', { class: 'hm-cell hm-extra', 'data-row': i, 'data-extra': '1', 'aria-hidden': hidden, 'data-link-q': link ? i : null });
-      const td = h('td');
-      visual.append(cell);
-      tr.append(td);
+      const cell = h('div', { class: 'hm-cell hm-extra', 'data-row': i, 'data-extra': '1', role: role('gridcell'), 'data-link-q': link ? i : null });
+      const td = table ? h('td') : null;
+      row.append(cell);
+      tr?.append(td);
       extras.push({ cell, td });
     }
-    tbody.append(tr);
+    tbody?.append(tr);
   }
   const [lo, hi] = domain;
-  host.replaceChildren(h('div', { class: 'heatmap-wrap' }, visual), srOnly(table), ...(legend ? [rampLegend(document, { lo, hi })] : []));
+  host.replaceChildren(h('div', { class: 'heatmap-wrap' }, visual), ...(table ? [srOnly(table)] : []), ...(legend ? [rampLegend(document, { lo, hi })] : []));
   if (link) rovingCells(visual);
   host.heatmapParts = { key, visual, cells, extras, rowHeads, colHeads };
   return host.heatmapParts;
