@@ -202,6 +202,28 @@ function lit(page) {
   }).sort());
 }
 
+test('a head map far from the viewport holds about the place it takes once drawn, so the page does not jump as it comes into view', async () => {
+  for (const [t, width] of [[2, 1280], [5, 1280], [8, 1280], [5, 390]]) {
+    const { page, problems, context } = await env.open(`#view=one-query&mha.t=${t}`, { viewport: { width, height: 900 } });
+    const sizes = () => page.$$eval('#multi-head .head-map', (figs) => figs.map((f) => {
+      const r = f.getBoundingClientRect();
+      return [r.width, r.height];
+    }));
+    const far = await sizes(); // the multi-head section is far below: its maps are not laid out
+    assert.equal(await page.$eval('#multi-head .head-map', (f) => f.checkVisibility({ contentVisibilityAuto: true })), false, `T = ${t}: the maps start far from the viewport`);
+    await page.locator('#multi-head [data-slot="weights"]').scrollIntoViewIfNeeded();
+    await page.waitForTimeout(300);
+    const drawn = await sizes();
+    far.forEach(([w, h], k) => {
+      const [dw, dh] = drawn[k];
+      assert.ok(Math.abs(h - dh) <= 0.15 * dh && Math.abs(w - dw) <= 0.15 * dw,
+        `T = ${t} at ${width} px, head ${k + 1}: ${w.toFixed(0)} × ${h.toFixed(0)} px while far, ${dw.toFixed(0)} × ${dh.toFixed(0)} px drawn`);
+    });
+    assertClean(problems, `head maps at T = ${t}`);
+    await context.close();
+  }
+});
+
 test('linked highlighting: a weight lights its query row and key in every head, their tokens and its output row; keyboard too', async () => {
   const { page, problems, context } = await env.open('#view=multi-head&mha.heads=2&mha.t=3', { viewport: { width: 1280, height: 900 } });
   await page.locator('details[data-disclosure="mha-output"] > summary').click();

@@ -173,6 +173,25 @@ test('at 390 px no map cuts its numbers, and a box that scrolls sideways says so
   await context.close();
 });
 
+test('at 390 px every legend keeps the blocked swatch on the line of its words', async () => {
+  const { context, page, problems } = await open('', { width: 390, height: 844 });
+  await renderEverySection(page);
+  const apart = await page.$$eval('main .ramp-legend', (legends) => legends.filter((l) => l.checkVisibility()).flatMap((legend) => {
+    const swatch = legend.querySelector('.ramp-blocked');
+    if (!swatch) return [];
+    const words = [...swatch.parentNode.childNodes].find((n) => n.nodeType === 3 && n.data.includes('blocked'));
+    const range = document.createRange();
+    range.selectNodeContents(words);
+    const line = range.getClientRects()[0];
+    const box = swatch.getBoundingClientRect();
+    const middle = (box.top + box.bottom) / 2;
+    return middle >= line.top && middle <= line.bottom ? [] : [`${legend.closest('section').id}: swatch at y ${box.top.toFixed(0)}, words at y ${line.top.toFixed(0)}`];
+  }));
+  assert.deepEqual(apart, [], `${apart.length} legends split the blocked swatch from its words`);
+  assertClean(problems, 'legends at 390 px');
+  await context.close();
+});
+
 test('a new window width marks the boxes that now scroll sideways, and unmarks them when it widens again', async () => {
   const { context, page, problems } = await open('#conv.t=8', { width: 1280, height: 900 });
   await renderEverySection(page);

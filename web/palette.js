@@ -117,7 +117,10 @@ export function rampLegend(doc, { lo = 0, hi = 1, what = 'weight', blocked = tru
   if (blocked) {
     const swatch = span('blocked ramp-blocked', '×');
     swatch.setAttribute('aria-hidden', 'true');
-    legend.append(' ', swatch, ' blocked (never coloured)');
+    // The swatch and its words wrap to a new line together.
+    const key = span('ramp-blocked-key');
+    key.append(swatch, ' blocked (never coloured)');
+    legend.append(' ', key);
   }
   return legend;
 }

@@ -91,6 +91,13 @@ export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabe
       return [swatch, ` Head ${head + 1}`];
     },
   })));
+  // A figure far from the viewport is not laid out (lesson.css): it keeps
+  // the place its map will take, estimated from the map's size.
+  for (const mapHost of hosts) {
+    const { style } = mapHost.parentNode;
+    if (style.getPropertyValue('--map-rows') !== String(Tq)) style.setProperty('--map-rows', String(Tq));
+    if (style.getPropertyValue('--map-cols') !== String(Tk)) style.setProperty('--map-cols', String(Tk));
+  }
   const lazy = H * Tq * Tk > LAZY_WEIGHTS;
   const far = lazy || host.farMaps ? farMaps(host, hosts) : null;
   hosts.forEach((mapHost, head) => {
