@@ -4,7 +4,7 @@ import type { BugName, Tensor } from './attention.js';
 /** The parts of the lesson a widget can show. */
 export type AttentionLabPreset =
   | 'two-keys' | 'one-query' | 'three-by-three' | 'why-scale' | 'shapes' | 'masks' | 'causal'
-  | 'padding' | 'custom-mask' | 'cross' | 'self-cross' | 'multi-head' | 'observability'
+  | 'padding' | 'custom-mask' | 'gradients' | 'cross' | 'self-cross' | 'multi-head' | 'observability'
   | 'conventions' | 'break-it' | `break-it:${BugName}`;
 
 /** The panels the `show` attribute chooses from. */
@@ -19,7 +19,10 @@ export interface AttentionChangeDetail {
   preset: AttentionLabPreset;
   /** The state string: the same text as the lesson page's URL hash. */
   state: string;
-  /** The weights the core returned for the preset's main result; null for why-scale, and while the core refuses the input. */
+  /**
+   * The weights the core returned for the preset's main result; null for why-scale, and while the core refuses the input
+   * (in conventions, while a query has no key, as in its default state).
+   */
   weights: Tensor | null;
   /** The output the core returned, or null as for weights. */
   output: Tensor | null;
@@ -49,7 +52,10 @@ export class AttentionLabElement extends HTMLElement {
   state: string;
   /** The preset attribute ("three-by-three" when absent). */
   preset: AttentionLabPreset | string;
-  /** Settles after the first drawing; rejects when the core or the styles cannot be loaded. */
+  /**
+   * Settles after the first drawing; rejects when the core or the styles cannot be loaded.
+   * Connecting the element again after such a failure tries again, with a new promise.
+   */
   readonly ready: Promise<void>;
 
   addEventListener<K extends keyof AttentionLabEventMap>(
@@ -70,8 +76,9 @@ export interface AttentionLabEventMap extends HTMLElementEventMap {
 /** Every preset name the element accepts. */
 export const PRESET_NAMES: readonly string[];
 
-/** Where the element's stylesheets are fetched from; set before the first widget connects. */
+/** Where the element's stylesheets are fetched from; set before the first widget connects (the body of a module that imports this one is early enough). */
 export const styleLocation: {
+  /** The folder; a relative path is relative to the page. */
   base: URL | string;
   /** CSS text by file name (lesson.css, breakit.css, attention-lab.css), for bundles that inline it. */
   inline: Record<string, string>;

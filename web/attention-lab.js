@@ -17,7 +17,7 @@
  * warning), and ignored.
  *   preset    which part of the lesson: two-keys (alias one-query),
  *             three-by-three (the default), why-scale, shapes, masks, causal,
- *             padding, custom-mask, cross (alias self-cross), multi-head,
+ *             padding, custom-mask, gradients, cross (alias self-cross), multi-head,
  *             observability, conventions, break-it, or break-it:<bug> for
  *             one exercise card (a name from BUGS in attention.js)
  *   editable  "false" (or off, no, 0) makes every control read-only;
@@ -43,7 +43,10 @@
  *
  * Properties: `state` (get: the current state string; set: apply one,
  * throwing an Error if it is not valid), `ready` (a Promise settled after
- * the first drawing), `preset`.
+ * the first drawing; after a failed start, connecting the element again
+ * tries again, with a new `ready`), `preset`. A page script may set state
+ * and preset before this module defines the element: the values are applied
+ * when it does.
  *
  * Events (bubbling, composed):
  *   attention-change  after each recompute; detail { preset, state,
@@ -165,7 +168,7 @@ const STYLE_FILES = ['lesson.css', 'breakit.css', 'attention-lab.css'];
  * given directly (a bundle that inlines them).
  */
 export const styleLocation = {
-  /** @type {URL | string} */
+  /** @type {URL | string} the folder (a relative path is relative to the page) */
   base: new URL('./', import.meta.url),
   /** @type {Record<string, string>} file name -> CSS text */
   inline: {},
@@ -192,7 +195,7 @@ function loadSheets() {
     sheetsPromise = Promise.all(STYLE_FILES.map(async (file) => {
       let text = styleLocation.inline[file];
       if (text === undefined) {
-        const url = new URL(file, styleLocation.base);
+        const url = new URL(file, new URL(styleLocation.base, document.baseURI)); // relative: to the page
         const response = await fetch(url);
         if (!response.ok) throw new Error(`cannot load ${url} (HTTP ${response.status})`);
         text = await response.text();
@@ -222,6 +225,8 @@ const OFF = new Set(['false', 'off', 'no', '0']);
 const ON = new Set(['', 'true', 'on', 'yes', '1']);
 const THEMES = new Set(['light', 'dark', 'auto']);
 const LOCKED = 'data-al-locked';
+// The properties a page may set, in this order, before the element is defined (see #upgradeProperties).
+const SETTABLE = ['preset', 'state'];
 
 // In Node (server-side rendering, a test runner) there is no HTMLElement:
 // the module still loads, and defines nothing.
@@ -235,6 +240,7 @@ export class AttentionLabElement extends ElementBase {
   #status;      // loading and configuration messages
   #body;        // the preset's blocks
   #states = defaultStates();
+  #given = null;         // the state string the states come from (attribute or property), null for the defaults
   #overridesDue = true;  // heads / seq-len still to apply to #states
   #messages = { state: [], overrides: [], preset: [], show: [], theme: [], editable: [] }; // what the status line says, by source
   #warned = new Set(); // the messages already written to the console
@@ -243,6 +249,7 @@ export class AttentionLabElement extends ElementBase {
   #ctx = null;
   #lab = null;
   #booted = null;
+  #failed = false;       // the last start failed: connecting again tries again
   #rendered = false;
   #observer = null;
   #darkQuery = null;
@@ -277,7 +284,11 @@ export class AttentionLabElement extends ElementBase {
     this.#body = h('div', { class: 'al-body' });
     this.#container = h('div', { class: 'al-root', part: 'container', role: 'group' }, this.#status, this.#body);
     this.#shadow.append(this.#container);
-    /** Settles after the first drawing (rejects if the core or the styles cannot be loaded). */
+    this.#newReady();
+  }
+
+  /** A new `ready`: settles after the first drawing (rejects if the core or the styles cannot be loaded). */
+  #newReady() {
     this.ready = new Promise((resolve, reject) => { this.#resolveReady = resolve; this.#rejectReady = reject; });
     this.ready.catch(() => {});
   }
@@ -285,17 +296,8 @@ export class AttentionLabElement extends ElementBase {
   // ---- lifecycle -----------------------------------------------------------
 
   connectedCallback() {
-    if (!this.#booted) {
-      this.#booted = Promise.all([loadAttention(), loadSheets()]).then(([lab, sheets]) => {
-        this.#lab = lab;
-        this.#shadow.adoptedStyleSheets = [paletteSheet(), ...sheets];
-      });
-      this.#booted.catch((err) => {
-        this.#status.textContent = `attention-lab could not start: ${err.message}.`;
-        this.#status.classList.add('core-error');
-        this.#rejectReady(err);
-      });
-    }
+    this.#upgradeProperties();
+    if (!this.#booted) this.#booted = this.#boot();
     this.#booted.then(() => {
       if (this.isConnected && !this.#rendered) this.#render();
     }, () => {});
@@ -303,6 +305,54 @@ export class AttentionLabElement extends ElementBase {
     this.#applyTheme();
     this.#applyShow();
     this.#applyEditable();
+  }
+
+  /**
+   * Load the core and the stylesheets. They are asked for once the module
+   * scripts being run have run (a microtask later): defining the element
+   * connects the widgets already in the page at once, and a page's module
+   * that imports this one may still set wasmLocation.base and
+   * styleLocation.base in its body. After a failure, the next connection
+   * tries again.
+   */
+  #boot() {
+    if (this.#failed) {
+      this.#failed = false;
+      this.#newReady();
+      this.#status.textContent = 'Loading the attention core…';
+      this.#status.classList.remove('core-error');
+    }
+    const booted = Promise.resolve().then(() => Promise.all([loadAttention(), loadSheets()])).then(([lab, sheets]) => {
+      this.#lab = lab;
+      this.#shadow.adoptedStyleSheets = [paletteSheet(), ...sheets];
+    });
+    booted.catch((err) => {
+      this.#booted = null;
+      this.#failed = true;
+      this.#status.textContent = `attention-lab could not start: ${err.message}.`;
+      this.#status.classList.add('core-error');
+      this.#rejectReady(err);
+    });
+    return booted;
+  }
+
+  /**
+   * A property set on the element before it was defined is an own property
+   * of the element, hiding the class's accessor: take it off, and set it
+   * through the accessor. A value the setter refuses is reported as an
+   * uncaught error would be.
+   */
+  #upgradeProperties() {
+    for (const name of SETTABLE) {
+      if (!Object.hasOwn(this, name)) continue;
+      const value = this[name];
+      delete this[name];
+      try {
+        this[name] = value;
+      } catch (err) {
+        reportError(err);
+      }
+    }
   }
 
   disconnectedCallback() {
@@ -327,6 +377,9 @@ export class AttentionLabElement extends ElementBase {
       case 'heads':
       case 'd-model':
       case 'seq-len':
+        // Removed: back to the state as given (attribute or property, as a new
+        // state attribute does), and the size attributes left apply again.
+        if (value === null) this.#states = this.#givenStates();
         this.#overridesDue = true;
         if (this.#rendered) this.#remount();
         break;
@@ -359,6 +412,7 @@ export class AttentionLabElement extends ElementBase {
       throw err;
     }
     this.#states = states;
+    this.#given = String(text ?? '');
     this.#overridesDue = false;
     this.#notice('state', '');
     if (this.#rendered) this.#remount();
@@ -378,12 +432,19 @@ export class AttentionLabElement extends ElementBase {
     const text = this.getAttribute('state');
     try {
       this.#states = text ? decodeStates(text) : defaultStates();
+      this.#given = text;
       this.#notice('state', '');
     } catch (err) {
       if (!(err instanceof HashError)) throw err;
       this.#states = defaultStates();
+      this.#given = null;
       this.#notice('state', `The state given to this widget could not be used (${err.message}), so it shows its defaults.`);
     }
+  }
+
+  /** The states of the last state string given (attribute or property), before any size attribute. */
+  #givenStates() {
+    return this.#given ? decodeStates(this.#given) : defaultStates();
   }
 
   /**

@@ -354,6 +354,7 @@ export function loadAttention(options?: { simd?: boolean }): Promise<Lab>;
 export function simdSupported(): boolean;
 /** Where the wasm files are loaded from; set before the first loadAttention. */
 export const wasmLocation: {
+  /** The folder; a relative path is relative to the page. */
   base: URL | string;
   inline: { simd?: Uint8Array; scalar?: Uint8Array };
 };

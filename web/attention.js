@@ -378,7 +378,7 @@ export function simdSupported() {
 
 /** Where the wasm files are; a page may point elsewhere before loading. */
 export const wasmLocation = {
-  /** @type {URL | string} folder holding attention-simd.wasm and attention-scalar.wasm */
+  /** @type {URL | string} folder holding attention-simd.wasm and attention-scalar.wasm (a relative path is relative to the page) */
   base: new URL('./wasm/', import.meta.url),
   /** @type {{ simd?: Uint8Array, scalar?: Uint8Array }} bytes given directly (single-file builds) */
   inline: {},
@@ -396,9 +396,14 @@ function failLoad(what, err) {
 
 async function wasmBytes(variant) {
   if (wasmLocation.inline[variant]) return wasmLocation.inline[variant];
-  const url = new URL(`attention-${variant}.wasm`, wasmLocation.base);
+  // A base given as a relative path is relative to the page.
+  const url = new URL(`attention-${variant}.wasm`, new URL(wasmLocation.base, globalThis.location?.href));
   if (isNode && url.protocol === 'file:') {
-    const { readFile } = await import('node:fs/promises');
+    // Node only. The name is held in a variable, and the comments tell
+    // webpack and Vite to leave it alone, so that a bundler building for the
+    // browser does not try to resolve it.
+    const fsModule = 'node:fs/promises';
+    const { readFile } = await import(/* webpackIgnore: true */ /* @vite-ignore */ fsModule);
     try {
       return await readFile(url);
     } catch (err) {

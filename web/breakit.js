@@ -26,9 +26,10 @@
  * on: onResult({ exercise, passed }) is called then, and only then; passed
  * is whether the predicted check failed (false without a prediction). From
  * that moment the prediction is locked, so that it cannot be changed after
- * the checks have been seen. "Reset these cards" starts the cards again for
- * practice (progress.js): the prediction unlocks, but the outcome, and so
- * the score, stays the first one, and the verdict says so.
+ * the checks have been seen. "Reset these cards" ("Reset this card" when
+ * there is one) starts the cards again for practice (progress.js): the
+ * prediction unlocks, but the outcome, and so the score, stays the first
+ * one, and the verdict says so.
  *
  * The DOM is built with createElement and textContent only; styles are
  * classes from breakit.css; every number shown comes from the core.
@@ -529,15 +530,15 @@ class BreakIt {
     this.record = progress || (persist ? lessonProgress() : new Progress());
     this.state = decodeState(this.record.record.breakIt);
     this.progress = el('p', { cls: 'bk-progress' });
-    const noteId = uid('bk-reset-note');
-    const reset = el('button', { cls: 'bk-reset', text: 'Reset these cards', attrs: { type: 'button', 'aria-describedby': noteId } });
-    const resetNote = el('p', { cls: 'bk-reset-note', attrs: { id: noteId },
-      text: 'Each card scores once, the first time its bug is turned on. A reset lets you practise again and keeps that score.' });
-    reset.addEventListener('click', () => this.record.resetExercises(shown.map((c) => c.exercise.bug)));
     // Cards by exercise index; null for an exercise not shown here.
     const alone = Boolean(only) && only.length === 1;
     this.cards = EXERCISES.map((exercise, i) => (!only || only.includes(exercise.bug) ? new Card(exercise, i, this, alone) : null));
     const shown = this.cards.filter(Boolean);
+    const noteId = uid('bk-reset-note');
+    const reset = el('button', { cls: 'bk-reset', text: shown.length > 1 ? 'Reset these cards' : 'Reset this card', attrs: { type: 'button', 'aria-describedby': noteId } });
+    const resetNote = el('p', { cls: 'bk-reset-note', attrs: { id: noteId },
+      text: 'Each card scores once, the first time its bug is turned on. A reset lets you practise again and keeps that score.' });
+    reset.addEventListener('click', () => this.record.resetExercises(shown.map((c) => c.exercise.bug)));
     this.record.include({ exercises: shown.map((c) => c.exercise.bug) });
     // A reset or a restored record (another tab, an LMS) redraws the cards.
     // The verdicts and the progress line read the record's outcomes too, so
@@ -570,7 +571,9 @@ class BreakIt {
           + 'The marked cell (◆, with ▶ on its row and ▼ on its column) is the entry the check blames. '
           + 'Finish by applying the repair.' }));
     }
-    const toolbar = shown.length > 1 ? [el('div', { cls: 'bk-toolbar' }, this.progress, reset, resetNote)] : [];
+    // A single card has the reset too (its prediction is locked once the bug
+    // has been on), without the progress line, which would only repeat it.
+    const toolbar = [el('div', { cls: 'bk-toolbar' }, ...(shown.length > 1 ? [this.progress] : []), reset, resetNote)];
     container.replaceChildren(...intro, ...toolbar, ...shown.map((c) => c.node));
     this.showProgress();
   }
