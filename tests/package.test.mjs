@@ -310,6 +310,12 @@ test('npm run dist -- --out DIR --title TEXT writes there and titles the SCORM p
   for (const file of ['index.html', 'attention-lab.html', 'attention-lab-scorm12.zip', 'load-failure.js', 'wasm/attention-simd.wasm']) {
     assert.ok(existsSync(join(out, file)), `${file} is in build/dist-cli-test/`);
   }
+  // The copies' pages explain a failed load as a packaged copy does, not as the repository's (see load-failure.js).
+  for (const page of ['index.html', 'embed.html']) {
+    const html = readFileSync(join(out, page), 'utf8');
+    assert.match(html, /<script src="load-failure\.js"><\/script>/, `build/dist-cli-test/${page} runs load-failure.js`);
+    assert.doesNotMatch(html, /data-copy="repository"/, `build/dist-cli-test/${page} is marked as the repository's copy`);
+  }
   const manifest = new TextDecoder().decode(unzipSync(readFileSync(join(out, 'attention-lab-scorm12.zip')))['imsmanifest.xml']);
   const titles = [...manifest.matchAll(/<title>([^<]*)<\/title>/g)].map((m) => m[1]);
   assert.deepEqual(titles, ['Attention &amp; masks: &quot;week 3&quot;', 'Attention &amp; masks: &quot;week 3&quot;']);

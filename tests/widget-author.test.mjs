@@ -274,7 +274,7 @@ test('embed.html opened from a disk (file://) says why it cannot run', async () 
     .catch(() => {});
   const status = page.locator('#boot-status');
   const text = (await status.count()) ? await status.textContent() : '(no #boot-status)';
-  assert.match(text, /cannot run from a file opened on a disk: it must be served over http or https/, `web/embed.html: #boot-status says "${text}"`);
+  assert.match(text, /cannot run from a file opened on a disk: it must be served over http or https\. In the attention-lab folder, run npm start/, `web/embed.html: #boot-status says "${text}"`);
   assert.equal(await status.isVisible(), true);
   await context.close();
 });

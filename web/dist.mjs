@@ -192,6 +192,13 @@ export function checkTitle(title) {
   return title;
 }
 
+/** embed.html as a packaged copy: load-failure.js without the repository's mark (see load-failure.js). */
+function packagedEmbed(html) {
+  const tag = `<script src="${LOAD_FAILURE}" data-copy="repository"></script>`;
+  if (!html.includes(tag)) throw new Error(`embed.html no longer has ${tag}`);
+  return html.replace(tag, `<script src="${LOAD_FAILURE}"></script>`);
+}
+
 /** index.html running `moduleTag`, the lesson's module, after load-failure.js as a packaged copy's (not the repository's). */
 function withLoadFailure(html, moduleTag) {
   if (!html.includes(BOOT_TAGS)) throw new Error(`index.html no longer has ${BOOT_TAGS}`);
@@ -365,6 +372,7 @@ export async function dist(choice = {}, { out = DIST, title = MANIFEST_TITLE } =
     await cp(join(WEB, file), join(dir, file));
   }
   await writeFile(join(dir, 'index.html'), withLoadFailure(await readFile(join(WEB, 'index.html'), 'utf8'), MODULE_TAG));
+  await writeFile(join(dir, 'embed.html'), packagedEmbed(await readFile(join(WEB, 'embed.html'), 'utf8')));
   const html = await singleFile();
   await writeFile(join(dir, 'attention-lab.html'), html);
   const scorm = await scormPackage(choice, dir, { title });

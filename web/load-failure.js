@@ -1,6 +1,7 @@
 // load-failure.js: a classic script that index.html runs before the lesson's
-// module (so do the pages dist.mjs writes from it: dist/index.html and the
-// SCORM launch page).
+// module, and embed.html before the widget's (so do the pages dist.mjs
+// writes from them: dist/index.html, dist/embed.html and the SCORM launch
+// page).
 // When that module, or a module it imports, cannot be loaded, the page would
 // say "Loading the attention core…" for ever: this says why instead. Opened
 // from a disk (file://) a browser refuses module scripts, while a classic
@@ -8,7 +9,7 @@
 // that the page keeps working under a strict Content-Security-Policy.
 'use strict';
 
-// The repository's own index.html marks its tag data-copy="repository": opened
+// The repository's own pages mark their tag data-copy="repository": opened
 // from a disk, it is served with `npm start`. dist.mjs writes the tag without
 // the mark, and its copies point to the single file instead.
 const fromRepository = document.currentScript?.dataset.copy === 'repository';
