@@ -111,7 +111,7 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
 
     /** Mount every section from ctx.states, then draw it. */
     mountAll() {
-      readers.waiting.clear();
+      readers.clear();
       for (const section of sections) {
         section.drawnParts = new Map(); // a new mount draws every part
         section.mount(ctx, ctx.states[section.prefix]);
@@ -144,7 +144,7 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
         if (section.prefix === prefix) update(section, detail);
         else if (section.dependsOn && section.dependsOn.includes(prefix)) {
           const node = ctx.node(section.id);
-          if (node && readers.far.has(node)) { readers.later(section); continue; }
+          if (node && readers.isFar(node)) { readers.run(node, () => update(section)); continue; }
           update(section);
         } else continue;
         const node = ctx.node(section.id);
@@ -155,40 +155,14 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
     },
   };
 
-  /**
-   * The sections that read another's state (dependsOn): which of them are far
-   * from the viewport (an IntersectionObserver's last word; one it has not
-   * reported on yet counts as near), and which wait to be redrawn.
-   */
-  const readers = { far: new Set(), waiting: new Set(), scheduled: false };
-  const redrawWaiting = (only) => {
-    const drawn = [];
-    for (const section of readers.waiting) {
-      const node = ctx.node(section.id);
-      if (only && !only.has(node)) continue;
-      update(section); // removes it from readers.waiting
-      if (node) drawn.push(node);
-    }
-    if (drawn.length) markScrollBoxes(drawn);
-  };
-  const observer = typeof IntersectionObserver === 'function' ? new IntersectionObserver((entries) => {
-    const near = new Set();
-    for (const { target, isIntersecting } of entries) {
-      if (isIntersecting) { readers.far.delete(target); near.add(target); } else readers.far.add(target);
-    }
-    redrawWaiting(near);
-  }, { rootMargin: '50% 0px' }) : null;
-  readers.watch = (node) => observer?.observe(node);
-  readers.later = (section) => {
-    readers.waiting.add(section);
-    if (readers.scheduled) return;
-    readers.scheduled = true;
-    afterFrameIdle(() => { readers.scheduled = false; redrawWaiting(null); });
-  };
+  /** The sections that read another's state, redrawn late while far from the viewport. */
+  const readers = deferWhileFar();
 
   /** Redraw a section; what it published before is dropped, so a refused input leaves no stale result. */
   function update(section, detail) {
-    readers.waiting.delete(section);
+    const node = ctx.node(section.id);
+    if (node) readers.cancel(node); // drawn now: a redraw still waiting is not needed
+
     for (const key of Object.keys(ctx.results)) if (key.startsWith(`${section.prefix}.`)) delete ctx.results[key];
     section.update(ctx, ctx.states[section.prefix], detail);
   }
@@ -219,6 +193,60 @@ export function markScrollBoxes(roots) {
   if (typeof ResizeObserver !== 'function') return;
   for (const root of roots) pendingRoots.add(root);
   measureWhenIdle();
+}
+
+/**
+ * Work that waits while its element is far from the viewport (an
+ * IntersectionObserver's last word; an element it has not reported on yet
+ * counts as near). run(node, fn) runs fn now for a near node; for a far one
+ * it keeps fn, the newest only, until the page is idle after the edit's frame
+ * or the node comes near, and then measures the node's scroll boxes (the
+ * edit's own measuring did not see what fn draws). cancel(node) drops the
+ * work waiting for node; clear() drops all of it.
+ */
+export function deferWhileFar() {
+  const far = new Set();
+  const waiting = new Map(); // node -> fn
+  let scheduled = false;
+  const flush = (only) => {
+    const drawn = [];
+    for (const [node, fn] of waiting) {
+      if (only && !only.has(node)) continue;
+      waiting.delete(node);
+      fn();
+      drawn.push(node);
+    }
+    if (drawn.length) markScrollBoxes(drawn);
+  };
+  const observer = typeof IntersectionObserver === 'function' ? new IntersectionObserver((entries) => {
+    const near = new Set();
+    for (const { target, isIntersecting } of entries) {
+      if (isIntersecting) { far.delete(target); near.add(target); } else far.add(target);
+    }
+    flush(near);
+  }, { rootMargin: '50% 0px' }) : null;
+  return {
+    watch(node) { observer?.observe(node); },
+    unwatch(node) {
+      observer?.unobserve(node);
+      far.delete(node);
+      waiting.delete(node);
+    },
+    isFar: (node) => far.has(node),
+    run(node, fn) {
+      if (!far.has(node)) {
+        waiting.delete(node);
+        fn();
+        return;
+      }
+      waiting.set(node, fn);
+      if (scheduled) return;
+      scheduled = true;
+      afterFrameIdle(() => { scheduled = false; flush(null); });
+    },
+    cancel(node) { waiting.delete(node); },
+    clear() { waiting.clear(); },
+  };
 }
 
 const SCROLL_BOXES = '.grid-wrap, .heatmap-wrap, pre.c-src, .bk-table-wrap, .formula';

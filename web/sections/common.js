@@ -1,8 +1,8 @@
 // Labels, example tensors and helpers that several sections use.
 
-import { heatmap, h, legend, figures, emptyRowsOf, afterFrameIdle } from '../lesson-ui.js';
+import { heatmap, h, legend, figures, emptyRowsOf } from '../lesson-ui.js';
 import { headColour } from '../palette.js';
-import { markScrollBoxes } from '../lesson-context.js';
+import { deferWhileFar } from '../lesson-context.js';
 
 export const keyLabel = (j) => `key ${j + 1}`;
 export const queryLabel = (i) => `query ${i + 1}`;
@@ -113,58 +113,34 @@ export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabe
 }
 
 /**
- * The maps of `host` that wait to be written, and which of their figures are
- * far from the viewport (an IntersectionObserver's last word; a figure it has
- * not reported on yet counts as near). draw(mapHost, fn, lazy) runs fn now
- * for a near map (or any map, lazy false); for a far one it keeps fn, the
- * newest only, until the page is idle after the frame or the figure comes near.
+ * The maps of `host` drawn late while their figures are far from the
+ * viewport (deferWhileFar), and the figures watched. draw(mapHost, fn, lazy)
+ * runs fn now for a near map (or any map, lazy false); for a far one, once
+ * the page is idle after the frame or the figure comes near.
  */
 function farMaps(host, hosts) {
   let state = host.farMaps;
   if (!state) {
-    state = host.farMaps = { far: new Set(), waiting: new Map(), observed: new Set(), scheduled: false };
-    const flush = (only) => {
-      const drawn = [];
-      for (const [mapHost, fn] of state.waiting) {
-        if (only && !only.has(mapHost.parentNode)) continue;
-        state.waiting.delete(mapHost);
-        fn();
-        drawn.push(mapHost);
-      }
-      // Drawn after the edit's commit, which watched the boxes it found: these are new.
-      if (drawn.length) markScrollBoxes(drawn);
-    };
-    state.observer = typeof IntersectionObserver === 'function' ? new IntersectionObserver((entries) => {
-      const near = new Set();
-      for (const { target, isIntersecting } of entries) {
-        if (isIntersecting) { state.far.delete(target); near.add(target); } else state.far.add(target);
-      }
-      flush(near);
-    }, { rootMargin: '50% 0px' }) : null;
+    const defer = deferWhileFar();
+    state = host.farMaps = { defer, observed: new Set() };
     state.draw = (mapHost, fn, lazy) => {
-      if (!lazy || !state.far.has(mapHost.parentNode)) {
-        state.waiting.delete(mapHost);
+      if (lazy) defer.run(mapHost.parentNode, fn);
+      else {
+        defer.cancel(mapHost.parentNode);
         fn();
-        return;
       }
-      state.waiting.set(mapHost, fn);
-      if (state.scheduled) return;
-      state.scheduled = true;
-      afterFrameIdle(() => { state.scheduled = false; flush(null); });
     };
   }
   // Watch the figures shown now, and only those.
   const figs = new Set(hosts.map((mapHost) => mapHost.parentNode));
   for (const fig of state.observed) {
     if (figs.has(fig)) continue;
-    state.observer?.unobserve(fig);
+    state.defer.unwatch(fig);
     state.observed.delete(fig);
-    state.far.delete(fig);
   }
-  for (const [mapHost] of state.waiting) if (!figs.has(mapHost.parentNode)) state.waiting.delete(mapHost);
   for (const fig of figs) {
-    if (state.observed.has(fig) || !state.observer) continue;
-    state.observer.observe(fig);
+    if (state.observed.has(fig)) continue;
+    state.defer.watch(fig);
     state.observed.add(fig);
   }
   return state;
