@@ -16,7 +16,7 @@ import {
 import {
   loadAttention, paddingMask, blockedFromAllowed, additiveFromAllowed,
 } from '../web/attention.js';
-import { oneBased } from '../web/lesson-ui.js';
+import { oneBased, refusalText } from '../web/lesson-ui.js';
 
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const SECTION_IDS = ['one-query', 'three-by-three', 'why-scale', 'shapes', 'masks', 'gradients', 'self-cross',
@@ -453,7 +453,7 @@ test('the core\'s errors are shown inline and the last valid result stays', asyn
   const expected = refusal(() => lab.sdpa(q, k, v, { mask: { data: custom, shape: [3, 3] } }));
   assert.match(expected, /^ALL_MASKED_ROW: .*query 1\b/, 'the core refuses query row 1 (the second row)');
   // One sequence with one head: the page leaves out the "batch 1, head 1" the core names.
-  const shown = oneBased(expected).replace('batch 1, head 1, ', '');
+  const shown = onPage(expected).replace('batch 1, head 1, ', '');
   assert.ok((await status.textContent()).startsWith(shown), `section 5 shows "${await status.textContent()}", the core says "${expected}" (counting from 0)`);
   assert.deepEqual(await heat(page, 'mask-custom-weights'), mid, 'the last valid weights stay');
   const weightsClass = await page.locator('#masks [data-slot="custom-weights"]').evaluate((n) => n.className);
@@ -468,7 +468,7 @@ test('the core\'s errors are shown inline and the last valid result stays', asyn
   const padRefusal = refusal(() => lab.sdpa(z, z, z, { mask: paddingMask(tokens, 0), causal: true }));
   assert.match(padRefusal, /^ALL_MASKED_ROW: .*batch 0.*query 0\b/);
   const padShown = await page.locator('#masks [data-slot="padding-status"]').textContent();
-  assert.ok(padShown.startsWith(oneBased(padRefusal)), `section 5 padding shows "${padShown}", the core's refusal (counting from 1) is "${oneBased(padRefusal)}"`);
+  assert.ok(padShown.startsWith(onPage(padRefusal)), `section 5 padding shows "${padShown}", the core's refusal (counting from 1, words first) is "${onPage(padRefusal)}"`);
   // Multi-head: heads that do not divide d_model.
   await typeInto(page, field(page, 'mha-heads'), '5');
   const headRefusal = refusal(() => lab.createMultiHeadAttention({ dModel: 32, numHeads: 5 }));
@@ -487,6 +487,12 @@ test('the core\'s errors are shown inline and the last valid result stays', asyn
 function refusal(fn) {
   try { fn(); } catch (err) { return `${err.code}: ${err.message}`; }
   return 'no error';
+}
+
+/** A refusal ("CODE: message") as the page shows it: counting from 1, in words first, its code after. */
+function onPage(refused) {
+  const [, code, message] = /^(\w+): (.*)$/s.exec(refused);
+  return refusalText(code, oneBased(message));
 }
 
 async function expectSection5Custom(page) {
@@ -709,7 +715,7 @@ test('a link the core refuses before anything was drawn: the section says why an
   const { context, page, problems } = await open(hash);
   for (const [where, slot] of [['masks', 'padding-alone-status'], ['masks', 'custom-status'], ['self-cross', 'status']]) {
     const said = await page.locator(`#${where} [data-slot="${slot}"] .core-error`).textContent();
-    assert.match(said, /^ALL_MASKED_ROW: /, `${where} ${slot}: the core's refusal is shown`);
+    assert.match(said, /^Query row has no allowed key .*\(ALL_MASKED_ROW\)/, `${where} ${slot}: the core's refusal is shown, words first; seen "${said}"`);
     assert.doesNotMatch(said, /last valid/i, `${where} ${slot}: nothing was drawn, so no last valid result can be shown; seen "${said}"`);
   }
   const empty = await page.$$eval('#masks .stale, #self-cross .stale', (ns) => ns.map((n) => n.dataset.slot));
@@ -735,12 +741,12 @@ test('masks: each refusal stands next to the example it belongs to', async () =>
   let shown = await placed(page);
   assert.equal(shown.length, 1, `one refusal: ${JSON.stringify(shown)}`);
   assert.equal(shown[0][0], 'padding', `the padding example alone is refused, yet its message stands under "Both rules at once": "${shown[0][1]}"`);
-  assert.match(shown[0][1], /^ALL_MASKED_ROW: /);
+  assert.match(shown[0][1], /^Query row has no allowed key .*\(ALL_MASKED_ROW\)/);
   // Sequence 1 starts with padding: padding alone is fine, causal AND padding is refused.
   await typeInto(page, gridInput(page, 'mask-tokens', 0, 1), '7');
   shown = await placed(page);
   assert.deepEqual(shown.map(([where]) => where), ['both rules'], `only the combined rule is refused: ${JSON.stringify(shown)}`);
-  assert.match(shown[0][1], /^ALL_MASKED_ROW: /);
+  assert.match(shown[0][1], /^Query row has no allowed key .*\(ALL_MASKED_ROW\)/);
   assertClean(problems, 'masks, where refusals stand');
   await context.close();
 });

@@ -169,12 +169,15 @@ test('a number answer that is not a whole number marks its input invalid, descri
     described: (n.getAttribute('aria-describedby') || '').split(/\s+/).filter(Boolean)
       .map((id) => n.ownerDocument.getElementById(id)?.textContent ?? `(no element #${id})`),
   }));
-  assert.deepEqual(await marked(), { invalid: null, described: [] }, 'unmarked before any check');
+  // The question's text always describes the input; the message, while the answer is invalid.
+  const question = (await f.locator('xpath=preceding-sibling::p[1]').textContent());
+  assert.deepEqual(await marked(), { invalid: null, described: [question] }, 'unmarked before any check');
 
   await input.fill('4.5');
   await f.locator('button[type="submit"]').click();
   const bad = await marked();
   assert.equal(bad.invalid, 'true', `"4.5" is marked invalid; seen ${JSON.stringify(bad)}`);
+  assert.equal(bad.described[0], question, `the input is described by the question first; seen ${JSON.stringify(bad)}`);
   assert.ok(bad.described.some((text) => /Type a whole number/.test(text)), `the input is described by the message; seen ${JSON.stringify(bad)}`);
 
   // Fixed: a whole number (wrong, then right) is checked, and the marks go.
@@ -182,7 +185,7 @@ test('a number answer that is not a whole number marks its input invalid, descri
   await f.locator('button[type="submit"]').click();
   assert.match(await shownText(f.locator('.qz-feedback')), /Not quite/);
   const fixed = await marked();
-  assert.deepEqual(fixed, { invalid: null, described: [] }, `a checked whole number clears the marks; seen ${JSON.stringify(fixed)}`);
+  assert.deepEqual(fixed, { invalid: null, described: [question] }, `a checked whole number clears the marks; seen ${JSON.stringify(fixed)}`);
 
   // Invalid again, then the right answer: the marks go with the message.
   await input.fill('');
@@ -191,7 +194,7 @@ test('a number answer that is not a whole number marks its input invalid, descri
   await input.fill(String(q.dModel / q.numHeads));
   await f.locator('button[type="submit"]').click();
   assert.match(await shownText(f.locator('.qz-feedback')), /Right/);
-  assert.deepEqual(await marked(), { invalid: null, described: [] }, 'the right answer clears them');
+  assert.deepEqual(await marked(), { invalid: null, described: [question] }, 'the right answer clears them');
   assertClean(problems, 'number answer');
   await context.close();
 });

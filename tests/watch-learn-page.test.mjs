@@ -80,7 +80,7 @@ test('train previous-token on the page: loss falls, maps change, the page stays 
   assert.ok(end.loss < 0.5, `loss after training: ${end.loss}`);
   assert.ok(end.accuracy >= 99, `held-out accuracy ${end.accuracy} %`);
   assert.notEqual(await map.evaluate((c) => c.toDataURL()), before, 'the map did not change');
-  assert.match(await map.getAttribute('aria-label'), /previous token/);
+  assert.match(await section.locator(`#${await map.getAttribute('aria-describedby')}`).textContent(), /previous token/, 'the note describing the map');
 
   // Paused: the head switch works; the only head carries the task.
   const off = section.locator('[data-action="learn-ablate-1-1"]');
@@ -221,7 +221,7 @@ test('reverse, trained: the map notes and labels describe the anti-diagonal the 
     const note = await canvas.locator('xpath=following-sibling::p[1]').textContent();
     const want = `${mirrored.length} of the ${T - 1} queries that see more than one key look hardest at the mirror-image token (query and key positions add up to ${T}), putting ${mean.toFixed(2)} of their weight there on average; query 1 sees only key 1, so its weight there is forced and not counted.`;
     assert.equal(note, want, `head ${hd + 1}: the note under the map`);
-    assert.ok((await canvas.getAttribute('aria-label')).endsWith(`: ${want.slice(0, -1)}`), `head ${hd + 1}: the canvas label says what the note says`);
+    assert.equal(await canvas.evaluate((c) => document.getElementById(c.getAttribute('aria-describedby'))?.textContent), want, `head ${hd + 1}: the canvas is described by the note`);
   }
   assertClean(problems, 'watch-learn reverse');
   await context.close();

@@ -128,9 +128,11 @@ function buildNumberTable({ caption, rows, cols, rowLabel, colLabel, name, panel
 /**
  * Fill a buildNumberTable(). `worst` (or null) is marked with an outline and
  * a ◆; its row and column headers get ▶ and ▼, so the mark does not rest on
- * colour. A screen reader hears "marked by the check" on the blamed cells
- * only: a `worst` with a `context` (a row shown because of an entry in
- * another table) is outlined, and its row header says why instead.
+ * colour. The glyphs are not read; a screen reader hears the mark once:
+ * "marked by the check" on a blamed cell, "row marked by the check" on the
+ * header of a blamed row (a `worst` whose column is null). A `worst` with a
+ * `context` (a row shown because of an entry in another table) is outlined,
+ * and its row header says why instead.
  * Weights are coloured with the page's one ramp (palette.js);
  * blocked(i, j) cells are hatched like everywhere else and say so in text.
  */
@@ -140,17 +142,23 @@ function drawNumberTable(table, { values, colour, blocked, worst }) {
   colHeads.forEach((th, j) => {
     const marked = Boolean(worst) && worst.column === j;
     setClass(th, marked ? 'bk-mark-col' : '');
-    setText(th, `${marked ? '▼ ' : ''}${colLabel(j)}`);
+    const text = colLabel(j);
+    if (th.bkText === text && th.bkMarked === marked) return;
+    th.bkText = text;
+    th.bkMarked = marked;
+    th.replaceChildren(...(marked ? [el('span', { text: '▼ ', attrs: { 'aria-hidden': 'true' } })] : []), text);
   });
   rowHeads.forEach((th, i) => {
     const marked = Boolean(worst) && worst.row === i;
     setClass(th, marked ? 'bk-mark-row' : '');
-    const text = `${marked ? '▶ ' : ''}${rowLabel(i)}`;
-    const note = marked && worst.context ? ` (${worst.context})` : '';
-    if (th.bkText === text && th.bkNote === note) return;
+    const text = rowLabel(i);
+    const note = !marked ? '' : worst.context ? ` (${worst.context})` : worst.column === null ? ' (row marked by the check)' : '';
+    if (th.bkText === text && th.bkMarked === marked && th.bkNote === note) return;
     th.bkText = text;
+    th.bkMarked = marked;
     th.bkNote = note;
-    th.replaceChildren(text, ...(note ? [el('span', { cls: 'bk-sr', text: note })] : []));
+    th.replaceChildren(...(marked ? [el('span', { text: '▶ ', attrs: { 'aria-hidden': 'true' } })] : []), text,
+      ...(note ? [el('span', { cls: 'bk-sr', text: note })] : []));
   });
   cells.forEach((td, k) => {
     const i = Math.floor(k / cols);
@@ -158,8 +166,9 @@ function drawNumberTable(table, { values, colour, blocked, worst }) {
     const v = values[k];
     const isBlocked = Boolean(blocked && blocked(i, j));
     const isWorst = Boolean(worst) && worst.row === i && (worst.column === j || worst.column === null);
-    const blamed = isWorst && !worst.context;
     const diamond = isWorst && worst.column === j;
+    // A blamed row says so on its header, a blamed cell on the cell.
+    const blamed = diamond && !worst.context;
     const classes = ['bk-cell'];
     if (Number.isNaN(v)) classes.push('bk-nan');
     if (isBlocked) classes.push('blocked');
@@ -174,7 +183,7 @@ function drawNumberTable(table, { values, colour, blocked, worst }) {
       setClass(td, classes.join(' '));
       if (td.style.backgroundColor) td.style.backgroundColor = '';
     }
-    // The cell's text: a ◆, the number, and what a screen reader adds. Only
+    // The cell's text: a ◆ (not read), the number, and what a screen reader adds. Only
     // the number changes in place; a new mark or state rebuilds the cell.
     const marks = `${diamond}${isBlocked}${blamed}`;
     const number = fmt(v);
@@ -185,7 +194,7 @@ function drawNumberTable(table, { values, colour, blocked, worst }) {
     td.bkMarks = marks;
     td.bkNumber = document.createTextNode(number);
     td.replaceChildren(
-      ...(diamond ? [el('span', { cls: 'bk-diamond', text: '◆ ' })] : []),
+      ...(diamond ? [el('span', { cls: 'bk-diamond', text: '◆ ', attrs: { 'aria-hidden': 'true' } })] : []),
       td.bkNumber,
       ...(isBlocked ? [el('span', { cls: 'bk-sr', text: ' (blocked)' })] : []),
       ...(blamed ? [el('span', { cls: 'bk-sr', text: ' (marked by the check)' })] : []));

@@ -13,7 +13,7 @@ import {
   AttentionError, causalMask, paddingMask,
   blockedFromAllowed, allowedFromBlocked, additiveFromAllowed,
 } from './attention.js';
-import { oneBased, whenIdle, afterFrameIdle } from './lesson-ui.js';
+import { h, uid, oneBased, refusalText, whenIdle, afterFrameIdle } from './lesson-ui.js';
 import { linkHighlights } from './lesson-links.js';
 
 /**
@@ -52,25 +52,30 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
      * Run a call to the core. An AttentionError is shown in `status` (the
      * last valid drawing stays, marked stale) and null is returned; any other
      * error is a bug in this page and is rethrown. The message is shown
-     * counting from 1, or in the section's own words: explain(err) may
-     * return a text for the errors it knows (null for the others).
-     * A stale host that holds nothing yet (a link the core refused before
-     * any valid result was drawn) is not marked, and when none of them
-     * holds anything the message promises no last valid result.
+     * counting from 1, in words first and its code after ("Query row has no
+     * allowed key (query 2): … (ALL_MASKED_ROW)"), or in the section's own
+     * words: explain(err) may return a text for the errors it knows (null for
+     * the others). A stale host that holds nothing yet (a link the core
+     * refused before any valid result was drawn) is not marked, and when none
+     * of them holds anything the message promises no last valid result.
+     * The field being edited when the core refuses (the focused input of the
+     * status line's section) is marked invalid and described by the status
+     * line until the section's next valid result.
      */
     core(status, fn, staleHosts = [], { keepNote = true, explain = null } = {}) {
       try {
         const result = fn();
         status.clear();
-        for (const node of staleHosts) node.classList.remove('stale');
+        for (const node of staleHosts) markStale(node, false);
         return result;
       } catch (err) {
         if (!(err instanceof AttentionError)) throw err;
-        const text = (explain && explain(err)) || `${err.code}: ${oneBased(err.message)}`;
+        const text = (explain && explain(err)) || refusalText(err.code, oneBased(err.message));
         const drawn = staleHosts.filter((node) => node.hasChildNodes());
-        if (keepNote && staleHosts.length > 0 && drawn.length === 0) status.show(text.endsWith('.') ? text : `${text}.`);
-        else status.show(`${text}${keepNote ? '. The results shown are still those of the last valid input, marked “Last valid result”.' : ''}`);
-        for (const node of drawn) node.classList.add('stale');
+        const field = editedField(status.node);
+        if (keepNote && staleHosts.length > 0 && drawn.length === 0) status.show(text.endsWith('.') ? text : `${text}.`, field);
+        else status.show(`${text}${keepNote ? '. The results shown are still those of the last valid input, marked “Last valid result”.' : ''}`, field);
+        for (const node of drawn) markStale(node, true);
         return null;
       }
     },
@@ -166,7 +171,45 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
     for (const key of Object.keys(ctx.results)) if (key.startsWith(`${section.prefix}.`)) delete ctx.results[key];
     section.update(ctx, ctx.states[section.prefix], detail);
   }
+  /** The input or select with the focus, when it belongs to the section of `node` (the field whose edit was just refused). */
+  function editedField(node) {
+    const field = root.activeElement;
+    if (!field || !['INPUT', 'SELECT', 'TEXTAREA'].includes(field.tagName)) return null;
+    const own = sections.map((section) => ctx.node(section.id)).find((container) => container?.contains(node));
+    return own && own.contains(field) ? field : null;
+  }
   return ctx;
+}
+
+
+/**
+ * Mark a drawn result as the last valid one, or unmark it. The mark is real
+ * text, the host's first child (drawn as lesson.css draws .stale-label), and
+ * it names the host, a group, so a screen reader entering the old values
+ * hears "Last valid result" first.
+ */
+function markStale(node, on) {
+  const label = node.firstElementChild?.classList.contains('stale-label') ? node.firstElementChild : null;
+  if (on) {
+    node.classList.add('stale');
+    if (label) return;
+    const id = uid('stale');
+    node.prepend(h('p', { class: 'stale-label', id, text: 'Last valid result' }));
+    if (!node.hasAttribute('role')) {
+      node.setAttribute('role', 'group');
+      node.dataset.staleRole = '';
+    }
+    node.setAttribute('aria-labelledby', id);
+  } else {
+    if (!node.classList.contains('stale')) return;
+    node.classList.remove('stale');
+    label?.remove();
+    node.removeAttribute('aria-labelledby');
+    if ('staleRole' in node.dataset) {
+      node.removeAttribute('role');
+      delete node.dataset.staleRole;
+    }
+  }
 }
 
 /**

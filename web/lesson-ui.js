@@ -770,13 +770,53 @@ export function oneBased(message) {
   return String(message).replace(INDEXED, (_, noun, i) => `${noun} ${Number(i) + 1}`);
 }
 
+/**
+ * A refusal of the core in words first, its code after: "query row has no
+ * allowed key (query 2): …" with ALL_MASKED_ROW reads "Query row has no
+ * allowed key (query 2): … (ALL_MASKED_ROW)". The first word is capitalised
+ * only when it is a plain word (not a name such as q, dk or keyPaddingMask);
+ * a message that already ends in parentheses takes the code after a dash.
+ */
+export function refusalText(code, message) {
+  let text = String(message).trim().replace(/\.$/, '');
+  if (/^[a-z]{3,}(?![\w.[])/.test(text)) text = text[0].toUpperCase() + text.slice(1);
+  return text.endsWith(')') ? `${text} — ${code}` : `${text} (${code})`;
+}
+
+/**
+ * The line where a section says why the core refused its input. show(message,
+ * field): field, if given, is the input whose edit was refused; it is marked
+ * invalid and described by this line until clear() (the next valid result).
+ */
 export function statusLine() {
-  const node = h('p', { class: 'core-error', role: 'status', 'aria-live': 'polite', hidden: true });
+  const node = h('p', { class: 'core-error', role: 'status', 'aria-live': 'polite', hidden: true, id: uid('status') });
+  const marked = new Set();
   return {
     node,
-    show(message) { node.textContent = message; node.hidden = false; },
+    show(message, field = null) {
+      node.textContent = message;
+      node.hidden = false;
+      if (!field) return;
+      marked.add(field);
+      const ids = field.getAttribute('aria-describedby') || '';
+      if (field.getAttribute('aria-invalid') !== 'true') field.setAttribute('aria-invalid', 'true');
+      if (!ids.split(/\s+/).includes(node.id)) field.setAttribute('aria-describedby', `${ids} ${node.id}`.trim());
+    },
     // Called after every valid edit: an equal write would still restyle the line.
-    clear() { if (!node.hidden) { node.textContent = ''; node.hidden = true; } },
+    clear() {
+      if (!node.hidden) { node.textContent = ''; node.hidden = true; }
+      for (const field of marked) {
+        // The field's own check may have replaced the marks since (a text that is not a number).
+        const ids = (field.getAttribute('aria-describedby') || '').split(/\s+/).filter(Boolean);
+        if (ids.includes(node.id)) {
+          field.removeAttribute('aria-invalid');
+          const rest = ids.filter((id) => id !== node.id).join(' ');
+          if (rest) field.setAttribute('aria-describedby', rest);
+          else field.removeAttribute('aria-describedby');
+        }
+      }
+      marked.clear();
+    },
   };
 }
 

@@ -7,7 +7,7 @@
  * The panel redraws after every change of the record (progress.js). A saved
  * record that could not be used is reported here, as plain text.
  */
-import { h, uid } from './lesson-ui.js';
+import { h, uid, setText } from './lesson-ui.js';
 
 /**
  * A live panel: score (raw / max, and the pass mark), what is done, and a
@@ -16,20 +16,24 @@ import { h, uid } from './lesson-ui.js';
  */
 export function progressPanel(progress, { pageNotice = null } = {}) {
   // The line reads "Score … · … finished. Not finished yet. k of N sections
-  // visited.": only its first part is a live region, and it is written only
-  // when its text changes. A visit (every section tabbed into, or read for
-  // 1.5 s) changes no score: it updates the count silently.
-  const said = h('span', { class: 'pg-said', role: 'status', 'aria-live': 'polite' });
+  // visited.", as plain text. A screen reader hears only a change of score,
+  // short ("Score 1 of 24"), from a live region of its own: the section that
+  // took the answer says the rest. The score is not read out when the record
+  // is restored or the page lists its questions and exercises (scope), nor
+  // when a visit counts a section.
+  const summary = h('span', { class: 'pg-summary' });
   const visits = h('span', { class: 'pg-visits' });
-  const line = h('p', { class: 'pg-line' }, said, ' ', visits);
+  const line = h('p', { class: 'pg-line' }, summary, ' ', visits);
+  const said = h('p', { class: 'pg-said sr-only', role: 'status', 'aria-live': 'polite' });
   const notice = h('p', { class: 'pg-notice', role: 'alert', hidden: true });
   // In a graded course the first attempts are the grade: there is no reset.
   const reset = progress.graded
     ? h('p', { class: 'pg-graded', text: 'Your course grades first attempts, so this progress cannot be reset.' })
     : resetControl(progress);
   const panel = h('div', { class: 'pg-panel', 'data-progress': '' },
-    h('h3', { class: 'pg-title', text: 'Your progress' }), line, notice, reset);
-  const draw = () => {
+    h('h3', { class: 'pg-title', text: 'Your progress' }), line, said, notice, reset);
+  let shownRaw = null; // the score last drawn
+  const draw = (event = null) => {
     const { raw, max, mastery } = progress.score();
     const s = progress.summary();
     const parts = [`Score ${raw} of ${max} (${mastery} to pass)`];
@@ -37,7 +41,10 @@ export function progressPanel(progress, { pageNotice = null } = {}) {
     if (s.exercises) parts.push(`${s.finished} of ${s.exercises} break-it exercises finished`);
     const status = progress.status();
     const text = `${parts.join(' · ')}. ${status === 'incomplete' ? 'Not finished yet.' : `Finished: ${status}.`}`;
-    if (said.textContent !== text) said.textContent = text;
+    setText(summary, text);
+    const quiet = !event || event.type === 'restore' || event.type === 'scope';
+    if (!quiet && raw !== shownRaw) said.textContent = `Score ${raw} of ${max}`;
+    shownRaw = raw;
     // Out of the sections this page watches (a package may show only a few).
     visits.textContent = s.sections
       ? `${s.visited} of ${s.sections} ${s.sections === 1 ? 'section' : 'sections'} visited.`
@@ -51,7 +58,7 @@ export function progressPanel(progress, { pageNotice = null } = {}) {
       pageNotice.hidden = false;
     }
   };
-  progress.subscribe((event) => { if (event.type !== 'view') draw(); });
+  progress.subscribe((event) => { if (event.type !== 'view') draw(event); });
   draw();
   return panel;
 }

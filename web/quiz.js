@@ -43,6 +43,10 @@ class Question {
     this.expected = q.kind === 'choice' ? q.choices.find((c) => c.right).id : q.expected(lab);
     this.draft = q.kind === 'grid' ? '0'.repeat(q.T * q.T) : '';
     const id = `qz-${q.id}`;
+    // The question's text describes the answer's controls (describe()).
+    this.question = item.querySelector(':scope > p');
+    if (this.question && !this.question.id) this.question.id = `${id}-question`;
+    this.invalid = false;
     this.feedback = h('p', { id: `${id}-feedback`, class: 'qz-feedback', role: 'status', 'aria-live': 'polite' });
     this.first = h('p', { class: 'qz-first' });
     this.form = h('form', { class: 'qz-form', 'data-quiz': q.id, novalidate: true, 'aria-label': `Your answer to question ${number}` });
@@ -57,12 +61,13 @@ class Question {
     // Eight buttons read "Check": each one's name says which answer it checks.
     const checkButton = h('button', { type: 'submit', class: 'action', text: 'Check', 'aria-label': `Check your answer to question ${number}` });
     this.form.append(input, h('div', { class: 'qz-actions' }, checkButton, this.first), this.feedback);
+    this.describe();
     const answer = item.querySelector('details.answer');
     item.insertBefore(this.form, answer);
   }
 
   choices(id, number) {
-    const fs = h('fieldset', { class: 'qz-choices' }, h('legend', { class: 'qz-legend', text: `Choose one answer to question ${number}` }));
+    const fs = this.fieldset = h('fieldset', { class: 'qz-choices' }, h('legend', { class: 'qz-legend', text: `Choose one answer to question ${number}` }));
     this.inputs = this.q.choices.map((c, k) => {
       const input = h('input', { type: 'radio', name: id, value: c.id, id: `${id}-${c.id}` });
       input.addEventListener('change', () => { if (input.checked) this.draft = c.id; });
@@ -96,6 +101,7 @@ class Question {
         this.drawGrid([i, j]);
       },
     });
+    this.describe(); // the grid's group may be new
     if (focus) refocusMaskCell(this.gridHost, ...focus);
   }
 
@@ -134,19 +140,29 @@ class Question {
   }
 
   /**
-   * Mark the number input invalid, described by the feedback that says why
-   * (or clear both). Only the number answer can be typed wrong.
+   * Mark the answer invalid (or not): its controls are then described by the
+   * feedback that says why, after the question. Only the number input is
+   * marked aria-invalid: only a number can be typed wrong.
    */
   markInvalid(on) {
+    this.invalid = on;
+    this.describe();
     const input = this.numberInput;
     if (!input) return;
-    if (on) {
-      input.setAttribute('aria-invalid', 'true');
-      input.setAttribute('aria-describedby', this.feedback.id);
-    } else if (input.hasAttribute('aria-invalid')) {
-      input.removeAttribute('aria-invalid');
-      input.removeAttribute('aria-describedby');
-    }
+    if (on) input.setAttribute('aria-invalid', 'true');
+    else if (input.hasAttribute('aria-invalid')) input.removeAttribute('aria-invalid');
+  }
+
+  /**
+   * Link the answer's controls (the choices' fieldset, the grid's group or
+   * the number input) to the question's text, and to the feedback while the
+   * answer is invalid.
+   */
+  describe() {
+    const control = this.fieldset || this.numberInput || this.gridHost?.querySelector('[role="group"]');
+    if (!control) return;
+    const ids = [this.question?.id, this.invalid ? this.feedback.id : null].filter(Boolean).join(' ');
+    if (control.getAttribute('aria-describedby') !== ids) control.setAttribute('aria-describedby', ids);
   }
 
   /** Feedback for the saved answer, or nothing when unanswered. */

@@ -86,7 +86,8 @@ export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabe
     key: `h${head}-of-${H}`, cls: 'head-map',
     caption: () => {
       const { colour, ink } = headColour(head, H);
-      const swatch = h('span', { class: `head-swatch ${ink}`, text: String(head + 1) });
+      // The swatch's digit repeats the caption's: it is not read.
+      const swatch = h('span', { class: `head-swatch ${ink}`, text: String(head + 1), 'aria-hidden': 'true' });
       swatch.style.backgroundColor = colour;
       return [swatch, ` Head ${head + 1}`];
     },

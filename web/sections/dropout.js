@@ -66,6 +66,8 @@ export const dropout = {
     );
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    this.live = false;
+    this.drawn = false;
   },
 
   /**
@@ -141,7 +143,9 @@ export const dropout = {
       parts.mean.textContent = '…';
       parts.meanLine = h('p', { class: 'readout' }, `Mean row sums over ${DRAWS} draws: `, parts.mean);
       // The verdict is a live region: each new mean's verdict is read out (once aria-busy is lifted).
-      parts.verdict = h('p', { 'data-check': 'drop-expected', 'aria-live': 'polite' }, parts.lead, parts.meanError, parts.tail, parts.band, parts.end);
+      // The first, drawn as the page loads while the learner reads another
+      // part of it, is not: the verdict turns live (polite) once it is painted (drawMean).
+      parts.verdict = h('p', { 'data-check': 'drop-expected', 'aria-live': this.live ? 'polite' : 'off' }, parts.lead, parts.meanError, parts.tail, parts.band, parts.end);
       host.replaceChildren(
         h('p', { class: 'readout' }, 'This draw dropped ', parts.count, ` of ${T * T} weights. Largest |row sum − 1| with dropout: `, parts.on,
           '; with dropout off: ', parts.off, '.'),
@@ -168,6 +172,13 @@ export const dropout = {
     setText(band, fmtSci(allowed));
     end.data = ' of 1 (4 standard errors).';
     for (const node of [meanLine, verdict]) node.removeAttribute('aria-busy');
+    if (!this.drawn) {
+      this.drawn = true;
+      afterFrameIdle(() => {
+        this.live = true;
+        this.check.verdict.setAttribute('aria-live', 'polite');
+      });
+    }
   },
 };
 

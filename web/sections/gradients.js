@@ -7,7 +7,7 @@
 // (lab.sdpaLossSlope).
 
 import {
-  h, numberGrid, numberField, checkbox, heatmap, valueTable, legend, statusLine, fmt, fmtSci, figures, blockedFrom, redraw, redrawNode, keptChildren,
+  h, numberGrid, numberField, checkbox, heatmap, valueTable, legend, statusLine, fmt, fmtSci, figures, blockedFrom, redraw, redrawNode, keptChildren, whenIdle,
 } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, dimLabel } from './common.js';
@@ -192,7 +192,17 @@ export const gradients = {
       ? ['Last step: the loss went from ', h('strong', { 'data-out': 'grad-before', text: fmt(this.lastStep.before, 4) }), ' to ',
         h('strong', { 'data-out': 'grad-after', text: fmt(this.lastStep.after, 4) }), '.']
       : ['Press “Take one step” to move q by −', String(st.lr), ' × dQ.'];
-    redraw(ctx.slot(this.id, 'step'), ...stepText);
+    const stepLine = ctx.slot(this.id, 'step');
+    redraw(stepLine, ...stepText);
+    // The line says what a step did. It becomes a live region once its first
+    // text is in place (when the page is next idle), so a screen reader hears
+    // each step's result and the page's first drawing says nothing.
+    if (!stepLine.hasAttribute('role')) {
+      whenIdle(() => {
+        stepLine.setAttribute('role', 'status');
+        stepLine.setAttribute('aria-live', 'polite');
+      });
+    }
 
     this.drawCheck(ctx, st, grads.dq.data);
   },

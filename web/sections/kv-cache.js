@@ -51,11 +51,17 @@ export const kvCache = {
       numberGrid({ label: 'Tokens x (one row per token, d_model = 4)', name: 'kv-x', matrix: st.x, rowLabel: tokenLabel, colLabel: dimLabel, onChange: commit }),
     );
     const step = (to) => { st.step = Math.max(1, Math.min(T, to)); commit(); };
-    this.prev = h('button', { type: 'button', 'data-field': 'kv-prev', text: '◀ Previous token' });
-    this.next = h('button', { type: 'button', 'data-field': 'kv-next', text: 'Next token ▶' });
+    // The arrows are drawn, not read: the buttons are named "Previous token" and "Next token".
+    this.prev = h('button', { type: 'button', 'data-field': 'kv-prev' }, h('span', { 'aria-hidden': 'true', text: '◀' }), ' Previous token');
+    this.next = h('button', { type: 'button', 'data-field': 'kv-next' }, 'Next token ', h('span', { 'aria-hidden': 'true', text: '▶' }));
     this.prev.addEventListener('click', () => step(st.step - 1));
     this.next.addEventListener('click', () => step(st.step + 1));
-    this.stepText = h('span', { class: 'num-out', 'data-out': 'kv-step', 'aria-live': 'polite' });
+    // The step and the check are read out after each edit. Their first text,
+    // drawn as the page loads while the learner reads another part of it, is
+    // not: they turn live (polite) once that first draw is painted (live).
+    this.stepText = h('span', { class: 'num-out', 'data-out': 'kv-step', 'aria-live': 'off' });
+    this.live = false;
+    this.drawn = false;
     ctx.slot(this.id, 'controls').replaceChildren(
       numberField({ label: 'Weight seed (2 heads of width 2, RoPE on)', name: 'kv-seed', value: st.seed, integer: true, min: 0, max: 99999, size: 'sm',
         onValue: (value) => { st.seed = value; commit(); } }),
@@ -128,7 +134,7 @@ export const kvCache = {
     if (!this.check || !checkHost.contains(this.check.node)) {
       this.check = { lead: document.createTextNode(''), diff: h('strong', { 'data-out': 'kv-diff' }), tail: document.createTextNode('') };
       // A live region, in the page before its text changes: each edit's verdict is read out.
-      this.check.node = h('p', { 'data-check': 'kv-equal', 'aria-live': 'polite' }, this.check.lead, this.check.diff, this.check.tail);
+      this.check.node = h('p', { 'data-check': 'kv-equal', 'aria-live': this.live ? 'polite' : 'off' }, this.check.lead, this.check.diff, this.check.tail);
       checkHost.replaceChildren(this.check.node);
     }
     const { node, lead, diff: diffNode, tail } = this.check;
@@ -139,6 +145,13 @@ export const kvCache = {
       : `✗ ${decoded}${verb[1]} from the full causal pass by up to `);
     setText(diffNode, fmtSci(diff));
     setText(tail, ok ? '.' : st.stale ? ': each query was rotated as if it stood at position 0, and the causal rule let it see token 1 only.' : '.');
+    if (!this.drawn) {
+      this.drawn = true;
+      afterFrameIdle(() => {
+        this.live = true;
+        for (const region of [this.stepText, this.check.node]) region.setAttribute('aria-live', 'polite');
+      });
+    }
 
     this.drawWork(ctx, st, res.madds);
   },

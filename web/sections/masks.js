@@ -2,7 +2,7 @@
 // Every number shown comes from the wasm core.
 
 import {
-  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmtShape, figures, blockedFrom, redraw, keptChildren, oneBased,
+  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmtShape, figures, blockedFrom, redraw, keptChildren, oneBased, refusalText,
 } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros, emptyRows, causalBits } from './common.js';
@@ -221,7 +221,7 @@ export const masks = {
     const host = ctx.slot(this.id, 'custom-weights');
     // The 3×3 example is one sequence with one head: the core's "batch 1,
     // head 1" would name axes the learner never sees here.
-    const explain = (err) => `${err.code}: ${oneBased(err.message).replaceAll('batch 1, head 1, ', '')}`;
+    const explain = (err) => refusalText(err.code, oneBased(err.message).replaceAll('batch 1, head 1, ', ''));
     const out = ctx.core(this.customStatus, () => ctx.lab.sdpa(ex.q, ex.k, ex.v,
       { mask: st.custom }), [host], { explain });
     if (!out) return;

@@ -121,7 +121,12 @@ export const multiHead = {
       causalBox, this.note,
     );
     this.status = statusLine();
-    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    // Training shows its step in a plain line; a screen reader hears only its
+    // start and its end, from a live region of their own (trainingSaid).
+    this.trainingLine = h('p', { class: 'readout', 'data-out': 'mha-training', hidden: true });
+    this.trainingSaid = h('p', { class: 'sr-only', 'data-out': 'mha-training-said', role: 'status', 'aria-live': 'polite' });
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.trainingLine, this.trainingSaid);
+    this.drawn = false;
     this.drawTokens(ctx, st);
     this.showMode(st);
     const details = ctx.slot(this.id, 'output').closest('details');
@@ -173,13 +178,25 @@ export const multiHead = {
     this.showMode(st);
     const hosts = ['summary', 'weights', 'output'].map((name) => ctx.slot(this.id, name));
     let run = null;
+    // Training started as the page loads (trained weights in the link) is
+    // not announced: the learner is reading another part of the page then.
+    const edited = this.drawn;
+    this.drawn = true;
     if (trained) {
       this.onTrainingStep ??= (r) => (r.done ? ctx.commit(this.prefix) : this.showTraining(r));
       run = trainedModel(ctx.lab, this.onTrainingStep);
       if (!run.done) {
+        if (edited && this.trainingLine.hidden) {
+          setText(this.trainingSaid, `Training the model in the core: ${TRAINED.steps} steps. The maps below appear when it is done.`);
+        }
+        this.status.clear(); // an error of the last input is not this one's
         this.showTraining(run);
         return;
       }
+    }
+    if (!this.trainingLine.hidden) {
+      this.trainingLine.hidden = true;
+      if (trained && this.trainingSaid.textContent) setText(this.trainingSaid, 'The model is trained: the maps below show its heads.');
     }
     // Before the first valid result there is nothing to keep: no "Last valid
     // result" boxes, and the message says only why the input is refused.
@@ -226,9 +243,10 @@ export const multiHead = {
     return mha.forward(run.trainer.layerInput(0, st.tokens[0]), undefined, { causal: true });
   },
 
-  /** While the model trains, the maps keep what they show and the status says how far it got. */
+  /** While the model trains, the maps keep what they show and a plain line (not read out) says how far it got. */
   showTraining(run) {
-    this.status.show(`Training the model in the core: step ${run.step} of ${TRAINED.steps}. The maps below appear when it is done.`);
+    setText(this.trainingLine, `Training the model in the core: step ${run.step} of ${TRAINED.steps}. The maps below appear when it is done.`);
+    this.trainingLine.hidden = false;
   },
 
   /** The sizes line, written in place. */

@@ -150,8 +150,9 @@ export const observability = {
     heatmap(mapHost, { name: 'obs-weights', values: res.weights.data.subarray(0, Tq * Tk), rows: Tq, cols: Tk, digits: 3,
       blocked: blockedAt, rowLabel: queryLabel, colLabel: keyLabel, caption: 'Weights of the chosen example' });
     // The four numbers are a live region, kept by redraw() from one edit to
-    // the next: the numbers and notes an edit changes are read out.
-    redraw(host, h('dl', { class: 'stats', 'aria-live': 'polite' }, rows.map(([name, value, key, note]) => h('div', { class: 'stat' },
+    // the next: the numbers and notes an edit changes are read out. Each
+    // item is atomic, so a changed number is read with its term and note.
+    redraw(host, h('dl', { class: 'stats', 'aria-live': 'polite' }, rows.map(([name, value, key, note]) => h('div', { class: 'stat', 'aria-atomic': 'true' },
       h('dt', { text: name }), h('dd', {}, h('strong', { 'data-out': key, text: value }), h('span', { class: 'hint', text: note }))))));
   },
 };

@@ -3,7 +3,7 @@
 // accumulator. Every number shown comes from the core's tiled path
 // (lab.sdpaTiled with its trace) and its ordinary path (lab.sdpa).
 
-import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtVec, fmtSci, redraw } from '../lesson-ui.js';
+import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtVec, fmtSci, redraw, afterFrameIdle } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, keyLabel } from './common.js';
 
@@ -53,8 +53,9 @@ export const onlineSoftmax = {
       st.step = Math.max(1, Math.min(tileCount(), st.step + delta));
       commit();
     };
-    this.prev = h('button', { type: 'button', 'data-field': 'flash-prev', text: '◀ Previous tile' });
-    this.next = h('button', { type: 'button', 'data-field': 'flash-next', text: 'Next tile ▶' });
+    // The arrows are drawn, not read: the buttons are named "Previous tile" and "Next tile".
+    this.prev = h('button', { type: 'button', 'data-field': 'flash-prev' }, h('span', { 'aria-hidden': 'true', text: '◀' }), ' Previous tile');
+    this.next = h('button', { type: 'button', 'data-field': 'flash-next' }, 'Next tile ', h('span', { 'aria-hidden': 'true', text: '▶' }));
     this.prev.addEventListener('click', () => step(-1));
     this.next.addEventListener('click', () => step(1));
     this.all = h('button', { type: 'button', 'data-field': 'flash-all', text: 'All tiles' });
@@ -64,7 +65,7 @@ export const onlineSoftmax = {
       numberGrid({ label: 'Keys', name: 'flash-k', matrix: st.k, rowLabel: keyLabel, colLabel: dimLabel, onChange: commit }),
       numberGrid({ label: 'Values', name: 'flash-v', matrix: st.v, rowLabel: (j) => `value ${j + 1}`, colLabel: dimLabel, onChange: commit }),
     );
-    this.stepText = h('span', { class: 'num-out', 'data-out': 'flash-step', 'aria-live': 'polite' });
+    this.stepText = h('span', { class: 'num-out', 'data-out': 'flash-step', 'aria-live': 'off' });
     ctx.slot(this.id, 'controls').replaceChildren(
       this.tileField,
       h('div', { class: 'field stepper' }, this.prev, this.stepText, this.next, this.all),
@@ -75,10 +76,13 @@ export const onlineSoftmax = {
     );
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
-    // The comparison under the last tile is read out when it appears or
-    // changes: its box is a live region from the start (a region added with
-    // its text would say nothing).
-    ctx.slot(this.id, 'check').setAttribute('aria-live', 'polite');
+    // The tile shown and the comparison under the last tile are read out
+    // when they change: the comparison's box is a region in the page before
+    // its text (a region added with its text would say nothing). Their first
+    // text, drawn as the page loads while the learner reads another part of
+    // it, is not: both turn live (polite) once that first draw is painted.
+    ctx.slot(this.id, 'check').setAttribute('aria-live', 'off');
+    this.drawn = false;
   },
 
   update(ctx, st) {
@@ -135,6 +139,11 @@ export const onlineSoftmax = {
 
     // The check: after the last tile, accumulator / l against the ordinary softmax.
     const checkHost = ctx.slot(this.id, 'check');
+    if (!this.drawn) {
+      this.drawn = true;
+      const { stepText } = this;
+      afterFrameIdle(() => { for (const region of [stepText, checkHost]) region.setAttribute('aria-live', 'polite'); });
+    }
     if (st.step < tiles) {
       redraw(checkHost, h('p', { class: 'readout', 'data-out': 'flash-wait',
         text: `Step to tile ${tiles} to compare the result with the ordinary softmax.` }));

@@ -16,8 +16,9 @@ const slope = (x0, y0, x1, y1) => Math.log(y1 / y0) / Math.log(x1 / x0);
 export const tSquared = {
   id: 't-squared',
   prefix: 'cost',
+  // The heading is the title as it is, with the character ²: read as "squared",
+  // where T<sup>2</sup> would be read "T2".
   title: 'What T² costs',
-  heading: 'What T<sup>2</sup> costs',
   body: `
 <p>Every query meets every key, so the scores of one head form a T × T matrix: doubling the sequence length T quadruples it. Kept in memory, as the weights are when you ask for them, it grows as T². The tiled path of the previous section never keeps it: its memory grows only as T × d, with the inputs and the output. Its work still grows as T²: every score is still computed, once.</p>
 <p>For a whole layer the count is B × H × T² scores of d<sub>head</sub> products each: O(B · H · T² · d<sub>head</sub>) = O(B · T² · d<sub>model</sub>), since H × d<sub>head</sub> = d<sub>model</sub>. When a long sequence does not fit, the usual ways out are a smaller batch, shorter sequences, activation checkpointing (keep less, recompute in the backward pass), a tiled kernel that never stores the T × T weights, or attention that lets each query see only a window or a sparse subset of the keys. A narrower model helps only in proportion: a smaller d<sub>model</sub> makes each score cheaper and the projections smaller, but every head still has its T × T scores, so doubling T still quadruples them.</p>

@@ -3,7 +3,7 @@
 // attention map. Every number shown comes from the wasm core (lab.createTrainer).
 
 import { TRAIN_TASKS, TRAIN_DEFAULTS } from '../attention.js';
-import { h, numberField, checkbox, radios, select, statusLine, fmt, fmtSci } from '../lesson-ui.js';
+import { h, numberField, checkbox, radios, select, statusLine, fmt, fmtSci, uid } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { rampRgb, rampColour, rampLegend, headColour } from '../palette.js';
 
@@ -457,8 +457,9 @@ export const watchLearn = {
     const figures = [];
     for (let l = 0; l < L; l++) {
       for (let hd = 0; hd < H; hd++) {
-        const canvas = h('canvas', { role: 'img', 'data-canvas': `learn-map-${l + 1}-${hd + 1}` });
-        const note = h('p', { class: 'hint' });
+        // The map is named short and described by the note under it, which says what it shows.
+        const note = h('p', { class: 'hint', id: uid('learn-note') });
+        const canvas = h('canvas', { role: 'img', 'data-canvas': `learn-map-${l + 1}-${hd + 1}`, 'aria-describedby': note.id });
         const off = h('button', { type: 'button', class: 'action', 'aria-pressed': 'false', 'data-action': `learn-ablate-${l + 1}-${hd + 1}`,
           text: `Switch off layer ${l + 1}, head ${hd + 1}` });
         off.disabled = true;
@@ -477,7 +478,8 @@ export const watchLearn = {
           this.said.textContent = `Layer ${l + 1} head ${hd + 1} switched ${on ? 'off' : 'back on'}: held-out accuracy ${percent(this.accuracy)}${rest}`;
         });
         const { colour, ink } = headColour(l * H + hd, L * H);
-        const swatch = h('span', { class: `head-swatch ${ink}`, text: String(hd + 1) });
+        // The swatch's digit repeats the caption's: it is not read.
+        const swatch = h('span', { class: `head-swatch ${ink}`, text: String(hd + 1), 'aria-hidden': 'true' });
         swatch.style.backgroundColor = colour;
         figures.push(h('figure', { class: 'head-map', 'data-head': `${l + 1}.${hd + 1}` },
           h('figcaption', {}, swatch, ` Layer ${l + 1}, head ${hd + 1}`), canvas, note, off));
@@ -517,7 +519,7 @@ export const watchLearn = {
         // A head switched off still computes its weights; only its output is dropped.
         const off = this.ablated.has(`${l}.${hd}`);
         const said = `${off ? 'Switched off: its output is dropped, and the map shows what it would read. ' : ''}${describeMap(weights, tokens.length, allowed.data)}`;
-        this.mapCanvases[k].setAttribute('aria-label', `Layer ${l + 1}, head ${hd + 1}${view} on the sequence ${tokens.map(letter).join('')}: ${said}`);
+        this.mapCanvases[k].setAttribute('aria-label', `Layer ${l + 1}, head ${hd + 1}${view} on the sequence ${tokens.map(letter).join('')}`);
         this.mapNotes[k].textContent = `${said}.`;
         this.mapCanvases[k].closest('figure')?.classList.toggle('head-off', off);
       }

@@ -55,7 +55,9 @@ export const whyScale = {
     const sliderId = 'scale-dk';
     const slider = h('input', { id: sliderId, type: 'range', min: 1, max: 256, step: 1, 'data-field': 'scale-dk' });
     slider.value = String(st.dk);
-    const shown = h('output', { for: sliderId, class: 'num-out strong', text: String(st.dk) });
+    // The slider says its own value; the output is not a live region too,
+    // or each step would be read twice.
+    const shown = h('output', { for: sliderId, class: 'num-out strong', text: String(st.dk), 'aria-live': 'off' });
     slider.addEventListener('input', () => {
       st.dk = Number(slider.value);
       shown.textContent = slider.value;

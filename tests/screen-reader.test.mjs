@@ -1,0 +1,185 @@
+// What a screen reader hears on the lesson page: names and descriptions as
+// Chromium exposes them (its accessibility tree), and what a live region
+// announces after an edit. Each test names the section and the node it reads.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { browserSuite, typeInto, runAxe, assertClean } from './helpers/browser.mjs';
+
+const suite = browserSuite();
+
+/**
+ * The node at `selector` as Chromium's accessibility tree has it: role, name,
+ * description and live politeness ('' when none).
+ */
+async function axNode(page, selector) {
+  await page.locator(selector).first().scrollIntoViewIfNeeded();
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const { root } = await cdp.send('DOM.getDocument', { depth: 0 });
+    const { nodeId } = await cdp.send('DOM.querySelector', { nodeId: root.nodeId, selector });
+    assert.ok(nodeId, `no node matches ${selector}`);
+    const { nodes } = await cdp.send('Accessibility.getPartialAXTree', { nodeId, fetchRelatives: false });
+    const node = nodes[0];
+    const prop = (name) => node.properties?.find((p) => p.name === name)?.value.value ?? '';
+    return { role: node.role?.value ?? '', name: node.name?.value ?? '', description: node.description?.value ?? '', live: prop('live') };
+  } finally {
+    await cdp.detach();
+  }
+}
+
+test('observability: each number an edit changes is announced with its term', async () => {
+  const { page, problems, context } = await suite.open('#view=observability');
+  const section = page.locator('#observability');
+  const terms = await section.locator('dl.stats dt').allTextContents();
+  assert.equal(terms.length, 4, `#observability dl.stats: four terms wanted, seen ${JSON.stringify(terms)}`);
+  // What the live region announces for each change: the text of the nearest
+  // aria-atomic="true" node around the change inside the region (the region
+  // itself when it is atomic), or else the changed text alone.
+  await page.evaluate(() => {
+    const region = document.querySelector('#observability dl.stats');
+    window.announced = [];
+    const said = (node) => {
+      const el = node.nodeType === 1 ? node : node.parentElement;
+      const atomic = el?.closest('[aria-atomic="true"]');
+      return atomic && region.contains(atomic) ? atomic : node;
+    };
+    new MutationObserver((records) => {
+      const nodes = new Set();
+      for (const r of records) {
+        if (r.type === 'characterData') nodes.add(said(r.target));
+        else if (r.addedNodes.length) for (const n of r.addedNodes) nodes.add(said(n));
+        else nodes.add(said(r.target));
+      }
+      for (const n of nodes) window.announced.push(n.textContent.trim());
+    }).observe(region, { subtree: true, childList: true, characterData: true, attributes: false });
+  });
+  await typeInto(page, section.getByLabel('Multiply Q by'), '20');
+  await page.waitForFunction(() => window.announced.length > 0);
+  await page.waitForTimeout(300);
+  const announced = await page.evaluate(() => window.announced);
+  const bare = announced.filter((text) => !terms.some((term) => text.includes(term)));
+  assert.deepEqual(bare, [], `#observability dl.stats: announced without its term, after typing "20" into "Multiply Q by" (all announced: ${JSON.stringify(announced)})`);
+  assertClean(problems, 'observability');
+  await context.close();
+});
+
+test('head maps are named by their caption without the swatch\'s digit (multi-head, self-cross, watch-learn)', async () => {
+  const { page, problems, context } = await suite.open('#view=multi-head');
+  for (const [id, want] of [['multi-head', 'Head 1'], ['self-cross', 'Head 1'], ['watch-learn', 'Layer 1, head 1']]) {
+    const where = `#${id} figure.head-map`;
+    await page.locator(where).first().waitFor();
+    // Playwright's snapshot: the figure's name from its caption, and the caption's text as read.
+    const snap = (await page.locator(where).first().ariaSnapshot()).split('\n');
+    assert.equal(snap[0], `- figure "${want}":`, `${where}: the first figure's name`);
+    assert.equal(snap[1], `  - text: ${want}`, `${where} figcaption: its text as read`);
+  }
+  assertClean(problems, 'head maps');
+  await context.close();
+});
+
+test('why-scale: the slider says its value; the output beside it is not announced again', async () => {
+  const { page, problems, context } = await suite.open('#view=why-scale');
+  const slider = page.locator('#scale-dk');
+  await slider.focus();
+  await page.keyboard.press('ArrowRight');
+  const output = await axNode(page, '#why-scale output[for="scale-dk"]');
+  assert.equal(output.live, '', `#why-scale output[for="scale-dk"]: a live region (live "${output.live}"), so each step is read twice`);
+  assert.equal(await page.locator('#why-scale output[for="scale-dk"]').textContent(), '65', 'the output shows the new value');
+  const range = await axNode(page, '#scale-dk');
+  assert.equal(range.role, 'slider');
+  assert.equal(range.name, 'd_k, the width of each query and key', '#scale-dk: the slider\'s name');
+  assert.equal(await slider.inputValue(), '65');
+  assertClean(problems, 'why-scale');
+  await context.close();
+});
+
+test('watch-learn: a map has a short name and is described once, by the note under it', async () => {
+  const { page, problems, context } = await suite.open('#view=watch-learn');
+  const where = '#watch-learn canvas[data-canvas="learn-map-1-1"]';
+  await page.locator(where).waitFor();
+  const map = await axNode(page, where);
+  const note = (await page.locator(where).locator('xpath=following-sibling::p[1]').textContent()).trim();
+  assert.ok(note.length > 20, `${where}: the note under the map is empty`);
+  assert.match(map.name, /^Layer 1, head 1 on the sequence [A-Z]+$/, `${where}: the canvas's name`);
+  assert.equal(map.description, note, `${where}: the canvas is described by the note under it`);
+  assertClean(problems, 'watch-learn');
+  await context.close();
+});
+
+test('break it: glyphs are not read; the mark is said once, on the cell or on the row header', async () => {
+  const { page, problems, context } = await suite.open('#view=break-it');
+  // A blamed output entry, row 1, column 4; its query's row in the weights as context.
+  const card = page.locator('#bk-no-rescale');
+  await card.locator('summary').click();
+  await card.locator('button.bk-switch').click();
+  const out = '#bk-no-rescale [data-table="output"]';
+  assert.match((await axNode(page, `${out} td.bk-worst`)).name, /^\d\.\d{3} \(marked by the check\)$/, `${out} td.bk-worst: the blamed cell's name`);
+  assert.equal((await axNode(page, `${out} th.bk-mark-row`)).name, 'token 1', `${out} th.bk-mark-row: the row header of a marked cell`);
+  assert.equal((await axNode(page, `${out} th.bk-mark-col`)).name, 'f4', `${out} th.bk-mark-col: the column header of a marked cell`);
+  const weights = '#bk-no-rescale [data-table="weights0"]';
+  assert.equal((await axNode(page, `${weights} th.bk-mark-row`)).name, 'q1 (its output entry is marked by the check)', `${weights} th.bk-mark-row: the context row's header`);
+  // A blamed row of weights: its header says so, once.
+  const rows = page.locator('#bk-softmax-over-queries');
+  if (!(await rows.evaluate((d) => d.open))) await rows.locator('summary').click();
+  await rows.locator('button.bk-switch').click();
+  const rowTable = '#bk-softmax-over-queries [data-table="weights0"]';
+  assert.match((await axNode(page, `${rowTable} th.bk-mark-row`)).name, /^q\d \(row marked by the check\)$/, `${rowTable} th.bk-mark-row: the blamed row's header`);
+  const row = await page.locator(`${rowTable} th.bk-mark-row`).evaluate((th) => th.closest('tr').querySelector('td').dataset.row);
+  const cellNames = [];
+  for (let j = 0; j < 4; j++) cellNames.push((await axNode(page, `${rowTable} td[data-row="${row}"][data-col="${j}"]`)).name);
+  assert.equal(cellNames.length, 4, `${rowTable}: 4 cells of the blamed row`);
+  assert.ok(cellNames.every((name) => /^\d\.\d{3}$/.test(name)), `${rowTable} td.bk-worst-row: each cell says its number only, seen ${JSON.stringify(cellNames)}`);
+  assertClean(problems, 'break it');
+  await context.close();
+});
+
+test('what T² costs: the heading and its table-of-contents link read "T²", not "T2"', async () => {
+  const { page, problems, context } = await suite.open('#view=t-squared');
+  const heading = await axNode(page, '#t-squared h2');
+  assert.match(heading.name, /What T² costs$/, '#t-squared h2: the heading\'s name');
+  const link = await axNode(page, 'nav.toc a[href="#t-squared"]');
+  assert.match(link.name, /What T² costs$/, 'nav.toc a[href="#t-squared"]: the link\'s name');
+  assertClean(problems, 't-squared');
+  await context.close();
+});
+
+test('quiz: each question\'s controls are described by the question; an empty answer by the feedback too', async () => {
+  const { page, problems, context } = await suite.open('#view=quiz');
+  const question = (id) => page.locator(`li[data-question="${id}"] > p`).first().textContent().then((t) => t.replace(/\s+/g, ' ').trim());
+  const cases = [
+    ['softmax-axis', 'fieldset', 'Choose one answer to question 2'],
+    ['causal', '[role="group"]', 'Your causal mask, 4 positions (pressed = blocked)'],
+    ['head-width', 'input.qz-number', 'dhead ='],
+  ];
+  for (const [id, control, name] of cases) {
+    const where = `form[data-quiz="${id}"] ${control}`;
+    const node = await axNode(page, where);
+    assert.equal(node.name, name, `${where}: its name`);
+    assert.equal(node.description, await question(id), `${where}: described by the question's text`);
+  }
+  // Check with no choice: the fieldset is described by the feedback too.
+  await page.locator('form[data-quiz="softmax-axis"] button[type="submit"]').click();
+  const where = 'form[data-quiz="softmax-axis"] fieldset';
+  assert.equal((await axNode(page, where)).description, `${await question('softmax-axis')} Choose one of the answers first.`, `${where}: after Check with no choice`);
+  // Answered: the feedback no longer describes it.
+  await page.locator('form[data-quiz="softmax-axis"] input[type="radio"]').first().check();
+  await page.locator('form[data-quiz="softmax-axis"] button[type="submit"]').click();
+  assert.equal((await axNode(page, where)).description, await question('softmax-axis'), `${where}: after an answer is checked`);
+  await runAxe(page, 'quiz', { include: '#quiz' });
+  assertClean(problems, 'quiz');
+  await context.close();
+});
+
+test('the touched sections stay axe-clean', async () => {
+  const { page, problems, context } = await suite.open('#view=observability');
+  await page.addStyleTag({ content: 'main > section { content-visibility: visible !important; }' });
+  for (const id of ['observability', 'multi-head', 'self-cross', 'watch-learn', 'why-scale', 't-squared']) {
+    await runAxe(page, `#${id}`, { include: `#${id}` });
+  }
+  const card = page.locator('#bk-no-rescale');
+  await card.locator('summary').click();
+  await card.locator('button.bk-switch').click();
+  await runAxe(page, '#bk-no-rescale with the bug on', { include: '#bk-no-rescale' });
+  assertClean(problems, 'axe');
+  await context.close();
+});
