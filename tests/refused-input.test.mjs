@@ -126,7 +126,7 @@ test('gradients: "Take one step" says its result in a live region, and the page 
   const { context, page, problems } = await suite.open('#view=gradients', { viewport: { width: 1280, height: 900 }, init });
   const line = page.locator('#gradients [data-slot="step"]');
   assert.match(await line.textContent(), /^Press “Take one step”/, 'gradients: the first text is in place at load');
-  await page.waitForSelector('#gradients [data-slot="step"][role="status"]', { timeout: 3000 });
+  await page.waitForSelector('#gradients [data-slot="step"][aria-live="polite"]', { timeout: 3000 });
   const atLoad = await page.evaluate(() => window.liveSaid.filter(([slot]) => slot === 'step'));
   assert.deepEqual(atLoad, [], 'gradients: the step line said something while the page loaded');
   await page.locator('#gradients button[data-action="grad-step"]').click();

@@ -1,7 +1,7 @@
 // Mask conventions: allowed, blocked and additive masks, and the classic migration bug.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, figures, blockedFrom, setText, afterFrameIdle } from '../lesson-ui.js';
+import { h, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, figures, blockedFrom, setText, quietFirstDraw } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros, emptyRows, causalBits } from './common.js';
 import { slot } from './markup.js';
@@ -47,12 +47,9 @@ export const conventions = {
       reset));
     this.status = statusLine();
     ctx.slot(this.id, 'misuse-status').replaceChildren(this.status.node);
-    // A live region: whether the diagonal is still allowed is read out after
-    // each click. Its first text, drawn as the page loads while the learner
-    // reads another part of it, is not: the line turns live (polite) once
-    // that first draw is painted.
-    this.diagonal = h('p', { class: 'readout', 'data-out': 'conv-diagonal', 'aria-live': 'off' });
-    this.drawn = false;
+    // A live region: whether the diagonal is still allowed is read out after each click.
+    this.live = quietFirstDraw();
+    this.diagonal = this.live.region(h('p', { class: 'readout', 'data-out': 'conv-diagonal' }));
     ctx.slot(this.id, 'checks').replaceChildren(this.diagonal);
   },
 
@@ -104,11 +101,7 @@ export const conventions = {
     for (let i = 0; i < T; i++) if (!at(allowed, i, i)) diagonalOk = false;
     setText(this.diagonal, diagonalOk ? '✓ Every query may attend to itself: the diagonal is allowed in the allowed mask and 0 in the blocked mask.'
       : '⚠ Some query may not attend to itself: for a causal self-attention mask that usually means the convention was flipped.');
-    if (!this.drawn) {
-      this.drawn = true;
-      const { diagonal } = this;
-      afterFrameIdle(() => diagonal.setAttribute('aria-live', 'polite'));
-    }
+    this.live.drawn();
 
     // What happens if the allowed mask is handed, unchanged, to an API that
     // reads 1 as "blocked". The core runs each query on its own, so that a

@@ -3,7 +3,7 @@
 // longer 1, though its expected sum still is. Every number shown comes from
 // the core (lab.sdpa with { dropout, seed }).
 
-import { h, numberGrid, numberField, statusLine, heatmap, fmt, fmtPlain, fmtVec, fmtSci, setText, setCheck, afterFrameIdle } from '../lesson-ui.js';
+import { h, numberGrid, numberField, statusLine, heatmap, fmt, fmtPlain, fmtVec, fmtSci, setText, setCheck, afterFrameIdle, quietFirstDraw } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, keyLabel, queryLabel } from './common.js';
 
@@ -66,8 +66,7 @@ export const dropout = {
     );
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
-    this.live = false;
-    this.drawn = false;
+    this.live = quietFirstDraw();
   },
 
   /**
@@ -142,10 +141,9 @@ export const dropout = {
       };
       parts.mean.textContent = '…';
       parts.meanLine = h('p', { class: 'readout' }, `Mean row sums over ${DRAWS} draws: `, parts.mean);
-      // The verdict is a live region: each new mean's verdict is read out (once aria-busy is lifted).
-      // The first, drawn as the page loads while the learner reads another
-      // part of it, is not: the verdict turns live (polite) once it is painted (drawMean).
-      parts.verdict = h('p', { 'data-check': 'drop-expected', 'aria-live': this.live ? 'polite' : 'off' }, parts.lead, parts.meanError, parts.tail, parts.band, parts.end);
+      // The verdict is a live region: each new mean's verdict is read out (once
+      // aria-busy is lifted), from the second: the first comes in as the page loads (drawMean).
+      parts.verdict = this.live.region(h('p', { 'data-check': 'drop-expected' }, parts.lead, parts.meanError, parts.tail, parts.band, parts.end));
       host.replaceChildren(
         h('p', { class: 'readout' }, 'This draw dropped ', parts.count, ` of ${T * T} weights. Largest |row sum − 1| with dropout: `, parts.on,
           '; with dropout off: ', parts.off, '.'),
@@ -172,13 +170,7 @@ export const dropout = {
     setText(band, fmtSci(allowed));
     end.data = ' of 1 (4 standard errors).';
     for (const node of [meanLine, verdict]) node.removeAttribute('aria-busy');
-    if (!this.drawn) {
-      this.drawn = true;
-      afterFrameIdle(() => {
-        this.live = true;
-        this.check.verdict.setAttribute('aria-live', 'polite');
-      });
-    }
+    this.live.drawn();
   },
 };
 

@@ -7,7 +7,7 @@
 // (lab.sdpaLossSlope).
 
 import {
-  h, numberGrid, numberField, checkbox, heatmap, valueTable, legend, statusLine, fmt, fmtSci, figures, blockedFrom, redraw, redrawNode, keptChildren, whenIdle,
+  h, numberGrid, numberField, checkbox, heatmap, valueTable, legend, statusLine, fmt, fmtSci, figures, blockedFrom, redraw, redrawNode, keptChildren, quietFirstDraw,
 } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, dimLabel } from './common.js';
@@ -92,6 +92,9 @@ export const gradients = {
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
     this.lastStep = null;
+    // The step line says what a step did: a live region, quiet at load.
+    this.live = quietFirstDraw();
+    this.live.region(ctx.slot(this.id, 'step'));
     this.drawInputs(ctx, st);
     ctx.slot(this.id, 'controls').replaceChildren(checkbox({
       label: 'Causal: query i may see keys 1…i only', checked: st.causal, name: 'grad-causal',
@@ -192,17 +195,8 @@ export const gradients = {
       ? ['Last step: the loss went from ', h('strong', { 'data-out': 'grad-before', text: fmt(this.lastStep.before, 4) }), ' to ',
         h('strong', { 'data-out': 'grad-after', text: fmt(this.lastStep.after, 4) }), '.']
       : ['Press “Take one step” to move q by −', String(st.lr), ' × dQ.'];
-    const stepLine = ctx.slot(this.id, 'step');
-    redraw(stepLine, ...stepText);
-    // The line says what a step did. It becomes a live region once its first
-    // text is in place (when the page is next idle), so a screen reader hears
-    // each step's result and the page's first drawing says nothing.
-    if (!stepLine.hasAttribute('role')) {
-      whenIdle(() => {
-        stepLine.setAttribute('role', 'status');
-        stepLine.setAttribute('aria-live', 'polite');
-      });
-    }
+    redraw(ctx.slot(this.id, 'step'), ...stepText);
+    this.live.drawn();
 
     this.drawCheck(ctx, st, grads.dq.data);
   },

@@ -3,7 +3,7 @@
 // comes from the core: the module's forward with { cache, useCache }, and
 // one full causal pass to compare with.
 
-import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtSci, setText, setCheck, afterFrameIdle } from '../lesson-ui.js';
+import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtSci, setText, setCheck, afterFrameIdle, quietFirstDraw } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, keyLabel } from './common.js';
 
@@ -58,10 +58,9 @@ export const kvCache = {
     this.next.addEventListener('click', () => step(st.step + 1));
     // The step and the check are read out after each edit. Their first text,
     // drawn as the page loads while the learner reads another part of it, is
-    // not: they turn live (polite) once that first draw is painted (live).
-    this.stepText = h('span', { class: 'num-out', 'data-out': 'kv-step', 'aria-live': 'off' });
-    this.live = false;
-    this.drawn = false;
+    // not: they turn live (polite) once that first draw is painted (quietFirstDraw).
+    this.live = quietFirstDraw();
+    this.stepText = this.live.region(h('span', { class: 'num-out', 'data-out': 'kv-step' }));
     ctx.slot(this.id, 'controls').replaceChildren(
       numberField({ label: 'Weight seed (2 heads of width 2, RoPE on)', name: 'kv-seed', value: st.seed, integer: true, min: 0, max: 99999, size: 'sm',
         onValue: (value) => { st.seed = value; commit(); } }),
@@ -134,7 +133,7 @@ export const kvCache = {
     if (!this.check || !checkHost.contains(this.check.node)) {
       this.check = { lead: document.createTextNode(''), diff: h('strong', { 'data-out': 'kv-diff' }), tail: document.createTextNode('') };
       // A live region, in the page before its text changes: each edit's verdict is read out.
-      this.check.node = h('p', { 'data-check': 'kv-equal', 'aria-live': this.live ? 'polite' : 'off' }, this.check.lead, this.check.diff, this.check.tail);
+      this.check.node = this.live.region(h('p', { 'data-check': 'kv-equal' }, this.check.lead, this.check.diff, this.check.tail));
       checkHost.replaceChildren(this.check.node);
     }
     const { node, lead, diff: diffNode, tail } = this.check;
@@ -145,13 +144,7 @@ export const kvCache = {
       : `✗ ${decoded}${verb[1]} from the full causal pass by up to `);
     setText(diffNode, fmtSci(diff));
     setText(tail, ok ? '.' : st.stale ? ': each query was rotated as if it stood at position 0, and the causal rule let it see token 1 only.' : '.');
-    if (!this.drawn) {
-      this.drawn = true;
-      afterFrameIdle(() => {
-        this.live = true;
-        for (const region of [this.stepText, this.check.node]) region.setAttribute('aria-live', 'polite');
-      });
-    }
+    this.live.drawn();
 
     this.drawWork(ctx, st, res.madds);
   },

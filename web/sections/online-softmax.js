@@ -3,7 +3,7 @@
 // accumulator. Every number shown comes from the core's tiled path
 // (lab.sdpaTiled with its trace) and its ordinary path (lab.sdpa).
 
-import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtVec, fmtSci, redraw, afterFrameIdle } from '../lesson-ui.js';
+import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtVec, fmtSci, redraw, quietFirstDraw } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, keyLabel } from './common.js';
 
@@ -65,7 +65,8 @@ export const onlineSoftmax = {
       numberGrid({ label: 'Keys', name: 'flash-k', matrix: st.k, rowLabel: keyLabel, colLabel: dimLabel, onChange: commit }),
       numberGrid({ label: 'Values', name: 'flash-v', matrix: st.v, rowLabel: (j) => `value ${j + 1}`, colLabel: dimLabel, onChange: commit }),
     );
-    this.stepText = h('span', { class: 'num-out', 'data-out': 'flash-step', 'aria-live': 'off' });
+    this.live = quietFirstDraw();
+    this.stepText = this.live.region(h('span', { class: 'num-out', 'data-out': 'flash-step' }));
     ctx.slot(this.id, 'controls').replaceChildren(
       this.tileField,
       h('div', { class: 'field stepper' }, this.prev, this.stepText, this.next, this.all),
@@ -81,8 +82,7 @@ export const onlineSoftmax = {
     // its text (a region added with its text would say nothing). Their first
     // text, drawn as the page loads while the learner reads another part of
     // it, is not: both turn live (polite) once that first draw is painted.
-    ctx.slot(this.id, 'check').setAttribute('aria-live', 'off');
-    this.drawn = false;
+    this.live.region(ctx.slot(this.id, 'check'));
   },
 
   update(ctx, st) {
@@ -139,11 +139,7 @@ export const onlineSoftmax = {
 
     // The check: after the last tile, accumulator / l against the ordinary softmax.
     const checkHost = ctx.slot(this.id, 'check');
-    if (!this.drawn) {
-      this.drawn = true;
-      const { stepText } = this;
-      afterFrameIdle(() => { for (const region of [stepText, checkHost]) region.setAttribute('aria-live', 'polite'); });
-    }
+    this.live.drawn();
     if (st.step < tiles) {
       redraw(checkHost, h('p', { class: 'readout', 'data-out': 'flash-wait',
         text: `Step to tile ${tiles} to compare the result with the ordinary softmax.` }));
