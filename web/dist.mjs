@@ -58,8 +58,10 @@ const WASM = ['wasm/attention-simd.wasm', 'wasm/attention-scalar.wasm'];
 /** The classic script that explains a page whose modules cannot load; it sits next to that page. */
 const LOAD_FAILURE = 'load-failure.js';
 const MODULE_TAG = '<script type="module" src="lesson.js"></script>';
+/** load-failure.js's tag in the repository's pages, marked as theirs (see load-failure.js); copies drop the mark. */
+const REPOSITORY_LOAD_FAILURE = `<script src="${LOAD_FAILURE}" data-copy="repository"></script>`;
 /** index.html's two scripts: load-failure.js, marked as the repository's copy, then the lesson. */
-const BOOT_TAGS = `<script src="${LOAD_FAILURE}" data-copy="repository"></script>\n${MODULE_TAG}`;
+const BOOT_TAGS = `${REPOSITORY_LOAD_FAILURE}\n${MODULE_TAG}`;
 // attention.js reads the wasm with node:fs only when it runs in Node.
 const EXTERNAL = ['node:*'];
 
@@ -194,9 +196,8 @@ export function checkTitle(title) {
 
 /** embed.html as a packaged copy: load-failure.js without the repository's mark (see load-failure.js). */
 function packagedEmbed(html) {
-  const tag = `<script src="${LOAD_FAILURE}" data-copy="repository"></script>`;
-  if (!html.includes(tag)) throw new Error(`embed.html no longer has ${tag}`);
-  return html.replace(tag, `<script src="${LOAD_FAILURE}"></script>`);
+  if (!html.includes(REPOSITORY_LOAD_FAILURE)) throw new Error(`embed.html no longer has ${REPOSITORY_LOAD_FAILURE}`);
+  return html.replace(REPOSITORY_LOAD_FAILURE, `<script src="${LOAD_FAILURE}"></script>`);
 }
 
 /** index.html running `moduleTag`, the lesson's module, after load-failure.js as a packaged copy's (not the repository's). */
