@@ -304,14 +304,18 @@ test('the progress panel is read out when the score changes, not each time a sec
 
   // A prediction on a break-it card changes no score: the panel says nothing either.
   const card = page.locator('#break-it details.bk-card').first();
-  await card.locator('input[type="radio"]').first().check();
+  // By keyboard (focus, then Space or Enter): a pointer aimed at a control
+  // on this long page can miss it if a section far above is laid out meanwhile.
+  const choose = async (control, key) => { await control.focus(); await page.keyboard.press(key); };
+  await choose(card.locator('input[type="radio"]').first(), 'Space');
   said = (await liveSaid(page)).filter((s) => /Score \d/.test(s));
   assert.deepEqual(said, [], 'an unchanged score is not read out again');
 
   // An answer changes the score: that is read out, once and short; the full line is plain text.
   const form = page.locator('#quiz form').first();
-  await form.locator('input[type="radio"]').first().check();
-  await form.locator('button[type="submit"]').click();
+  await choose(form.locator('input[type="radio"]').first(), 'Space');
+  assert.equal(await form.locator('input[type="radio"]').first().isChecked(), true, 'the first choice is taken');
+  await choose(form.locator('button[type="submit"]'), 'Enter');
   said = (await liveSaid(page)).filter((s) => /Score \d/.test(s));
   assert.equal(said.length, 1, `one announcement of the new score: ${JSON.stringify(said)}`);
   assert.match(said[0], /: Score 1 of \d+$/);
