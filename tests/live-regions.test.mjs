@@ -3,12 +3,16 @@
 // place before it is live), it still speaks after a learner's edit, training
 // the multi-head model is announced at its start and end only, the progress
 // panel says only a change of score, and the steppers' arrows are not read.
+// A section with inputs says the result of a learner's edit once, after the
+// edits pause, with the numbers the page shows; a section redrawn because it
+// reads another's state says nothing, and neither does a refused edit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { browserSuite, assertClean, typeInto } from './helpers/browser.mjs';
 import { QUESTIONS } from '../web/quiz-questions.js';
 import { EXERCISES } from '../web/exercises.js';
 import { TRAINED } from '../web/sections/trained-weights.js';
+import { ANNOUNCE_DELAY } from '../web/lesson-announce.js';
 
 const suite = browserSuite();
 
@@ -16,7 +20,8 @@ const suite = browserSuite();
 const MAX = QUESTIONS.length + EXERCISES.length;
 
 /** The parts of the page this file watches: each section by its id, the progress panel by [data-progress]. */
-const WATCHED = ['conventions', 'kv-cache', 'online-softmax', 'dropout', 'multi-head', 'progress'];
+const WATCHED = ['conventions', 'kv-cache', 'online-softmax', 'dropout', 'multi-head', 'progress',
+  'one-query', 'three-by-three', 'why-scale', 'shapes', 'masks', 'self-cross', 'observability', 'gradients', 'pytorch', 'watch-learn'];
 
 /**
  * Installed before the page loads: window.liveSaid logs every change of text
@@ -46,8 +51,11 @@ async function open(hash) {
   return session;
 }
 
-/** The log since the last call, for the watched parts of the page. */
-const said = async (page) => (await page.evaluate(() => window.liveSaid.splice(0))).filter((s) => WATCHED.includes(s.where));
+/**
+ * The log since the last call, for the watched parts of the page. A region
+ * emptied says nothing to a screen reader, so an empty text is not logged.
+ */
+const said = async (page) => (await page.evaluate(() => window.liveSaid.splice(0))).filter((s) => WATCHED.includes(s.where) && s.text !== '');
 
 /** The live region holding `selector`'s element now, described, or null. */
 const liveRegionOf = (page, selector) => page.evaluate((sel) => {
@@ -94,6 +102,160 @@ test('after the load, a learner\'s edit in each section is still read out', asyn
     && !document.querySelector('[data-check="drop-expected"]').hasAttribute('aria-busy'));
   await heardAfter('dropout', '[data-check="drop-expected"]', /^✓ On average the rows still sum to 1: .*p = 0\.50/);
   assertClean(problems, 'edits after the load');
+  await context.close();
+});
+
+/** The text the page shows at `selector` (its first match). */
+const shown = (page, selector) => page.locator(selector).first().textContent();
+
+/** The texts of the cells of row `row` of a map or value table (`selector`), left to right. */
+const rowShown = (page, selector, row) => page.locator(`${selector} [data-row="${row}"][data-col]`).allTextContents();
+
+/**
+ * Make an edit as a learner makes it, wait for the edits' pause and for the
+ * sections redrawn late (those that read another's state), and return what
+ * was said, by watched part: { where: [text, ...] }.
+ */
+async function afterEdit(page, edit) {
+  await said(page);
+  await edit();
+  // The edit's sentence comes once the edits pause (waited for up to
+  // ANNOUNCE_DELAY and more). Anything else said, by a section redrawn late
+  // or twice, comes with it or soon after: 400 ms more are waited for that.
+  await page.waitForFunction((watched) => window.liveSaid.some((s) => watched.includes(s.where) && s.text !== ''), WATCHED,
+    { timeout: ANNOUNCE_DELAY + 1200 }).catch(() => {});
+  await page.waitForTimeout(400);
+  const heard = {};
+  for (const { where, text } of await said(page)) (heard[where] ??= []).push(text);
+  return heard;
+}
+
+/** An edit of section `where` said exactly `want` once, and no other part of the page said anything. */
+function saidOnce(heard, where, want) {
+  assert.deepEqual(heard, { [where]: [want] }, `${where}: what the page said after the edit`);
+}
+
+test('a learner\'s edit in each section is said once, after the edits pause, with the numbers the page shows', async () => {
+  const { page, problems, context } = await open('');
+  assert.deepEqual(await said(page), [], 'the page loading said something');
+  const cell = (grid, row, col) => page.locator(`[data-grid="${grid}"] input[data-row="${row}"][data-col="${col}"]`);
+
+  // One query: the weights and the output, as the steps show them.
+  const oneBefore = await shown(page, '[data-out="one-output"]');
+  let heard = await afterEdit(page, () => typeInto(page, cell('one-q', 0, 0), '2'));
+  const oneOutput = await shown(page, '[data-out="one-output"]');
+  assert.notEqual(oneOutput, oneBefore, 'one-query: the output did not change');
+  saidOnce(heard, 'one-query', `Weights ${await shown(page, '[data-out="one-weights"]')}; output ${oneOutput}.`);
+
+  // The 3×3 example: the edited query's weights and output. The custom mask
+  // and the invariants, which read this example, are redrawn and say nothing.
+  heard = await afterEdit(page, () => typeInto(page, cell('ex-q', 1, 0), '3'));
+  const exWeights = await rowShown(page, '[data-heatmap="ex-weights"]', 1);
+  const exOutput = await rowShown(page, '[data-values="ex-output"]', 1);
+  assert.equal(exWeights.length, 3);
+  saidOnce(heard, 'three-by-three', `Query 2: weights ${exWeights.join(', ')}; output 2 [${exOutput.join(', ')}].`);
+
+  // Why divide by √d_k: three steps of the slider are said once, at its last value.
+  const slider = page.locator('[data-field="scale-dk"]');
+  heard = await afterEdit(page, async () => {
+    await slider.focus();
+    for (let k = 0; k < 3; k++) await page.keyboard.press('ArrowRight');
+  });
+  assert.equal(await slider.inputValue(), '67');
+  saidOnce(heard, 'why-scale', `d_k = 67: variance ${await shown(page, '[data-out="var-unscaled"]')} unscaled, ${await shown(page, '[data-out="var-scaled"]')} scaled. `
+    + `The largest of 16 weights averages ${await shown(page, '[data-out="peak-unscaled"]')} without scaling and ${await shown(page, '[data-out="peak-scaled"]')} with it.`);
+
+  // Shapes: the weights' shape and size, and the output's shape.
+  heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="shape-t"]'), '7'));
+  const weightsShape = await shown(page, '[data-shape="scores and weights"]');
+  assert.equal(weightsShape, '(2, 4, 7, 7)');
+  saidOnce(heard, 'shapes', `Weights ${weightsShape}: ${await shown(page, '[data-out="shape-count"]')} numbers. `
+    + `Output ${await shown(page, '[data-shape="output after the output projection"]')}.`);
+
+  // Masks: each part says its own result.
+  heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="mask-ct"]'), '5'));
+  const causalFirst = await rowShown(page, '[data-heatmap="mask-causal-weights"]', 0);
+  const causalLast = await rowShown(page, '[data-heatmap="mask-causal-weights"]', 4);
+  assert.equal(causalLast.length, 5);
+  saidOnce(heard, 'masks', `Causal mask (5, 5): query 1 puts ${causalFirst[0]} on key 1; query 5 puts ${causalLast.join(', ')} on keys 1 to 5.`);
+  heard = await afterEdit(page, () => typeInto(page, cell('mask-tokens', 1, 4), '0'));
+  saidOnce(heard, 'masks', `Padding mask ${await shown(page, '[data-out="mask-pshape"]')}: sequence 1 has padding at keys 4, 5; `
+    + `sequence 2 has padding at key 5. Causal AND padding: ${await shown(page, '[data-out="mask-cshape"]')}.`);
+  heard = await afterEdit(page, () => page.locator('[data-mask="mask-custom"] button[data-row="1"][data-col="0"]').click());
+  const custom = await rowShown(page, '[data-heatmap="mask-custom-weights"]', 1);
+  assert.equal(custom[0], '0', 'masks: the blocked weight shown');
+  saidOnce(heard, 'masks', `Query 2 under your mask: weights 0 (blocked), ${custom.slice(1).join(', ')}.`);
+
+  // Self- and cross-attention: the edited target position's output row.
+  heard = await afterEdit(page, () => typeInto(page, cell('cross-tgt', 1, 0), '2'));
+  const crossRow = await rowShown(page, '[data-values="cross-output"]', 1);
+  assert.equal(crossRow.length, 4);
+  saidOnce(heard, 'self-cross', `Output row t2 [${crossRow.join(', ')}].`);
+
+  // Multi-head: a size is said as the sizes line; the last token as the leak test.
+  heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="mha-heads"]'), '8'));
+  saidOnce(heard, 'multi-head', `d_model = 32 split over 8 heads gives d_head = ${await shown(page, '[data-out="mha-dhead"]')}. `
+    + `Weights ${await shown(page, '[data-out="mha-wshape"]')}, output ${await shown(page, '[data-out="mha-oshape"]')}.`);
+  heard = await afterEdit(page, () => typeInto(page, page.locator('[data-grid="mha-tokens"] input[data-col="4"]'), '7'));
+  const leak = await shown(page, '[data-out="mha-leak"]');
+  assert.match(leak, /You changed t5 \(5 → 7\)/);
+  saidOnce(heard, 'multi-head', leak);
+
+  // Gradients: the loss.
+  heard = await afterEdit(page, () => typeInto(page, cell('grad-q', 1, 0), '0.5'));
+  saidOnce(heard, 'gradients', `Loss ${await shown(page, '[data-out="grad-loss"]')}.`);
+
+  // PyTorch: the output rows.
+  heard = await afterEdit(page, () => typeInto(page, cell('pt-q', 0, 0), '3'));
+  const ptRows = await Promise.all([0, 1, 2].map(async (i) => `[${(await rowShown(page, '[data-values="pt-output"]', i)).join(', ')}]`));
+  saidOnce(heard, 'pytorch', `Output ${ptRows.join(', ')}.`);
+
+  // Watch a head learn: new settings give a new, untrained model.
+  heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="learn-seed"]'), '2'));
+  saidOnce(heard, 'watch-learn', `A new model, not trained yet: held-out accuracy ${await shown(page, '[data-out="learn-accuracy"]')}. Press Start to train it.`);
+
+  // A state restored from the link (the address bar edited) says nothing.
+  heard = await afterEdit(page, () => page.evaluate(() => {
+    location.hash = 'one.first=1&scale.dk=32&shape.t=6&mask.ct=6&cross.tq=3&mha.heads=2&obs.mult=2&grad.row=3&pt.t=6&learn.seed=3';
+  }));
+  assert.equal(await page.locator('[data-field="mask-ct"]').inputValue(), '6', 'the state in the link was not restored');
+  assert.deepEqual(heard, {}, 'what the page said when a state was restored from the link');
+  assertClean(problems, 'edits in each section');
+  await context.close();
+});
+
+test('an edit of the 3×3 example is said by that section only, not by those that read it', async () => {
+  // Seen from the invariants' section, which is then redrawn at once (far
+  // away, it is redrawn once the page is idle: the test above covers that).
+  const { page, problems, context } = await open('#view=observability');
+  await said(page);
+  const before = await shown(page, '[data-out="obs-maxscore"]');
+  const heard = await afterEdit(page, () => typeInto(page, page.locator('[data-grid="ex-q"] input[data-row="2"][data-col="0"]'), '4'));
+  assert.notEqual(await shown(page, '[data-out="obs-maxscore"]'), before, 'observability: not redrawn after the 3×3 example changed');
+  assert.deepEqual(Object.keys(heard), ['three-by-three'], `the parts of the page that spoke: ${JSON.stringify(heard)}`);
+  assertClean(problems, '3×3 example read by others');
+  await context.close();
+});
+
+test('a refused edit says its refusal only, not a result', async () => {
+  const { page, problems, context } = await open('#view=multi-head');
+  await said(page);
+  // The core refuses 5 heads for d_model = 32: its message is said, no sizes.
+  let heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="mha-heads"]'), '5'));
+  assert.deepEqual(heard['multi-head']?.filter((text) => /d_head|Weights/.test(text)) ?? [], [], 'multi-head: a result was said after a refused edit');
+  assert.ok(heard['multi-head']?.some((text) => /cannot be split evenly over H = 5/.test(text)), `multi-head: the refusal was not said; heard ${JSON.stringify(heard)}`);
+  // Back to the sizes shown before the refusal: their result is news again, and said.
+  heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="mha-heads"]'), '4'));
+  assert.deepEqual(heard['multi-head'], [`d_model = 32 split over 4 heads gives d_head = 8. Weights ${await shown(page, '[data-out="mha-wshape"]')}, output ${await shown(page, '[data-out="mha-oshape"]')}.`],
+    'multi-head: what was said after the valid edit that followed the refusal');
+  // A sequence that starts with padding: the combined mask is refused.
+  heard = await afterEdit(page, () => typeInto(page, page.locator('[data-grid="mask-tokens"] input[data-row="0"][data-col="0"]'), '0'));
+  assert.deepEqual(heard.masks?.filter((text) => /^Padding mask/.test(text)) ?? [], [], 'masks: a result was said after a refused edit');
+  assert.ok(heard.masks?.some((text) => /no allowed key/i.test(text)), `masks: the refusal was not said; heard ${JSON.stringify(heard)}`);
+  // A text that is not a number, typed after a valid one: its message only.
+  heard = await afterEdit(page, () => typeInto(page, page.locator('[data-grid="one-q"] input[data-row="0"][data-col="1"]'), '2x'));
+  assert.deepEqual(heard, { 'one-query': ['q, d2: Not a number: still 2'] }, 'one-query: what was said after "2x"');
+  assertClean(problems, 'refused edits');
   await context.close();
 });
 

@@ -67,6 +67,9 @@ export const dropout = {
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
     this.live = quietFirstDraw();
+    // Mounted again (a state restored from the link): the verdict built by
+    // the last mount stays, and is quiet again until this mount's first draw.
+    if (this.check) this.live.region(this.check.verdict);
   },
 
   /**
@@ -168,7 +171,7 @@ export const dropout = {
     setText(meanErrorNode, fmtSci(meanError));
     setText(tail, `, and with p = ${pText(st.p)} the mean of ${DRAWS} draws is expected within ±`);
     setText(band, fmtSci(allowed));
-    end.data = ' of 1 (4 standard errors).';
+    if (!end.data) end.data = ' of 1 (4 standard errors).'; // an equal write would still be a change to read out
     for (const node of [meanLine, verdict]) node.removeAttribute('aria-busy');
     this.live.drawn();
   },

@@ -9,6 +9,7 @@
 import {
   h, numberGrid, numberField, checkbox, heatmap, valueTable, legend, statusLine, fmt, fmtSci, figures, blockedFrom, redraw, redrawNode, keptChildren, quietFirstDraw,
 } from '../lesson-ui.js';
+import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, dimLabel } from './common.js';
 import { slot, group } from './markup.js';
@@ -88,9 +89,12 @@ export const gradients = {
   ],
 
   mount(ctx, st) {
-    const commit = () => ctx.commit(this.prefix);
+    const commit = (detail = EDITED) => ctx.commit(this.prefix, detail);
     this.status = statusLine();
-    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    // An edit's result (the loss, or the check of dQ) is said once the edits
+    // pause; a step is said by the step line, and a new step size by it too.
+    this.said = announcer(ctx.node(this.id), 'gradients');
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
     this.lastStep = null;
     // The step line says what a step did: a live region, quiet at load.
     this.live = quietFirstDraw();
@@ -104,20 +108,20 @@ export const gradients = {
     stepButton.addEventListener('click', () => this.step(ctx, st));
     ctx.slot(this.id, 'step-controls').replaceChildren(
       numberField({ label: 'Step size', name: 'grad-lr', value: st.lr, min: 0.001, max: 100, size: 'sm',
-        onValue: (v) => { st.lr = v; commit(); } }),
+        onValue: (v) => { st.lr = v; commit(null); } }),
       stepButton);
     ctx.slot(this.id, 'fd-controls').replaceChildren(
       numberField({ label: 'Query', name: 'grad-row', value: st.row, integer: true, min: 1, max: T, size: 'sm',
-        onValue: (v) => { st.row = v; commit(); } }),
+        onValue: (v) => { st.row = v; commit({ edited: 'check' }); } }),
       numberField({ label: 'Entry', name: 'grad-col', value: st.col, integer: true, min: 1, max: D, size: 'sm',
-        onValue: (v) => { st.col = v; commit(); } }),
+        onValue: (v) => { st.col = v; commit({ edited: 'check' }); } }),
       numberField({ label: 'Nudge ε', name: 'grad-eps', value: st.eps, min: 1e-6, max: 1, size: 'sm',
-        onValue: (v) => { st.eps = v; commit(); } }));
+        onValue: (v) => { st.eps = v; commit({ edited: 'check' }); } }));
   },
 
   /** The query and target grids (redrawn after a step changes q). */
   drawInputs(ctx, st) {
-    const edited = () => { this.lastStep = null; ctx.commit(this.prefix); };
+    const edited = () => { this.lastStep = null; ctx.commit(this.prefix, EDITED); };
     ctx.slot(this.id, 'inputs').replaceChildren(
       numberGrid({ label: 'Queries Q (4 × 2)', name: 'grad-q', matrix: st.q, rowLabel: queryLabel, colLabel: dimLabel, onChange: edited }),
       numberGrid({ label: 'Target output (4 × 2)', name: 'grad-target', matrix: st.target, rowLabel: queryLabel, colLabel: dimLabel, onChange: edited }),
@@ -151,9 +155,12 @@ export const gradients = {
     ctx.commit(this.prefix);
   },
 
-  update(ctx, st) {
+  update(ctx, st, detail) {
     const now = this.run(ctx, st, st.q);
-    if (!now) return;
+    if (!now) {
+      if (isEdit(detail)) this.said.refused();
+      return;
+    }
     const { forward, loss, grads } = now;
     ctx.publish(`${this.prefix}.main`, { ...forward, ...grads });
     // Which pairs are blocked is the core's answer too (the rule lives in C).
@@ -198,10 +205,12 @@ export const gradients = {
     redraw(ctx.slot(this.id, 'step'), ...stepText);
     this.live.drawn();
 
-    this.drawCheck(ctx, st, grads.dq.data);
+    const check = this.drawCheck(ctx, st, grads.dq.data);
+    if (!isEdit(detail)) return;
+    this.said.say(detail.edited === 'check' ? check : `Loss ${fmt(loss, 4)}.`);
   },
 
-  /** The finite-difference check of dQ at (row, col). */
+  /** The finite-difference check of dQ at (row, col); returns its numbers in a sentence. */
   drawCheck(ctx, st, dq) {
     const i = st.row - 1, j = st.col - 1;
     const slope = ctx.core(this.status, () => ctx.lab.sdpaLossSlope(tensor(st.q), K, V, tensor(st.target),
@@ -212,6 +221,7 @@ export const gradients = {
       `; nudging by ±${st.eps} gives a slope of `, h('strong', { 'data-out': 'grad-slope', text: fmtSci(slope, 4) }),
       '. Difference: ', h('span', { 'data-out': 'grad-fd-diff', text: fmtSci(Math.abs(analytic - slope), 2) }),
       '. The float32 forward pass limits the agreement: a very small ε loses digits to rounding, a large one to curvature.');
+    return `Query ${st.row}, entry ${st.col}: the backward pass gives ${fmtSci(analytic, 4)}, the nudge a slope of ${fmtSci(slope, 4)}.`;
   },
 };
 

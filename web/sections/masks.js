@@ -2,8 +2,9 @@
 // Every number shown comes from the wasm core.
 
 import {
-  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmtShape, figures, blockedFrom, redraw, keptChildren, oneBased, refusalText,
+  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmt, fmtShape, figures, blockedFrom, redraw, keptChildren, oneBased, refusalText,
 } from '../lesson-ui.js';
+import { announcer, isEdit } from '../lesson-announce.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros, emptyRows, causalBits } from './common.js';
 import { slot, group, unused } from './markup.js';
@@ -101,25 +102,30 @@ export const masks = {
   ],
 
   mount(ctx, st) {
-    const commit = () => ctx.commit(this.prefix);
+    // Each part says its own result after an edit of its inputs.
+    const commit = (part) => () => ctx.commit(this.prefix, { edited: part });
+    const causal = commit('causal'), padding = commit('padding');
     ctx.slot(this.id, 'causal-controls').replaceChildren(numberField({
       label: 'Sequence length T', name: 'mask-ct', value: st.ct, integer: true, min: 1, max: 8, size: 'sm',
-      onValue: (v) => { st.ct = v; commit(); },
+      onValue: (v) => { st.ct = v; causal(); },
     }));
     ctx.slot(this.id, 'padding-controls').replaceChildren(
       numberGrid({ label: 'Token ids (2 sequences × 5 positions)', name: 'mask-tokens', matrix: st.tokens, integer: true, min: 0, max: 99999,
-        rowLabel: (i) => `seq ${i + 1}`, colLabel: (j) => `pos ${j + 1}`, onChange: commit }),
+        rowLabel: (i) => `seq ${i + 1}`, colLabel: (j) => `pos ${j + 1}`, onChange: padding }),
       numberField({ label: 'Padding id', name: 'mask-pad', value: st.pad, integer: true, min: 0, max: 99999, size: 'sm',
-        onValue: (v) => { st.pad = v; commit(); } }),
+        onValue: (v) => { st.pad = v; padding(); } }),
     );
     this.causalStatus = statusLine();
     this.paddingAloneStatus = statusLine(); // padding on its own
     this.paddingStatus = statusLine(); // causal AND padding
     this.customStatus = statusLine();
-    ctx.slot(this.id, 'causal-status').replaceChildren(this.causalStatus.node);
+    // One announcer per part, beside its status line: a widget may show one part only.
+    const node = ctx.node(this.id);
+    this.said = { causal: announcer(node, 'mask-causal'), padding: announcer(node, 'mask-padding'), custom: announcer(node, 'mask-custom') };
+    ctx.slot(this.id, 'causal-status').replaceChildren(this.causalStatus.node, this.said.causal.node);
     ctx.slot(this.id, 'padding-alone-status').replaceChildren(this.paddingAloneStatus.node);
-    ctx.slot(this.id, 'padding-status').replaceChildren(this.paddingStatus.node);
-    ctx.slot(this.id, 'custom-status').replaceChildren(this.customStatus.node);
+    ctx.slot(this.id, 'padding-status').replaceChildren(this.paddingStatus.node, this.said.padding.node);
+    ctx.slot(this.id, 'custom-status').replaceChildren(this.customStatus.node, this.said.custom.node);
     this.drawCustom(ctx, st);
   },
 
@@ -131,7 +137,7 @@ export const masks = {
       onToggle: (i, j) => {
         st.custom[i][j] = !st.custom[i][j];
         this.drawCustom(ctx, st, [i, j]);
-        ctx.commit(this.prefix);
+        ctx.commit(this.prefix, { edited: 'custom', row: i });
       },
     });
     if (focus) refocusMaskCell(host, ...focus);
@@ -139,18 +145,24 @@ export const masks = {
 
   // Three parts, each redrawn only when its own inputs change (the custom
   // mask also reads the 3×3 example of another section).
-  update(ctx, st) {
-    ctx.part(this, 'causal', [st.ct], () => this.drawCausal(ctx, st));
-    ctx.part(this, 'padding', [st.tokens, st.pad], () => this.drawPadding(ctx, st));
-    ctx.part(this, 'custom', [st.custom, ctx.states.ex], () => this.drawCustomResult(ctx, st));
+  // The part the learner edited (detail.edited) says its result; a redraw
+  // because the 3×3 example changed says nothing.
+  update(ctx, st, detail) {
+    const edited = isEdit(detail) ? detail : {};
+    ctx.part(this, 'causal', [st.ct], () => this.drawCausal(ctx, st, edited.edited === 'causal'));
+    ctx.part(this, 'padding', [st.tokens, st.pad], () => this.drawPadding(ctx, st, edited.edited === 'padding'));
+    ctx.part(this, 'custom', [st.custom, ctx.states.ex], () => this.drawCustomResult(ctx, st, edited.edited === 'custom' ? edited.row : null));
   },
 
-  drawCausal(ctx, st) {
+  drawCausal(ctx, st, edited) {
     // Causal: the helper's lower triangle, and equal scores spread over it.
     const cm = ctx.api.causalMask(st.ct);
     const causal = ctx.core(this.causalStatus, () => ctx.lab.sdpa(zeros([], st.ct), zeros([], st.ct), zeros([], st.ct), { mask: cm }),
       [ctx.slot(this.id, 'causal')]);
-    if (!causal) return;
+    if (!causal) {
+      if (edited) this.said.causal.refused();
+      return;
+    }
     ctx.publish(`${this.prefix}.causal`, causal);
     const [maskHost, weightHost] = figures(ctx.slot(this.id, 'causal'), [
       { key: 'mask', caption: `causalMask(${st.ct}): 1 = allowed. Shape ${fmtShape(cm.shape)}; against scores of shape (B, H, ${cm.shape.join(', ')}) it is read as ${fmtShape([1, 1, ...cm.shape])}, the same for every sequence and head` },
@@ -160,9 +172,14 @@ export const masks = {
     heatmap(weightHost, { name: 'mask-causal-weights', values: causal.weights.data, rows: st.ct, cols: st.ct, digits: 3,
       blocked: blockedFrom(ctx.lab.allowedPairs([st.ct, st.ct], { mask: cm })), rowLabel: queryLabel, colLabel: keyLabel,
       caption: 'Weights with equal scores under the causal mask', link: true });
+    if (!edited) return;
+    const T = st.ct, w = causal.weights.data;
+    const last = Array.from(w.subarray((T - 1) * T, T * T), (x) => fmt(x, 3)).join(', ');
+    this.said.causal.say(`Causal mask ${fmtShape(cm.shape)}: query 1 puts ${fmt(w[0], 3)} on key 1`
+      + `${T > 1 ? `; query ${T} puts ${last} on keys 1 to ${T}` : ''}.`);
   },
 
-  drawPadding(ctx, st) {
+  drawPadding(ctx, st, edited) {
     // Padding (always drawn for the current token ids), alone and with the causal mask, for both sequences.
     const padHost = ctx.slot(this.id, 'padding');
     const combinedHost = ctx.slot(this.id, 'combined');
@@ -189,7 +206,11 @@ export const masks = {
     // A refusal of padding alone is said under its own maps; the combined
     // rule is then not asked, and its line below says nothing of its own.
     const alone = ctx.core(this.paddingAloneStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm }), [padWeightsHost, combinedHost, shapesHost]);
-    if (!alone) { this.paddingStatus.clear(); return; }
+    if (!alone) {
+      this.paddingStatus.clear();
+      if (edited) this.said.padding.refused();
+      return;
+    }
     ctx.publish(`${this.prefix}.padding`, alone);
     twoMaps(padWeightsHost, 'mask-padding-weights', 'padding', alone.weights, { mask: pm });
     // With the causal mask the core may refuse (a sequence that starts with padding leaves its
@@ -204,7 +225,10 @@ export const masks = {
       const twoHeads = ctx.lab.sdpa(z2, z2, z2, { mask: pm, causal: true });
       return { r, combinedShape: both.shape, twoHeadShape: twoHeads.weights.shape };
     }, [combinedHost, shapesHost]);
-    if (!got) return;
+    if (!got) {
+      if (edited) this.said.padding.refused();
+      return;
+    }
     const out = got.r;
     ctx.publish(`${this.prefix}.combined`, out);
     twoMaps(combinedHost, 'mask-combined', 'causal AND padding', out.weights, { mask: pm, causal: true });
@@ -214,9 +238,17 @@ export const masks = {
       ', that is (B, 1, T, T): a row of keys for every query of every sequence. With H = ', String(got.twoHeadShape[1]),
       ' heads the weights have shape ', h('code', { 'data-out': 'mask-wshape2', text: fmtShape(got.twoHeadShape) }),
       ', that is (B, H, T, T): each head reads the same mask.');
+    if (!edited) return;
+    // The padded keys of each sequence, as the mask grid above shows them (0 = padding).
+    const padded = [0, 1].map((b) => {
+      const keys = [0, 1, 2, 3, 4].filter((j) => !real(b, j)).map((j) => j + 1);
+      return keys.length === 0 ? `sequence ${b + 1} has no padding`
+        : `sequence ${b + 1} has padding at ${keys.length === 1 ? 'key' : 'keys'} ${keys.join(', ')}`;
+    });
+    this.said.padding.say(`Padding mask ${fmtShape(pm.shape)}: ${padded.join('; ')}. Causal AND padding: ${fmtShape(got.combinedShape)}.`);
   },
 
-  drawCustomResult(ctx, st) {
+  drawCustomResult(ctx, st, editedRow) {
     const ex = ctx.states.ex;
     const host = ctx.slot(this.id, 'custom-weights');
     // The 3×3 example is one sequence with one head: the core's "batch 1,
@@ -224,13 +256,24 @@ export const masks = {
     const explain = (err) => refusalText(err.code, oneBased(err.message).replaceAll('batch 1, head 1, ', ''));
     const out = ctx.core(this.customStatus, () => ctx.lab.sdpa(ex.q, ex.k, ex.v,
       { mask: st.custom }), [host], { explain });
-    if (!out) return;
+    const edited = editedRow != null;
+    if (!out) {
+      if (edited) this.said.custom.refused();
+      return;
+    }
     ctx.publish(`${this.prefix}.custom`, out);
     const [mapHost] = figures(host, [{ key: 'weights', caption: 'weights of the 3×3 example under your mask' }]);
     heatmap(mapHost, { name: 'mask-custom-weights', values: out.weights.data, rows: 3, cols: 3, digits: 4,
       blocked: (i, j) => !st.custom[i][j], rowLabel: queryLabel, colLabel: keyLabel,
       caption: 'Weights of the 3×3 example under the custom mask', link: true });
-
+    if (!edited) return;
+    // The toggled query's row, as the map shows it: a blocked weight is exactly 0.
+    const i = editedRow;
+    const row = [0, 1, 2].map((j) => {
+      const v = out.weights.data[i * 3 + j];
+      return !st.custom[i][j] && v === 0 ? '0 (blocked)' : fmt(v, 4);
+    });
+    this.said.custom.say(`Query ${i + 1} under your mask: weights ${row.join(', ')}.`);
   },
 };
 

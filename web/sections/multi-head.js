@@ -5,6 +5,7 @@ import { h, numberGrid, numberField, checkbox, radios, valueTable, statusLine, f
 import { codec } from '../lesson-state.js';
 import { resized, mhaCache, headHeatmaps, explainHeads } from './common.js';
 import { slot, more } from './markup.js';
+import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 import { TRAINED, trainedModel } from './trained-weights.js';
 
 const TOKEN_FILL = [3, 1, 4, 1, 5, 9, 2, 6];
@@ -71,7 +72,7 @@ export const multiHead = {
   ],
 
   mount(ctx, st) {
-    const commit = () => ctx.commit(this.prefix);
+    const commit = () => ctx.commit(this.prefix, EDITED);
     this.mha?.free(); // mounted again (a new state): give back the old module
     this.mha = mhaCache();
     this.trainedModule = null;
@@ -125,7 +126,10 @@ export const multiHead = {
     // start and its end, from a live region of their own (trainingSaid).
     this.trainingLine = h('p', { class: 'readout', 'data-out': 'mha-training', hidden: true });
     this.trainingSaid = h('p', { class: 'sr-only', 'data-out': 'mha-training-said', role: 'status', 'aria-live': 'polite' });
-    ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.trainingLine, this.trainingSaid);
+    // Any other edit's result is said once the edits pause (the end of
+    // training, which is no edit, is said by trainingSaid alone).
+    this.said = announcer(ctx.node(this.id), 'multi-head');
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.trainingLine, this.trainingSaid, this.said.node);
     this.drawn = false;
     this.drawTokens(ctx, st);
     this.showMode(st);
@@ -165,7 +169,7 @@ export const multiHead = {
   drawTokens(ctx, st) {
     const grid = numberGrid({
       label: 'Token ids', name: 'mha-tokens', matrix: st.tokens, integer: true, min: 0, max: 9999,
-      colLabel: (j) => `t${j + 1}`, onChange: () => ctx.commit(this.prefix),
+      colLabel: (j) => `t${j + 1}`, onChange: () => ctx.commit(this.prefix, { edited: 'tokens' }),
     });
     // Linked highlighting: token j is position j, the query of row j and the key of column j in every map.
     grid.querySelectorAll('thead th').forEach((th, j) => { th.dataset.linkPos = j; });
@@ -173,7 +177,7 @@ export const multiHead = {
     ctx.slot(this.id, 'tokens').replaceChildren(grid);
   },
 
-  update(ctx, st) {
+  update(ctx, st, detail) {
     const trained = st.weights === 'trained';
     this.showMode(st);
     const hosts = ['summary', 'weights', 'output'].map((name) => ctx.slot(this.id, name));
@@ -207,7 +211,10 @@ export const multiHead = {
     };
     const res = ctx.core(this.status, () => (trained ? this.forwardTrained(ctx, st, run) : this.forwardRandom(ctx, st)), kept,
       { explain, keepNote: kept.length > 0 });
-    if (!res) return;
+    if (!res) {
+      if (isEdit(detail)) this.said.refused();
+      return;
+    }
     ctx.publish(`${this.prefix}.main`, res);
     const [, H, T] = res.weights.shape;
     const C = res.output.shape[2];
@@ -222,6 +229,11 @@ export const multiHead = {
     this.leakCheck(ctx, st, res.output);
     this.shownOutput = res.output;
     this.drawOutput(ctx);
+    if (!isEdit(detail)) return;
+    // A token's edit is said as the leak test's line; any other as the sizes.
+    const leak = detail.edited === 'tokens' ? ctx.slot(this.id, 'leak').textContent : '';
+    const { lead, dhead, wshape, oshape } = this.summary;
+    this.said.say(leak || `${lead.textContent}${dhead.textContent}. Weights ${wshape.textContent}, output ${oshape.textContent}.`);
   },
 
   /** Random weights from the seed, on the toy one-hot embedding. */

@@ -1,10 +1,11 @@
 // The four numbers the core measures on every call, on an example of the learner's choice.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, select, heatmap, statusLine, fmt, fmtSci, figures, blockedFrom, redraw } from '../lesson-ui.js';
+import { h, numberField, select, heatmap, statusLine, fmt, fmtSci, figures, blockedFrom, redraw, afterFrameIdle } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros } from './common.js';
 import { slot, group } from './markup.js';
+import { EDITED, isEdit } from '../lesson-announce.js';
 
 const OBS_SOURCES = [
   ['plain', 'The 3×3 example, no mask'],
@@ -83,7 +84,7 @@ export const observability = {
   ],
 
   mount(ctx, st) {
-    const commit = () => ctx.commit(this.prefix);
+    const commit = () => ctx.commit(this.prefix, EDITED);
     ctx.slot(this.id, 'controls').replaceChildren(
       select({ label: 'Example', name: 'obs-src', value: st.src, options: OBS_SOURCES, onValue: (v) => { st.src = v; commit(); } }),
       numberField({ label: 'Multiply Q by', name: 'obs-mult', value: st.mult, min: -1000, max: 1000, size: 'sm',
@@ -94,13 +95,13 @@ export const observability = {
   },
 
   // Redrawn only when what the chosen example reads has changed.
-  update(ctx, st) {
+  update(ctx, st, detail) {
     const mk = ctx.states.mask;
     const inputs = [st, ctx.states.ex, st.src === 'custom' ? mk.custom : null, st.src === 'padding' ? [mk.tokens, mk.pad] : null];
-    ctx.part(this, 'example', inputs, () => this.draw(ctx, st));
+    ctx.part(this, 'example', inputs, () => this.draw(ctx, st, isEdit(detail)));
   },
 
-  draw(ctx, st) {
+  draw(ctx, st, edited) {
     const ex = ctx.states.ex;
     const mk = ctx.states.mask;
     const host = ctx.slot(this.id, 'stats');
@@ -150,10 +151,17 @@ export const observability = {
     heatmap(mapHost, { name: 'obs-weights', values: res.weights.data.subarray(0, Tq * Tk), rows: Tq, cols: Tk, digits: 3,
       blocked: blockedAt, rowLabel: queryLabel, colLabel: keyLabel, caption: 'Weights of the chosen example' });
     // The four numbers are a live region, kept by redraw() from one edit to
-    // the next: the numbers and notes an edit changes are read out. Each
-    // item is atomic, so a changed number is read with its term and note.
-    redraw(host, h('dl', { class: 'stats', 'aria-live': 'polite' }, rows.map(([name, value, key, note]) => h('div', { class: 'stat', 'aria-atomic': 'true' },
+    // the next: the numbers and notes an edit of this section changes are
+    // read out. Each item is atomic, so a changed number is read with its
+    // term and note. A redraw that is not this section's edit (the page
+    // loading, the 3×3 example or a mask of section 5 changed) is drawn with
+    // the region off, and the region turns live again after that frame.
+    redraw(host, h('dl', { class: 'stats', 'aria-live': edited ? 'polite' : 'off' }, rows.map(([name, value, key, note]) => h('div', { class: 'stat', 'aria-atomic': 'true' },
       h('dt', { text: name }), h('dd', {}, h('strong', { 'data-out': key, text: value }), h('span', { class: 'hint', text: note }))))));
+    if (!edited) {
+      const stats = host.firstChild;
+      afterFrameIdle(() => { if (stats.getAttribute('aria-live') === 'off') stats.setAttribute('aria-live', 'polite'); });
+    }
   },
 };
 

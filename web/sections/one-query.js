@@ -8,6 +8,7 @@ import { codec } from '../lesson-state.js';
 import { dimLabel } from './common.js';
 import { slot } from './markup.js';
 import { flowView } from '../lesson-flow.js';
+import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 
 const sub = (name, i) => `${name}${'₀₁₂₃₄₅₆₇₈₉'[i] ?? i}`;
 
@@ -68,7 +69,7 @@ export const oneQuery = {
   ],
 
   mount(ctx, st) {
-    const commit = () => ctx.commit(this.prefix);
+    const commit = () => ctx.commit(this.prefix, EDITED);
     ctx.slot(this.id, 'inputs').replaceChildren(
       numberGrid({ label: 'Query q', name: 'one-q', matrix: st.q, rowLabel: () => 'q', colLabel: dimLabel, onChange: commit }),
       numberGrid({ label: 'Keys', name: 'one-k', matrix: st.k, rowLabel: (i) => sub('k', i + 1), colLabel: dimLabel, onChange: commit, link: 'k' }),
@@ -79,6 +80,7 @@ export const oneQuery = {
       onToggle: (on) => { st.first = on; commit(); },
     }));
     this.status = statusLine();
+    this.said = announcer(ctx.node(this.id), 'one-query');
     this.out = {
       dots: h('span', { class: 'num-out', 'data-out': 'one-dots' }),
       scaled: h('span', { class: 'num-out', 'data-out': 'one-scaled' }),
@@ -99,10 +101,11 @@ export const oneQuery = {
         h('li', { value: 4, 'data-panel': 'output' }, h('strong', { text: 'Mix. ' }), 'Weight each value by its share and add: ', o.mix, ' = ', o.output),
       ),
       this.status.node,
+      this.said.node,
     );
   },
 
-  update(ctx, st) {
+  update(ctx, st, detail) {
     // The state's nested arrays go to the core as they are: the API reads their shape.
     const { q, k, v } = st;
     const mask = st.first ? { data: [1, 0], shape: [1, 2] } : undefined;
@@ -111,7 +114,10 @@ export const oneQuery = {
       raw: ctx.lab.sdpa(q, k, v, { scale: 1, mask }),
       main: ctx.lab.sdpa(q, k, v, { mask }),
     }));
-    if (!res) return;
+    if (!res) {
+      if (isEdit(detail)) this.said.refused();
+      return;
+    }
     const { raw, main } = res;
     ctx.publish(`${this.prefix}.main`, main);
     const o = this.out;
@@ -122,6 +128,7 @@ export const oneQuery = {
     const w = main.weights.data;
     o.mix.textContent = `${fmt(w[0], 3)} × [${st.v[0].map(fmtPlain).join(', ')}] + ${fmt(w[1], 3)} × [${st.v[1].map(fmtPlain).join(', ')}]`;
     o.output.textContent = fmtVec(main.output.data, 3);
+    if (isEdit(detail)) this.said.say(`Weights ${o.weights.textContent}; output ${o.output.textContent}.`);
     flowView(ctx.slot(this.id, 'flow'), {
       row: 0, rowName: 'the query', q: st.q[0], keys: 2, keyName: (j) => `key ${j + 1}`, dk: st.q[0].length,
       raw: raw.scores.data, scaled: main.scores.data, blocked: st.first ? (j) => j === 1 : null,

@@ -4,7 +4,8 @@
 // what `.T` does to a batched tensor. Every number shown comes from the core
 // (lab.sdpa); the scripts' text is built by pytorch-script.js.
 
-import { h, numberGrid, numberField, maskGrid, valueTable, statusLine, fmtShape, setText } from '../lesson-ui.js';
+import { h, numberGrid, numberField, maskGrid, valueTable, statusLine, fmtVec, fmtShape, setText } from '../lesson-ui.js';
+import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, dimLabel, emptyRows, causalBits } from './common.js';
 import { EX_DEFAULTS } from './three-by-three.js';
@@ -63,7 +64,7 @@ export const pytorch = {
   ],
 
   mount(ctx, st) {
-    const commit = () => ctx.commit(this.prefix);
+    const commit = () => ctx.commit(this.prefix, EDITED);
     this.maskHost = h('div');
     ctx.slot(this.id, 'inputs').replaceChildren(
       numberGrid({ label: 'Q (3 queries × d_k = 4)', name: 'pt-q', matrix: st.q, rowLabel: queryLabel, colLabel: dimLabel, onChange: commit }),
@@ -72,7 +73,8 @@ export const pytorch = {
       h('figure', { class: 'pt-mask' }, h('figcaption', { text: 'Mask (pressed = may attend)' }), this.maskHost),
     );
     this.status = statusLine();
-    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    this.said = announcer(ctx.node(this.id), 'pytorch');
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
 
     // The scripts: shown on the page, and copied by the buttons.
     this.scripts = {};
@@ -92,7 +94,7 @@ export const pytorch = {
       h('details', {}, h('summary', { text: 'The shape check against scaled_dot_product_attention' }), this.scripts.check));
 
     const size = (label, key) => numberField({ label, name: `pt-${key}`, value: st[key], integer: true, min: 1, max: SIZE_MAX, size: 'sm',
-      onValue: (value) => { st[key] = value; commit(); } });
+      onValue: (value) => { st[key] = value; ctx.commit(this.prefix, { edited: 'sizes' }); } });
     ctx.slot(this.id, 'sizes').replaceChildren(h('div', { class: 'controls-row' },
       size('B (batch)', 'b'), size('H (heads)', 'h'), size('T (tokens)', 't'), size('d (head width)', 'd')));
   },
@@ -117,18 +119,23 @@ export const pytorch = {
     }
   },
 
-  update(ctx, st) {
+  update(ctx, st, detail) {
     const allowed = { data: Uint8Array.from(st.allowed.flat(), Number), shape: [T, T] };
     maskGrid(this.maskHost, {
       name: 'pt-mask', rows: T, cols: T, get: (i, j) => st.allowed[i][j], label: 'Mask: pressed means may attend',
       rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '1' : '0'), badRows: emptyRows(ctx.lab, st.allowed),
       onToggle: (i, j) => {
         st.allowed[i][j] = !st.allowed[i][j];
-        ctx.commit(this.prefix);
+        ctx.commit(this.prefix, EDITED);
       },
     });
 
-    this.drawShapes(ctx, st);
+    const shapes = this.drawShapes(ctx, st);
+    // A size is said as the two products' shapes; any other edit as the output.
+    if (detail?.edited === 'sizes') {
+      if (shapes) this.said.say(shapes);
+      else this.said.refused();
+    }
     // The shape check does not depend on the inputs: written once.
     if (!this.scripts.check.textContent) {
       const script = ctx.core(this.status, () => sdpaCheckScript(ctx.lab), [], { keepNote: false });
@@ -136,7 +143,11 @@ export const pytorch = {
     }
     const hosts = ['calls', 'output', 'weights', 'scripts'].map((name) => ctx.slot(this.id, name));
     const res = ctx.core(this.status, () => ctx.lab.sdpa(st.q, st.k, st.v, { mask: allowed }), hosts);
-    if (!res) return;
+    const edited = isEdit(detail) && detail.edited !== 'sizes';
+    if (!res) {
+      if (edited) this.said.refused();
+      return;
+    }
     ctx.publish(`${this.prefix}.main`, res);
     const { blockedFromAllowed, additiveFromAllowed } = ctx.api;
     const blocked = blockedFromAllowed(allowed);
@@ -183,9 +194,14 @@ export const pytorch = {
     const input = { q: st.q, k: st.k, v: st.v, allowed: st.allowed, output: res.output.data, weights: res.weights.data };
     setText(this.scripts.pytorch, pytorchScript(input));
     setText(this.scripts.numpy, numpyScript(input));
+    if (edited) this.said.say(`Output ${[0, 1, 2].map((i) => fmtVec(res.output.data.subarray(i * DV, (i + 1) * DV), 4)).join(', ')}.`);
   },
 
-  /** The shapes of k, k.T, k.transpose(-2, -1), and of the scores from the core. */
+  /**
+   * The shapes of k, k.T, k.transpose(-2, -1), and of the scores from the
+   * core. Returns the two products' shapes in a sentence, or null when the
+   * core refused these sizes (its message is shown, and said).
+   */
   drawShapes(ctx, st) {
     const sizes = [st.b, st.h, st.t, st.d];
     const s = transposeShapes(sizes);
@@ -207,6 +223,8 @@ export const pytorch = {
         item('k.transpose(-2, -1)', fmtShape(s.swapped), 'the last two swapped, (B, H, d, T)', 'pt-shape-swapped'),
         item('q @ k.T', s.withDotT.error ? 'error' : fmtShape(s.withDotT.shape), wrong, 'pt-shape-wrong'),
         item('q @ k.transpose(-2, -1)', scores ? fmtShape(scores) : '—', 'the scores, one T × T matrix per batch and head (this shape from the core)', 'pt-shape-scores')));
+    if (!scores) return null;
+    return `q @ k.transpose(-2, -1) gives the scores, ${fmtShape(scores)}; q @ k.T gives ${s.withDotT.error ? 'an error' : fmtShape(s.withDotT.shape)}.`;
   },
 };
 

@@ -1,7 +1,8 @@
 // Self- versus cross-attention through the core's multi-head module.
 // Every number shown comes from the wasm core.
 
-import { h, numberGrid, numberField, radios, valueTable, statusLine, fmtShape, blockedFrom, redraw } from '../lesson-ui.js';
+import { h, numberGrid, numberField, radios, valueTable, statusLine, fmtVec, fmtShape, blockedFrom, redraw } from '../lesson-ui.js';
+import { announcer, editedCell, EDITED, isEdit } from '../lesson-announce.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, resized, mhaCache, headHeatmaps } from './common.js';
 import { slot } from './markup.js';
@@ -60,7 +61,7 @@ export const selfCross = {
   ],
 
   mount(ctx, st) {
-    const commit = () => ctx.commit(this.prefix);
+    const commit = () => ctx.commit(this.prefix, EDITED);
     this.mha?.free(); // mounted again (a new state): give back the old module
     this.mha = mhaCache();
     ctx.slot(this.id, 'controls').replaceChildren(
@@ -80,12 +81,13 @@ export const selfCross = {
           } })),
     );
     this.status = statusLine();
-    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    this.said = announcer(ctx.node(this.id), 'self-cross');
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
     this.drawInputs(ctx, st);
   },
 
   drawInputs(ctx, st) {
-    const commit = () => ctx.commit(this.prefix);
+    const commit = () => ctx.commit(this.prefix, EDITED);
     const cross = st.mode === 'cross';
     // Self-attention has one sequence, so one length: T_k is T_q.
     this.tkField.hidden = !cross;
@@ -113,7 +115,7 @@ export const selfCross = {
     if (parts.length !== host.children.length || parts.some((node, k) => host.children[k] !== node)) host.replaceChildren(...parts);
   },
 
-  update(ctx, st) {
+  update(ctx, st, detail) {
     const cross = st.mode === 'cross';
     const res = ctx.core(this.status, () => {
       const mha = this.mha(ctx.lab, { dModel: CROSS_D, numHeads: CROSS_H, seed: CROSS_SEED });
@@ -122,7 +124,10 @@ export const selfCross = {
       const source = { data: st.src.flat(), shape: [1, st.tk, CROSS_D] };
       return mha.forward(query, source, { keyPaddingMask: { data: st.pad[0].map(Number), shape: [1, st.tk] } });
     }, ['shapes', 'weights', 'output'].map((name) => ctx.slot(this.id, name)));
-    if (!res) return;
+    if (!res) {
+      if (isEdit(detail)) this.said.refused();
+      return;
+    }
     ctx.publish(`${this.prefix}.main`, res);
     const Tk = res.weights.shape[3];
     headHeatmaps(ctx.slot(this.id, 'weights'), {
@@ -144,6 +149,14 @@ export const selfCross = {
       name: 'cross-output', values: res.output.data, rows: st.tq, cols: CROSS_D, digits: 3,
       rowLabel: (i) => `t${i + 1}`, colLabel: dimLabel, caption: 'Output (one row per target position)', link: 'q',
     });
+    if (!isEdit(detail)) return;
+    // An edited target row is said as its output row; any other edit (a
+    // source state, a padding switch, a length, the mode) as the shapes and
+    // the first output row.
+    const row = (i) => `t${i + 1} ${fmtVec(res.output.data.subarray(i * CROSS_D, (i + 1) * CROSS_D), 3)}`;
+    const cell = editedCell(ctx.root);
+    this.said.say(cell?.grid === 'cross-tgt' && cell.row < st.tq ? `Output row ${row(cell.row)}.`
+      : `Weights ${fmtShape(res.weights.shape)}, output ${fmtShape(res.output.shape)}; output row ${row(0)}.`);
   },
 };
 

@@ -6,6 +6,7 @@ import { headColour } from '../palette.js';
 import { codec } from '../lesson-state.js';
 import { mhaCache } from './common.js';
 import { slot } from './markup.js';
+import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 
 // Modules kept for the sizes tried last (up to 1 MiB of weights each).
 const SHAPE_MODULES = 8;
@@ -51,7 +52,7 @@ export const shapes = {
   ],
 
   mount(ctx, st) {
-    const commit = () => ctx.commit(this.prefix);
+    const commit = (detail = EDITED) => ctx.commit(this.prefix, detail);
     const field = (key, label, max) => numberField({
       label, name: `shape-${key}`, value: st[key], integer: true, min: 1, max, size: 'sm',
       onValue: (v) => { st[key] = v; commit(); },
@@ -62,22 +63,26 @@ export const shapes = {
     );
     ctx.slot(this.id, 'toggle').replaceChildren(checkbox({
       label: 'Show the common mistake: reshape without transposing', name: 'shape-wrong', checked: st.wrong,
-      onToggle: (on) => { st.wrong = on; commit(); },
+      onToggle: (on) => { st.wrong = on; commit({ edited: 'wrong' }); },
     }));
     this.status = statusLine();
-    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    this.said = announcer(ctx.node(this.id), 'shapes');
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
     this.mha?.free(); // mounted again (a new state): give back the old module
     this.mha = mhaCache(SHAPE_MODULES);
   },
 
-  update(ctx, st) {
+  update(ctx, st, detail) {
     const C = st.h * st.d;
     const res = ctx.core(this.status, () => {
       const mha = this.mha(ctx.lab, { dModel: C, numHeads: st.h, seed: 0 });
       const x = { data: new Float32Array(st.b * st.t * C), shape: [st.b, st.t, C] };
       return mha.forward(x);
     });
-    if (!res) return;
+    if (!res) {
+      if (isEdit(detail)) this.said.refused();
+      return;
+    }
     ctx.publish(`${this.prefix}.main`, res);
     // Shapes reported by the core, and the per-head shapes read off them.
     const [B, H, T] = res.weights.shape;
@@ -117,6 +122,13 @@ export const shapes = {
     // The picture caps every size at PIC_MAX, so most edits leave it as it is.
     const pic = [Math.min(T, PIC_MAX), Math.min(H, PIC_MAX), Math.min(D, PIC_MAX), st.wrong, Math.max(T, H, D) > PIC_MAX];
     ctx.part(this, 'picture', pic, () => this.drawPicture(ctx, ...pic));
+    if (!isEdit(detail)) return;
+    // The switch is said as the picture's verdict and its first head; a size
+    // as the weights' shape and count, and the output's shape.
+    const { titles, notes } = ctx.slot(this.id, 'picture').picParts;
+    const verdict = titles[1].textContent;
+    this.said.say(detail.edited === 'wrong' ? `${verdict[0].toUpperCase()}${verdict.slice(1)}. ${notes.firstChild?.textContent ?? ''}`.trim()
+      : `Weights ${parts.cells[4].textContent}: ${parts.count.textContent} numbers. Output ${parts.cells[7].textContent}.`);
   },
 
   /**

@@ -1,11 +1,12 @@
 // The 3×3 example (T = 3, d_k = 4, d_v = 2): weights with their row sums, scores and output.
 // Every number shown comes from the wasm core.
 
-import { numberGrid, heatmap, valueTable, statusLine } from '../lesson-ui.js';
+import { numberGrid, heatmap, valueTable, statusLine, fmt, fmtVec } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, dimLabel } from './common.js';
 import { slot, group } from './markup.js';
 import { flowView } from '../lesson-flow.js';
+import { announcer, editedCell, EDITED, isEdit } from '../lesson-announce.js';
 
 export const EX_DEFAULTS = {
   q: [[1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0]],
@@ -61,14 +62,15 @@ export const threeByThree = {
   ],
 
   mount(ctx, st) {
-    const commit = () => ctx.commit(this.prefix);
+    const commit = () => ctx.commit(this.prefix, EDITED);
     ctx.slot(this.id, 'inputs').replaceChildren(
       numberGrid({ label: 'Q (3 queries × d_k = 4)', name: 'ex-q', matrix: st.q, rowLabel: queryLabel, colLabel: dimLabel, onChange: commit, link: 'q' }),
       numberGrid({ label: 'K (3 keys × d_k = 4)', name: 'ex-k', matrix: st.k, rowLabel: keyLabel, colLabel: dimLabel, onChange: commit, link: 'k' }),
       numberGrid({ label: 'V (3 values × d_v = 2)', name: 'ex-v', matrix: st.v, rowLabel: (i) => `value ${i + 1}`, colLabel: dimLabel, onChange: commit, link: 'k' }),
     );
     this.status = statusLine();
-    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    this.said = announcer(ctx.node(this.id), 'three-by-three');
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
     // The flow follows the query row last pointed at or focused anywhere in the section.
     this.flowRow = 0;
     const follow = (event) => {
@@ -96,7 +98,7 @@ export const threeByThree = {
     });
   },
 
-  update(ctx, st) {
+  update(ctx, st, detail) {
     const { q, k, v } = st;
     const res = ctx.core(this.status, () => ({
       main: ctx.lab.sdpa(q, k, v),
@@ -105,7 +107,10 @@ export const threeByThree = {
       // Scale 1: the raw dot products q·k, for the flow's first step.
       raw: ctx.lab.sdpa(q, k, v, { scale: 1 }).scores.data,
     }));
-    if (!res) return;
+    if (!res) {
+      if (isEdit(detail)) this.said.refused();
+      return;
+    }
     const { main, sums } = res;
     this.shown = { main, raw: res.raw, q: q.map((row) => row.slice()) };
     ctx.publish(`${this.prefix}.main`, main);
@@ -123,6 +128,28 @@ export const threeByThree = {
       rowLabel: (i) => `output ${i + 1}`, colLabel: dimLabel, caption: 'Output: weights × V', link: 'q',
     });
     this.drawFlow(ctx);
+    if (isEdit(detail)) this.said.say(this.saying(ctx, main));
+  },
+
+  /**
+   * The result of the edit in the cell being edited, with the digits of the
+   * maps: a query's row of weights and its output, the weights every query
+   * puts on a key, or the three outputs after an edit of a value.
+   */
+  saying(ctx, main) {
+    const cell = editedCell(ctx.root);
+    const w = main.weights.data, out = main.output.data;
+    const row = (i) => `${fmt(w[i * 3], 4)}, ${fmt(w[i * 3 + 1], 4)}, ${fmt(w[i * 3 + 2], 4)}`;
+    const output = (i) => fmtVec(out.subarray(i * 2, i * 2 + 2), 4);
+    if (cell?.grid === 'ex-q') {
+      const i = cell.row;
+      return `Query ${i + 1}: weights ${row(i)}; output ${i + 1} ${output(i)}.`;
+    }
+    if (cell?.grid === 'ex-k') {
+      const j = cell.row;
+      return `Weights on key ${j + 1}: ${[0, 1, 2].map((i) => `query ${i + 1} ${fmt(w[i * 3 + j], 4)}`).join(', ')}.`;
+    }
+    return `Outputs ${[0, 1, 2].map(output).join(', ')}.`;
   },
 };
 

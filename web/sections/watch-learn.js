@@ -6,6 +6,7 @@ import { TRAIN_TASKS, TRAIN_DEFAULTS } from '../attention.js';
 import { h, numberField, checkbox, radios, select, statusLine, fmt, fmtSci, uid } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { rampRgb, rampColour, rampLegend, headColour } from '../palette.js';
+import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 
 /** Token ids are drawn as letters: id 0 is A, id 26 is a, id 52 is 0. */
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
@@ -247,7 +248,7 @@ export const watchLearn = {
   ],
 
   mount(ctx, st) {
-    const commit = () => ctx.commit(this.prefix);
+    const commit = () => ctx.commit(this.prefix, EDITED);
     this.stop();
     ctx.slot(this.id, 'controls').replaceChildren(
       select({ label: 'Task', name: 'learn-task', value: st.task, options: TRAIN_TASKS.map((t) => [t, TASK_NAMES[t]]),
@@ -266,12 +267,14 @@ export const watchLearn = {
     };
     this.startButton = button('learn-start', 'Start', () => (this.running ? this.pause(ctx) : this.start(ctx, st)));
     this.stepButton = button('learn-step', 'One step', () => this.stepOnce(ctx, st));
-    this.resetButton = button('learn-reset', 'Reset', () => this.update(ctx, st));
+    this.resetButton = button('learn-reset', 'Reset', () => this.update(ctx, st, EDITED));
     // One line for screen readers when training pauses or finishes and when a
     // head is switched off or on. The readout itself is not live: it changes
     // every frame while training.
     this.said = h('p', { class: 'sr-only', role: 'status', 'data-out': 'learn-said' });
-    ctx.slot(this.id, 'buttons').replaceChildren(this.startButton, this.stepButton, this.resetButton, this.said);
+    // New settings or Reset: the fresh model is said once the edits pause.
+    this.settingsSaid = announcer(ctx.node(this.id), 'watch-learn');
+    ctx.slot(this.id, 'buttons').replaceChildren(this.startButton, this.stepButton, this.resetButton, this.said, this.settingsSaid.node);
     this.status = statusLine();
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
     this.curve = h('canvas', { role: 'img', 'data-canvas': 'learn-curve' });
@@ -323,7 +326,16 @@ export const watchLearn = {
     const trainer = ctx.core(this.status, () => ctx.lab.createTrainer({
       task: st.task, lr: st.lr, seed: st.seed, bug: st.cheat ? 'no-causal-mask' : null,
     }));
-    if (!trainer) return;
+    if (!trainer) {
+      if (isEdit(detail)) this.settingsSaid.refused();
+      return;
+    }
+    // Said with the accuracy as the readout shows it.
+    const said = () => {
+      if (!isEdit(detail)) return;
+      const accuracy = ctx.slot(this.id, 'readout').querySelector('[data-out="learn-accuracy"]').textContent;
+      this.settingsSaid.say(`A new model, not trained yet: held-out accuracy ${accuracy}. Press Start to train it.`);
+    };
     this.trainer?.free();
     this.trainer = trainer;
     this.startButton.disabled = false;
@@ -338,6 +350,7 @@ export const watchLearn = {
       this.losses = [];
       this.ablated = new Set();
       this.loss = NaN;
+      said();
       return;
     }
     this.untrained = untrained;
@@ -355,6 +368,7 @@ export const watchLearn = {
     else for (const b of this.ablateButtons) { b.setAttribute('aria-pressed', 'false'); b.disabled = true; }
     this.mapsKey = mapsKey;
     this.draw(ctx);
+    said();
   },
 
   start(ctx) {

@@ -6,6 +6,7 @@ import {
 } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { slot } from './markup.js';
+import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 
 const PEAK_DKS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 const SAMPLE_COUNT = 4096; // enough samples for a smooth histogram
@@ -51,7 +52,7 @@ export const whyScale = {
   ],
 
   mount(ctx, st) {
-    const commit = () => ctx.commit(this.prefix);
+    const commit = () => ctx.commit(this.prefix, EDITED);
     const sliderId = 'scale-dk';
     const slider = h('input', { id: sliderId, type: 'range', min: 1, max: 256, step: 1, 'data-field': 'scale-dk' });
     slider.value = String(st.dk);
@@ -74,7 +75,8 @@ export const whyScale = {
         onValue: (v) => { st.keys = v; commit(); } }),
     );
     this.status = statusLine();
-    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    this.said = announcer(ctx.node(this.id), 'why-scale');
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
   },
 
   /**
@@ -112,9 +114,10 @@ export const whyScale = {
     this.pending = idle(step);
   },
 
-  update(ctx, st) {
+  update(ctx, st, detail) {
+    const refused = () => { if (isEdit(detail)) this.said.refused(); };
     const sample = ctx.core(this.status, () => this.sampled(ctx, 'dots', st.dk, st));
-    if (!sample) return;
+    if (!sample) return refused();
     this.prefetch(ctx, st);
     // Fixed axes for every d_k, so that the two charts and every position of
     // the slider can be compared: x covers ±3 spreads of the widest unscaled
@@ -154,7 +157,7 @@ export const whyScale = {
     const peakKey = `${st.keys}:${st.seed}`;
     if (this.peakKey !== peakKey) {
       const curve = ctx.core(this.status, () => PEAK_DKS.map((dk) => ctx.lab.softmaxPeak({ dk, keys: st.keys, count: PEAK_COUNT, seed: st.seed })));
-      if (!curve) return;
+      if (!curve) return refused();
       this.curve = curve;
       this.peakKey = peakKey;
     }
@@ -162,7 +165,7 @@ export const whyScale = {
     const marker = PEAK_DKS.indexOf(st.dk);
     const now = marker >= 0 ? this.curve[marker]
       : ctx.core(this.status, () => this.sampled(ctx, 'peak', st.dk, st));
-    if (!now) return;
+    if (!now) return refused();
     // The chart and its table change with the keys and the seed only; the
     // marker moves in place, and the sentence under them changes with every d_k.
     const peakHost = ctx.slot(this.id, 'peak');
@@ -208,6 +211,10 @@ export const whyScale = {
     setText(lead, `At d_k = ${st.dk}: the largest of ${st.keys} weights averages `);
     setText(unscaled, fmt(now.meanMaxWeightUnscaled, 3));
     setText(scaled, fmt(now.meanMaxWeightScaled, 3));
+    if (isEdit(detail)) {
+      this.said.say(`d_k = ${st.dk}: variance ${histHost.histParts[0].variance.textContent} unscaled, ${histHost.histParts[1].variance.textContent} scaled. `
+        + `The largest of ${st.keys} weights averages ${unscaled.textContent} without scaling and ${scaled.textContent} with it.`);
+    }
   },
 };
 
