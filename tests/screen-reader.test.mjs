@@ -181,3 +181,93 @@ test('a break-it card with its bug on stays axe-clean', async () => {
   assertClean(problems, 'axe');
   await context.close();
 });
+
+// Linked highlighting in words: a focused weight (or mask switch) is
+// described by what it is linked to, with the numbers as the page shows them.
+
+/** The texts of the cells `selector` matches in the page, in order (an input's value). */
+function shownTexts(page, selector) {
+  return page.$$eval(selector, (ns) => ns.map((n) => (n.localName === 'input' ? n.value : n.textContent.trim())));
+}
+
+test('3×3 example: a weight focused by keyboard is described by its query, key, value, score and output, as shown', async () => {
+  const { page, problems, context } = await suite.open('#view=three-by-three');
+  const map = '[data-heatmap="ex-weights"]';
+  const cell = `${map} .hm-cell[data-row="1"][data-col="2"]`;
+  // What the learner sees linked to weight (query 2, key 3), read from the page.
+  const expected = async () => {
+    const row = async (grid, i) => `[${(await shownTexts(page, `[data-grid="${grid}"] input[data-row="${i}"]`)).join(', ')}]`;
+    const [score] = await shownTexts(page, '[data-values="ex-scores"] td[data-row="1"][data-col="2"]');
+    const output = await shownTexts(page, '[data-values="ex-output"] td[data-row="1"]');
+    const [sum] = await shownTexts(page, `${map} .hm-extra[data-row="1"]`);
+    return `query 2, key 3; from query 2: ${await row('ex-q', 1)}, key 3: ${await row('ex-k', 2)}, value 3: ${await row('ex-v', 2)}, `
+      + `score: ${score}; feeds output 2: [${output.join(', ')}], row sum: ${sum}`;
+  };
+  // Keyboard: the map's tab stop, then the arrows to query 2, key 3.
+  await page.locator(`${map} .hm-cell[tabindex="0"]`).focus();
+  for (const key of ['ArrowDown', 'ArrowRight', 'ArrowRight']) await page.keyboard.press(key);
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.linkQ + document.activeElement.dataset.linkK), '12', 'the arrows reached query 2, key 3');
+  const before = await expected();
+  const heard = await axNode(page, cell);
+  assert.equal(heard.name, await page.locator(cell).textContent(), `${cell}: named by its own number`);
+  assert.equal(heard.description, before, `${cell}: described by its links`);
+  await runAxe(page, '3×3 with a described weight', { include: '#three-by-three' });
+  // An edit of query 2 changes its score and output; the weight focused again says the new numbers.
+  const [oldScore] = await shownTexts(page, '[data-values="ex-scores"] td[data-row="1"][data-col="2"]');
+  await typeInto(page, page.locator('[data-grid="ex-q"] input[data-row="1"][data-col="0"]'), '3');
+  await page.waitForFunction((old) => document.querySelector('[data-values="ex-scores"] td[data-row="1"][data-col="2"]').textContent !== old, oldScore);
+  await page.locator(cell).focus();
+  const after = await expected();
+  assert.notEqual(after, before, 'the edit changed what the weight is linked to');
+  assert.equal((await axNode(page, cell)).description, after, `${cell}: described by its links after typing 3 into query 2, d1`);
+  assertClean(problems, '3×3 described weight');
+  await context.close();
+});
+
+test('masks: a focused switch of the custom mask is described by its weight, and by the new weight once pressed', async () => {
+  const { page, problems, context } = await suite.open('#view=masks');
+  const button = '[data-mask="mask-custom"] button[data-row="1"][data-col="2"]';
+  const weight = '[data-heatmap="mask-custom-weights"] .hm-cell[data-row="1"][data-col="2"]';
+  await page.locator(button).focus();
+  const shown = await page.locator(weight).textContent();
+  const heard = await axNode(page, button);
+  assert.equal(heard.name, 'query 2, key 3: allowed', `${button}: its name`);
+  assert.equal(heard.description, `feeds weight: ${shown}`, `${button}: described by its weight`);
+  // Space blocks the pair with the focus kept on the switch: the weight is
+  // drawn again (0), and the words follow once the frame is painted.
+  await page.keyboard.press('Space');
+  assert.equal(await page.locator(weight).textContent(), '0', 'the blocked pair\'s weight');
+  // Waited for up to 2 s; if the words never follow, the assertion below says what is heard.
+  await page.waitForFunction((sel) => document.getElementById(document.querySelector(sel).getAttribute('aria-describedby') ?? '')?.textContent === 'feeds weight: 0', button, { timeout: 2000 })
+    .catch(() => {});
+  const pressed = await axNode(page, button);
+  assert.equal(pressed.name, 'query 2, key 3: blocked', `${button}: its name once pressed`);
+  assert.equal(pressed.description, 'feeds weight: 0', `${button}: described by its new weight once pressed`);
+  // A weight of the causal example is described by its mask cell.
+  await page.locator('[data-heatmap="mask-causal-weights"] .hm-cell[tabindex="0"]').focus();
+  await page.keyboard.press('ArrowDown');
+  const causal = '[data-heatmap="mask-causal-weights"] .hm-cell[data-row="1"][data-col="0"]';
+  assert.equal((await axNode(page, causal)).description, 'query 2, key 1; from mask: 1, allowed', `${causal}: described by its mask cell`);
+  await runAxe(page, 'masks with a described weight', { include: '#masks' });
+  assertClean(problems, 'masks described switch');
+  await context.close();
+});
+
+test('self-cross: a focused weight is described by its target and source rows, its output row and the same pair in the other head', async () => {
+  const { page, problems, context } = await suite.open('#view=self-cross');
+  const cell = '[data-heatmap="cross-weights-h0"] .hm-cell[data-row="1"][data-col="2"]';
+  await page.locator('[data-heatmap="cross-weights-h0"] .hm-cell[tabindex="0"]').focus();
+  for (const key of ['ArrowDown', 'ArrowRight', 'ArrowRight']) await page.keyboard.press(key);
+  const row = async (selector) => `[${(await shownTexts(page, selector)).join(', ')}]`;
+  const heads = await page.locator('#self-cross [data-heatmap^="cross-weights-h"]').count();
+  const others = [];
+  for (let k = 1; k < heads; k++) others.push(`head ${k + 1}: ${await page.locator(`[data-heatmap="cross-weights-h${k}"] .hm-cell[data-row="1"][data-col="2"]`).textContent()}`);
+  const rowName = (await page.locator('[data-heatmap="cross-weights-h0"] .hm-rowhead').nth(1).textContent());
+  const colName = (await page.locator('[data-heatmap="cross-weights-h0"] .hm-head:not(.hm-rowhead)').nth(2).textContent());
+  const want = `${rowName}, ${colName}; from target t2: ${await row('[data-grid="cross-tgt"] input[data-row="1"]')}, source s3: ${await row('[data-grid="cross-src"] input[data-row="2"]')}; `
+    + `feeds output t2: ${await row('[data-values="cross-output"] td[data-row="1"]')}; same pair in ${others.join(', ')}`;
+  assert.equal((await axNode(page, cell)).description, want, `${cell}: described by its links`);
+  await runAxe(page, 'self-cross with a described weight', { include: '#self-cross' });
+  assertClean(problems, 'self-cross described weight');
+  await context.close();
+});
