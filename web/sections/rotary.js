@@ -3,7 +3,7 @@
 // are. Every number shown comes from the core (lab.applyRope rotates, and
 // lab.sdpa with scale 1 gives the dot products).
 
-import { h, s, numberGrid, numberField, statusLine, fmt, fmtVec, fmtSci, redraw, setText } from '../lesson-ui.js';
+import { h, s, numberGrid, numberField, statusLine, fmt, fmtVec, fmtSci, setText, setCheck } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel } from './common.js';
 
@@ -73,42 +73,70 @@ export const rotary = {
     const size = Math.max(1, Math.abs(given.dot));
     const sameWhenBoth = Math.abs(both.dot - given.dot) <= SAME * size;
     const movesWhenOne = Math.abs(one.dot - given.dot) > SAME * size;
-    // The two checks are live regions, kept by redraw() from one edit to the
+    const parts = this.parts(ctx);
+    cases.forEach(([, pq, pk], n) => {
+      const row = parts.rows[n];
+      setText(row.positions, `${pq}, ${pk}`);
+      setText(row.distance, String(pq - pk));
+      setText(row.score, fmt(res[n].dot, 4));
+    });
+    // The two checks are live regions, set in place from one edit to the
     // next: each edit's verdicts are read out.
-
-    const row = (label, [pq, pk], r, key) => h('tr', {},
-      h('th', { scope: 'row', text: label }),
-      h('td', { text: `${pq}, ${pk}` }),
-      h('td', { text: String(pq - pk) }),
-      h('td', { 'data-out': `rope-${key}`, text: fmt(r.dot, 4) }));
-    redraw(ctx.slot(this.id, 'scores'),
-      h('div', { class: 'grid-wrap' }, h('table', { class: 'values', 'data-values': 'rope-scores' },
-        h('caption', { text: 'Score rope(q)·rope(k) at three pairs of positions (counted from 0)' }),
-        h('thead', {}, h('tr', {}, ...['', 'positions (q, k)', 'distance', 'score'].map((c, i) => (i ? h('th', { scope: 'col', text: c }) : h('td', { class: 'corner' }))))),
-        h('tbody', {},
-          row('as given', cases[0].slice(1), given, 'given'),
-          row('both shifted', cases[1].slice(1), both, 'both'),
-          row('only the query shifted', cases[2].slice(1), one, 'one')))),
-      h('p', { class: `check ${sameWhenBoth ? 'pass' : 'fail'}`, 'data-check': 'rope-shift-both', 'data-passed': String(sameWhenBoth), 'aria-live': 'polite' },
-        sameWhenBoth ? '✓ Shifting both positions by ' : '✗ Shifting both positions by ', String(st.shift),
-        sameWhenBoth ? ` keeps the score: ${fmt(given.dot, 4)} and ${fmt(both.dot, 4)} differ by ` : ` moves the score here: ${fmt(given.dot, 4)} and ${fmt(both.dot, 4)} differ by `,
-        h('strong', { 'data-out': 'rope-diff-both', text: fmtSci(Math.abs(both.dot - given.dot)) }),
-        // In exact arithmetic the two scores are equal, so a gap beyond the
-        // check's tolerance is float32 rounding (large entries that cancel).
-        sameWhenBoth ? '.' : '. In exact arithmetic they would be equal: the gap is float32 rounding, large here because large products cancel in the dot product.'),
-      h('p', { class: `check ${movesWhenOne ? 'pass' : 'fail'}`, 'data-check': 'rope-shift-one', 'data-passed': String(movesWhenOne), 'aria-live': 'polite' },
-        movesWhenOne ? '✓ Shifting only the query changes the score, by ' : '✗ Shifting only the query leaves the score almost where it was: it moves by ',
-        h('strong', { 'data-out': 'rope-diff-one', text: fmtSci(Math.abs(one.dot - given.dot)) }),
-        movesWhenOne ? ': the distance changed.' : `. ${stillReason(st)}`),
-    );
+    const [bothCheck, oneCheck] = parts.checks;
+    setCheck(bothCheck.node, sameWhenBoth);
+    setText(bothCheck.lead, sameWhenBoth ? '✓ Shifting both positions by ' : '✗ Shifting both positions by ');
+    setText(bothCheck.shift, String(st.shift));
+    setText(bothCheck.middle, sameWhenBoth ? ` keeps the score: ${fmt(given.dot, 4)} and ${fmt(both.dot, 4)} differ by `
+      : ` moves the score here: ${fmt(given.dot, 4)} and ${fmt(both.dot, 4)} differ by `);
+    setText(bothCheck.diff, fmtSci(Math.abs(both.dot - given.dot)));
+    // In exact arithmetic the two scores are equal, so a gap beyond the
+    // check's tolerance is float32 rounding (large entries that cancel).
+    setText(bothCheck.tail, sameWhenBoth ? '.' : '. In exact arithmetic they would be equal: the gap is float32 rounding, large here because large products cancel in the dot product.');
+    setCheck(oneCheck.node, movesWhenOne);
+    setText(oneCheck.lead, movesWhenOne ? '✓ Shifting only the query changes the score, by ' : '✗ Shifting only the query leaves the score almost where it was: it moves by ');
+    setText(oneCheck.diff, fmtSci(Math.abs(one.dot - given.dot)));
+    setText(oneCheck.tail, movesWhenOne ? ': the distance changed.' : `. ${stillReason(st)}`);
 
     // The first pair (entries 1 and 1 + d/2) of q and k, before and after the rotation.
-    redraw(ctx.slot(this.id, 'picture'), h('figure', { class: 'rope-pic' },
-      pairPicture(st, given),
-      h('figcaption', {},
-        `The first pair of entries (d1, d${1 + D / 2}) as arrows: q turns by its position ${st.pq} in radians, k by ${st.pk}. `,
-        'Faint: before; solid: after (q blue, k green). q at ', h('span', { 'data-out': 'rope-q-pair', text: fmtVec([given.rq.data[0], given.rq.data[D / 2]], 3) }),
-        ', k at ', h('span', { 'data-out': 'rope-k-pair', text: fmtVec([given.rk.data[0], given.rk.data[D / 2]], 3) }), '.')));
+    drawPair(parts.picture, st, given);
+    setText(parts.caption, `The first pair of entries (d1, d${1 + D / 2}) as arrows: q turns by its position ${st.pq} in radians, k by ${st.pk}. `);
+    setText(parts.qPair, fmtVec([given.rq.data[0], given.rq.data[D / 2]], 3));
+    setText(parts.kPair, fmtVec([given.rk.data[0], given.rk.data[D / 2]], 3));
+  },
+
+  /**
+   * The score table, the two checks and the picture, built once per mount
+   * (or when a host holds something else): an edit sets their texts and
+   * the picture's coordinates in place.
+   */
+  parts(ctx) {
+    const scoresHost = ctx.slot(this.id, 'scores');
+    const pictureHost = ctx.slot(this.id, 'picture');
+    const kept = this.built;
+    if (kept && scoresHost.contains(kept.table) && pictureHost.contains(kept.picture.svg)) return kept;
+    const rows = ['as given', 'both shifted', 'only the query shifted'].map((label, n) => {
+      const row = { positions: h('td'), distance: h('td'), score: h('td', { 'data-out': `rope-${['given', 'both', 'one'][n]}` }) };
+      row.node = h('tr', {}, h('th', { scope: 'row', text: label }), row.positions, row.distance, row.score);
+      return row;
+    });
+    const table = h('table', { class: 'values', 'data-values': 'rope-scores' },
+      h('caption', { text: 'Score rope(q)·rope(k) at three pairs of positions (counted from 0)' }),
+      h('thead', {}, h('tr', {}, ...['', 'positions (q, k)', 'distance', 'score'].map((c, i) => (i ? h('th', { scope: 'col', text: c }) : h('td', { class: 'corner' }))))),
+      h('tbody', {}, rows.map((row) => row.node)));
+    const text = () => document.createTextNode('');
+    const both = { lead: text(), shift: text(), middle: text(), diff: h('strong', { 'data-out': 'rope-diff-both' }), tail: text() };
+    both.node = h('p', { class: 'check', 'data-check': 'rope-shift-both', 'aria-live': 'polite' }, both.lead, both.shift, both.middle, both.diff, both.tail);
+    const one = { lead: text(), diff: h('strong', { 'data-out': 'rope-diff-one' }), tail: text() };
+    one.node = h('p', { class: 'check', 'data-check': 'rope-shift-one', 'aria-live': 'polite' }, one.lead, one.diff, one.tail);
+    scoresHost.replaceChildren(h('div', { class: 'grid-wrap' }, table), both.node, one.node);
+    const picture = pairPicture();
+    const caption = text();
+    const qPair = h('span', { 'data-out': 'rope-q-pair' });
+    const kPair = h('span', { 'data-out': 'rope-k-pair' });
+    pictureHost.replaceChildren(h('figure', { class: 'rope-pic' }, picture.svg,
+      h('figcaption', {}, caption, 'Faint: before; solid: after (q blue, k green). q at ', qPair, ', k at ', kPair, '.')));
+    this.built = { table, rows, checks: [both, one], picture, caption, qPair, kPair };
+    return this.built;
   },
 };
 
@@ -130,30 +158,49 @@ function stillReason(st) {
   return 'The score still depends on the distance, but for this shift the turned pairs happen to give almost the same score again: the first pair turns by the shift in radians, and a shift near a multiple of 2π brings it back.';
 }
 
-/** An SVG of the first pair of q and k, before (faint) and after rotation (solid). */
-function pairPicture(st, given) {
-  const W = 220, C = W / 2;
-  const before = { q: [st.q[0][0], st.q[0][D / 2]], k: [st.k[0][0], st.k[0][D / 2]] };
-  const after = { q: [given.rq.data[0], given.rq.data[D / 2]], k: [given.rk.data[0], given.rk.data[D / 2]] };
-  const reach = Math.max(1e-6, ...[...before.q, ...before.k].map(Math.abs), ...[...after.q, ...after.k].map(Math.abs));
-  const scale = (C - 24) / reach;
-  const arrow = ([x, y], cls) => s('line', { x1: C, y1: C, x2: C + x * scale, y2: C - y * scale, class: `rope-arrow ${cls}`, 'marker-end': 'url(#rope-head)' });
-  // a label just beyond the arrow's tip, along the arrow
-  const label = ([x, y], name) => {
-    const r = Math.hypot(x, y) * scale;
-    const out = r > 0 ? (r + 11) / r : 1;
-    return s('text', { x: C + x * scale * out, y: C - y * scale * out, class: `rope-label ${name}`, text: name });
-  };
-  const title = `The first pair of q and k before and after RoPE: q at position ${st.pq}, k at position ${st.pk}`;
-  return s('svg', { viewBox: `0 0 ${W} ${W}`, class: 'rope-svg', role: 'img', 'aria-label': title },
-    s('title', { text: title }),
+const W = 220, C = W / 2; // the picture's size, and its centre
+
+/** The SVG of the first pair of q and k, before (faint) and after rotation (solid); drawPair() places its arrows. */
+function pairPicture() {
+  const arrow = (cls) => s('line', { x1: C, y1: C, x2: C, y2: C, class: `rope-arrow ${cls}`, 'marker-end': 'url(#rope-head)' });
+  const label = (name) => s('text', { x: C, y: C, class: `rope-label ${name}`, text: name });
+  const title = s('title');
+  const arrows = { qBefore: arrow('q faint'), kBefore: arrow('k faint'), q: arrow('q'), k: arrow('k') };
+  const labels = { q: label('q'), k: label('k') };
+  const svg = s('svg', { viewBox: `0 0 ${W} ${W}`, class: 'rope-svg', role: 'img' },
+    title,
     s('defs', {}, s('marker', { id: 'rope-head', viewBox: '0 0 10 10', refX: '9', refY: '5', markerWidth: '6', markerHeight: '6', orient: 'auto-start-reverse' },
       s('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'rope-head' }))),
     s('circle', { cx: C, cy: C, r: C - 14, class: 'rope-circle' }),
     s('line', { x1: 4, y1: C, x2: W - 4, y2: C, class: 'axis' }),
     s('line', { x1: C, y1: 4, x2: C, y2: W - 4, class: 'axis' }),
-    arrow(before.q, 'q faint'), arrow(before.k, 'k faint'), arrow(after.q, 'q'), arrow(after.k, 'k'),
-    label(after.q, 'q'), label(after.k, 'k'));
+    arrows.qBefore, arrows.kBefore, arrows.q, arrows.k, labels.q, labels.k);
+  return { svg, title, arrows, labels };
+}
+
+/** Place the picture's arrows: the first pair of q and k before and after RoPE, scaled to the circle. */
+function drawPair(picture, st, given) {
+  const before = { q: [st.q[0][0], st.q[0][D / 2]], k: [st.k[0][0], st.k[0][D / 2]] };
+  const after = { q: [given.rq.data[0], given.rq.data[D / 2]], k: [given.rk.data[0], given.rk.data[D / 2]] };
+  const reach = Math.max(1e-6, ...[...before.q, ...before.k].map(Math.abs), ...[...after.q, ...after.k].map(Math.abs));
+  const scale = (C - 24) / reach;
+  const set = (node, attrs) => { for (const [name, value] of Object.entries(attrs)) if (node.getAttribute(name) !== String(value)) node.setAttribute(name, value); };
+  const tip = ([x, y], node) => set(node, { x2: C + x * scale, y2: C - y * scale });
+  tip(before.q, picture.arrows.qBefore);
+  tip(before.k, picture.arrows.kBefore);
+  tip(after.q, picture.arrows.q);
+  tip(after.k, picture.arrows.k);
+  // a label just beyond the arrow's tip, along the arrow
+  const label = ([x, y], node) => {
+    const r = Math.hypot(x, y) * scale;
+    const out = r > 0 ? (r + 11) / r : 1;
+    set(node, { x: C + x * scale * out, y: C - y * scale * out });
+  };
+  label(after.q, picture.labels.q);
+  label(after.k, picture.labels.k);
+  const title = `The first pair of q and k before and after RoPE: q at position ${st.pq}, k at position ${st.pk}`;
+  set(picture.svg, { 'aria-label': title });
+  setText(picture.title, title);
 }
 
 export default rotary;
