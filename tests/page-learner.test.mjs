@@ -292,6 +292,15 @@ test('an input is as wide as its number: a long value is shown whole, not cut, a
       .filter((i) => i.scrollWidth > i.clientWidth)
       .map((i) => `${i.closest('[data-grid]')?.dataset.grid ?? i.dataset.field}: "${i.value}" needs ${i.scrollWidth} px, shows ${i.clientWidth}`));
     assert.deepEqual(cut, [], `${width} px: inputs whose value is cut`);
+    // Typed, a long value widens its input as it grows, and a short one gives the room back.
+    const typed = page.locator('[data-grid="ex-k"] input[data-row="2"][data-col="3"]');
+    const shows = () => typed.evaluate((i) => [i.scrollWidth, i.clientWidth]);
+    const narrow = (await shows())[1];
+    await typeInto(page, typed, '-0.000123456');
+    const [need, wide] = await shows();
+    assert.ok(need <= wide && wide > narrow, `${width} px: "-0.000123456" typed needs ${need} px, shows ${wide} (was ${narrow})`);
+    await typeInto(page, typed, '0');
+    assert.equal((await shows())[1], narrow, `${width} px: "0" typed after it: the input is as narrow as before`);
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${width} px: the page scrolls sideways`);
     assertClean(problems, `long values at ${width} px`);
     await context.close();

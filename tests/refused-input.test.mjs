@@ -90,6 +90,35 @@ test('the last valid result is labelled in text a screen reader reads, and the l
   await context.close();
 });
 
+test('a bounded field says its range before anything is typed, and a one-row grid does not repeat its row', async () => {
+  const { context, page, problems } = await open('#view=multi-head');
+  const said = {
+    'conv-t': 'Whole number from 1 to 8.', 'mask-ct': 'Whole number from 1 to 8.', 'grad-row': 'Whole number from 1 to 4.',
+    'mha-heads': 'Whole number from 1 to 16.', 'mha-t': 'Whole number from 1 to 8.', 'drop-p': 'Number from 0 to 0.95.',
+  };
+  for (const [field, range] of Object.entries(said)) {
+    // A section far from the viewport is not rendered, nor in the accessibility tree.
+    await page.locator(`input[data-field="${field}"]`).scrollIntoViewIfNeeded();
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+    const ax = await accessible(page, `input[data-field="${field}"]`);
+    assert.equal(ax.description, range, `${field}: the field's description should give its range before any input; seen ${JSON.stringify(ax)}`);
+  }
+  // Refused, the field is described by its range and by the message.
+  await typeInto(page, page.locator('input[data-field="mha-t"]'), '9');
+  const ax = await accessible(page, 'input[data-field="mha-t"]');
+  assert.match(ax.description, /^Whole number from 1 to 8\. Out of range \(1 to 8\): still 5$/, `mha-t, 9 typed: range and message; seen ${JSON.stringify(ax)}`);
+  await page.keyboard.press('Escape');
+  assert.equal((await accessible(page, 'input[data-field="mha-t"]')).description, 'Whole number from 1 to 8.', 'mha-t, after Escape: the range alone again');
+  for (const [selector, name] of [['[data-grid="one-q"] input[data-row="0"][data-col="1"]', 'Query q, d2'], ['[data-grid="mha-tokens"] input[data-col="2"]', 'Token ids, t3'],
+    ['[data-grid="one-k"] input[data-row="1"][data-col="0"]', 'Keys, k₂, d1']]) {
+    await page.locator(selector).scrollIntoViewIfNeeded();
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+    assert.equal((await accessible(page, selector)).name, name, `${selector}: the input's name`);
+  }
+  assertClean(problems, 'ranges and names');
+  await context.close();
+});
+
 test('the field whose value the core refuses is marked invalid and described by the status line until it is valid', async () => {
   const { context, page, problems } = await open('#view=multi-head');
   const heads = page.locator('input[data-field="mha-heads"]');

@@ -197,7 +197,9 @@ export function fmtShape(shape) {
  */
 function bindNumberInput(input, msg, { parse, current, onValue, where = '' }) {
   const describedBy = input.getAttribute('aria-describedby') || '';
+  fitWidth(input);
   const handle = () => {
+    fitWidth(input);
     const result = parse(input.value);
     if (result.ok) {
       clearInvalid(input, msg, describedBy);
@@ -215,13 +217,29 @@ function bindNumberInput(input, msg, { parse, current, onValue, where = '' }) {
     if (event.key !== 'Escape' || !input.hasAttribute('aria-invalid')) return;
     event.preventDefault();
     input.value = fmtPlain(current());
+    fitWidth(input);
     clearInvalid(input, msg, describedBy);
   });
   input.addEventListener('change', () => {
     handle();
     // A decimal comma is shown as the page writes numbers once the edit is done.
-    if (input.value.includes(',') && parse(input.value).ok) input.value = fmtPlain(current());
+    if (input.value.includes(',') && parse(input.value).ok) {
+      input.value = fmtPlain(current());
+      fitWidth(input);
+    }
   });
+}
+
+/**
+ * The length of an input's text as its --chars, which lesson.css makes it
+ * wide enough for; written only when the length changes (most keystrokes
+ * replace a digit, and change no style).
+ */
+function fitWidth(input) {
+  const chars = input.value.length;
+  if (input.fitChars === chars) return;
+  input.fitChars = chars;
+  input.style.setProperty('--chars', String(chars));
 }
 
 /** Undo what an invalid text marked; a valid edit over a valid one writes nothing. */
@@ -266,7 +284,11 @@ export function numberField({ label, value, onValue, integer = false, min, max, 
   input.value = fmtPlain(value);
   const msg = messageNode();
   const hintNode = hint ? h('span', { class: 'hint', id: uid('hint'), text: hint }) : null;
-  if (hintNode) input.setAttribute('aria-describedby', hintNode.id);
+  // What the field takes is said before anything is typed, not only in a
+  // refusal: a screen reader reads it with the label ("Whole number from 1 to 8.").
+  const rangeNode = min != null && max != null ? h('span', { class: 'sr-only', id: uid('range'), text: rangeText(integer, min, max) }) : null;
+  const describedBy = [hintNode, rangeNode].filter(Boolean).map((node) => node.id).join(' ');
+  if (describedBy) input.setAttribute('aria-describedby', describedBy);
   const parseOpts = { integer };
   if (min != null) parseOpts.min = min;
   if (max != null) parseOpts.max = max;
@@ -275,14 +297,20 @@ export function numberField({ label, value, onValue, integer = false, min, max, 
     current: () => current,
     onValue: (v) => { current = v; onValue(v); },
   });
-  const wrapper = h('div', { class: 'field' }, h('label', { for: id, text: label }), input, hintNode, msg);
+  const wrapper = h('div', { class: 'field' }, h('label', { for: id, text: label }), input, hintNode, rangeNode, msg);
   /** Set the value from code (e.g. a "draw new weights" button). */
   wrapper.setValue = (v) => {
     current = v;
     input.value = fmtPlain(v);
-    clearInvalid(input, msg, hintNode ? hintNode.id : '');
+    fitWidth(input);
+    clearInvalid(input, msg, describedBy);
   };
   return wrapper;
+}
+
+/** The values a field takes, in the words of its refusals: "Whole number from 1 to 8." */
+function rangeText(integer, min, max) {
+  return `${integer ? 'Whole number' : 'Number'} from ${fmtPlain(min)} to ${fmtPlain(max)}.`;
 }
 
 /**
@@ -305,8 +333,12 @@ export function numberGrid({ label, matrix, rowLabel, colLabel, onChange, intege
   // A cell's message is written under the grid, naming the cell: beside its
   // input it would widen the column and move the rest of the row.
   const notes = h('div', { class: 'grid-msgs' });
-  // A cell is named by its row's and column's headings ("query 1, d2"), as the grid shows them.
-  const cellName = (i, j) => `${rowLabel ? rowLabel(i) : `row ${i + 1}`}, ${colLabel ? colLabel(j) : `column ${j + 1}`}`;
+  // A cell is named by its row's and column's headings ("query 1, d2"), as
+  // the grid shows them. Its input's name starts with the caption; in a grid
+  // of one row the caption names the row already ("Query q, d1", not "Query q, q, d1").
+  const colName = (j) => (colLabel ? colLabel(j) : `column ${j + 1}`);
+  const cellName = (i, j) => `${rowLabel ? rowLabel(i) : `row ${i + 1}`}, ${colName(j)}`;
+  const inputName = (i, j) => `${label}, ${matrix.length === 1 ? colName(j) : cellName(i, j)}`;
   matrix.forEach((row, i) => {
     // link 'q': row i is query i; 'k': row i belongs to key i (a key or its value);
     // 'pos': row i is position i of self-attention, query and key at once. See lesson-links.js.
@@ -315,7 +347,7 @@ export function numberGrid({ label, matrix, rowLabel, colLabel, onChange, intege
     row.forEach((value, j) => {
       const input = h('input', {
         type: 'text', inputmode: keypad(integer, min), autocomplete: 'off', spellcheck: 'false',
-        class: `num num-cell${integer ? ' num-int' : ''}`, 'aria-label': `${label}, ${cellName(i, j)}`,
+        class: `num num-cell${integer ? ' num-int' : ''}`, 'aria-label': inputName(i, j),
         'data-row': i, 'data-col': j,
       });
       input.value = fmtPlain(value);
