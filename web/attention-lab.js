@@ -572,7 +572,7 @@ export class AttentionLabElement extends ElementBase {
     this.#dispose();
     this.#ctx.states = this.#states;
     this.#ctx.mountAll();
-    markScrollBoxes([this.#body]);
+    markScrollBoxes([this.#body], { watch: true });
     this.#applyShow(); // which panels are drawn is known now
     this.#changed();
   }

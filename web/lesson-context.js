@@ -222,20 +222,51 @@ function markStale(node, on) {
  * extra layout. Three things change it, and each has the boxes measured
  * again: a redraw, which can widen a box's content (each call here, from a
  * section's redraw or a new part, measures the boxes of its roots); a new
- * window width; and a box that is shown (a disclosure opened): a box found
- * with no layout is watched by a ResizeObserver until it has one. Boxes that
- * are shown are not watched: their size changes with nearly every edit, and
- * the observer's callbacks would make each edit's frame lay the page out twice.
+ * width of the page or widget (see `watch` below); and a box that is shown
+ * (a disclosure opened): a box found with no layout is watched by a
+ * ResizeObserver until it has one. Boxes that are shown are not watched:
+ * their size changes with nearly every edit, and the observer's callbacks
+ * would make each edit's frame lay the page out twice.
  *
  * A section far from the viewport is not laid out (content-visibility in
  * lesson.css); the idle measurement lays its boxes out, so a tool that reads
  * the whole page, or a keyboard user tabbing into it, finds them marked.
+ * A page or widget also passes its whole content once with `watch`: a new
+ * width of that container (the window's, or a course page's column that
+ * narrows while the window stays as it is) has its boxes measured again.
+ * Only a change of width counts: its height changes with nearly every edit.
  * @param {ParentNode[]} roots the subtrees whose boxes to measure
+ * @param {{ watch?: boolean }} [options]
  */
-export function markScrollBoxes(roots) {
+export function markScrollBoxes(roots, { watch = false } = {}) {
   if (typeof ResizeObserver !== 'function') return;
   for (const root of roots) pendingRoots.add(root);
+  if (watch) for (const root of roots) watchWidth(root);
   measureWhenIdle();
+}
+
+const widths = new WeakMap(); // a watched container -> its last width
+let widthObserver = null;
+
+/** Measure the boxes inside `root` again whenever its width changes. */
+function watchWidth(root) {
+  widthObserver ??= new ResizeObserver((entries) => {
+    let changed = false;
+    for (const { target, contentRect } of entries) {
+      // A container taken out of the page (a widget removed) is let go.
+      if (!target.isConnected) {
+        widthObserver.unobserve(target);
+        continue;
+      }
+      const was = widths.get(target);
+      widths.set(target, contentRect.width);
+      if (was === undefined || was === contentRect.width) continue;
+      pendingRoots.add(target);
+      changed = true;
+    }
+    if (changed) measureWhenIdle();
+  });
+  widthObserver.observe(root);
 }
 
 /**
@@ -294,7 +325,6 @@ export function deferWhileFar() {
 
 const SCROLL_BOXES = '.grid-wrap, .heatmap-wrap, pre.c-src, .bk-table-wrap, .formula';
 const pendingRoots = new Set();
-const known = new Set(); // every box measured so far (pruned when it leaves the page), for a new window width
 let idlePending = false;
 let scrollObserver = null;
 
@@ -305,10 +335,6 @@ function measureWhenIdle() {
     idlePending = false;
     if (!scrollObserver) {
       scrollObserver = new ResizeObserver((entries) => markScrollBoxList(entries.map((e) => e.target)));
-      globalThis.addEventListener?.('resize', () => {
-        for (const box of known) if (box.isConnected) pendingRoots.add(box); else known.delete(box);
-        measureWhenIdle();
-      });
     }
     const boxes = new Set();
     for (const root of pendingRoots) {
@@ -335,10 +361,7 @@ function markScrollBoxList(boxes) {
   // A box with no layout is watched until it has one; a measured one is not.
   list.forEach((box, i) => {
     if (overflows[i] === null) scrollObserver.observe(box);
-    else {
-      scrollObserver.unobserve(box);
-      known.add(box);
-    }
+    else scrollObserver.unobserve(box);
   });
   // A box wider than its content by a rounding sliver (at most 1 px) is not
   // marked, but the browser still counts it as a scroller.

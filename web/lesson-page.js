@@ -64,7 +64,7 @@ export function hashState({ ctx, sections, showNotice, onApplied }) {
       ctx.states[section.prefix] = (decoded && decoded.sections[section.prefix]) || defaultSectionState(section);
     }
     ctx.mountAll();
-    markScrollBoxes([lessonMain]);
+    markScrollBoxes([lessonMain], { watch: true });
     onApplied();
   };
   apply(read());
