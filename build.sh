@@ -148,9 +148,9 @@ wait_jobs
 case "$MODE" in
   build) ;;
   --serve) exec node web/serve.mjs ;;
-  # Three test files at a time: most of a browser test's time is waiting on
-  # Chromium (idle callbacks, timers, training in the page), so with two the
-  # two cores were busy well under half the time.
+  # Four test files at a time: most of a browser test's time is waiting on
+  # Chromium (idle callbacks, timers, training in the page), so with fewer
+  # the two cores were busy well under half the time.
   --test) exec node --test --test-concurrency=4 --test-reporter=spec tests/*.test.mjs ;;
   --bench-page) exec node tests/bench/page.mjs ;;
   *) say "unknown option $MODE (use --serve, --test or --bench-page)"; exit 2 ;;

@@ -211,7 +211,7 @@ test('the switch is named "Break it" in both states: its ○/● mark is drawn, 
   await context.close();
 });
 
-test('axe-core finds no violations in the section, at 1280 px, 390 px and 320 px', async () => {
+test('result tables that scroll say so at 1280 px, 390 px and 320 px, and axe-core finds no violations at 1280 px and 320 px', async () => {
   for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }, { width: 320, height: 700 }]) {
     const { page, problems, context } = await open({ viewport });
     await page.evaluate(() => { for (const d of document.querySelectorAll('#break-it details')) d.open = true; });
@@ -231,7 +231,9 @@ test('axe-core finds no violations in the section, at 1280 px, 390 px and 320 px
       `${viewport.width} px: tables that scroll sideways without the hint, a tab stop or a name`);
     const names = scrolling.map((t) => t.name);
     assert.equal(new Set(names).size, names.length, `${viewport.width} px: each scrolling table has its own name: ${names.join(' | ')}`);
-    await runAxe(page, `${viewport.width} px`, { include: '#break-it' });
+    // axe at the widest and the narrowest width: at 390 px the cards hold the
+    // same elements as at 320 px, and only what scrolls differs (checked above).
+    if (viewport.width !== 390) await runAxe(page, `${viewport.width} px`, { include: '#break-it' });
     assert.deepEqual(problems.pageErrors, []);
     await context.close();
   }

@@ -6,7 +6,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { loadAttention } from '../web/attention.js';
-import { browserSuite, assertClean, runAxe, typeInto } from './helpers/browser.mjs';
+import { browserSuite, assertClean, runAxe, typeInto, screenshot } from './helpers/browser.mjs';
 // The section's fixed keys and values and its default queries and target.
 const K = { data: [1, 0, 0, 1, 1, 1, -1, 0.5], shape: [4, 2] };
 const V = { data: [1, 0, 0, 1, 1, 1, 2, -1], shape: [4, 2] };
@@ -155,7 +155,7 @@ test('at 1280 px and 390 px: no sideways scroll, and axe-core finds nothing seri
     const { page, problems, context } = await open({ width, height: 900 });
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${width} px scrolls sideways`);
     await runAxe(page, `gradients section at ${width} px`, { include: '#gradients' });
-    await page.locator('#gradients').screenshot({ path: fileURLToPath(new URL(`../build/gradients-${width}.png`, import.meta.url)) });
+    await screenshot(page.locator('#gradients'), fileURLToPath(new URL(`../build/gradients-${width}.png`, import.meta.url)));
     assertClean(problems, `${width} px`);
     await context.close();
   }

@@ -13,7 +13,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { browserSuite, assertClean, runAxe, typeInto } from './helpers/browser.mjs';
+import { browserSuite, assertClean, runAxe, typeInto, screenshot } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
 import { TRAINED } from '../web/sections/trained-weights.js';
 
@@ -89,7 +89,7 @@ test('trained weights: a head looks one place back (>= 0.9), the numbers are the
   assert.equal(await page.locator('[data-heatmap="mha-weights-h0"] .hm-rowhead').nth(1).textContent(), 't2 cat');
   await runAxe(page, 'multi-head, trained weights, 1280 px', { include: '#multi-head' });
   mkdirSync(shots, { recursive: true });
-  await section.screenshot({ path: `${shots}multi-head-trained-1280.png` });
+  await screenshot(section, `${shots}multi-head-trained-1280.png`);
 
   // A word the model does not know: refused in the page's words, the last maps kept and marked.
   await typeInto(page, section.locator('[data-grid="mha-tokens"] input[data-row="0"][data-col="2"]'), '1'); // "1" is a word ("cat")
@@ -128,7 +128,7 @@ test('trained weights at 390 px: the page is ready before training ends, no over
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal overflow');
   await runAxe(page, 'multi-head, trained weights, 390 px', { include: '#multi-head' });
   mkdirSync(shots, { recursive: true });
-  await page.locator('#multi-head').screenshot({ path: `${shots}multi-head-trained-390.png` });
+  await screenshot(page.locator('#multi-head'), `${shots}multi-head-trained-390.png`);
   assertClean(problems, 'multi-head, trained weights, 390 px');
   await context.close();
 });

@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import {
-  browserSuite, assertClean, typeInto, runAxe, checkShown as checkShownBy,
-} from './helpers/browser.mjs';
+  browserSuite, assertClean, typeInto, runAxe, checkShown as checkShownBy, screenshot, renderEverySection } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
 import { fmt } from '../web/lesson-ui.js';
 
@@ -104,13 +103,14 @@ test('online softmax: the stepper shows the core\'s m, l, rescale and accumulato
   await page.context().close();
 });
 
-test('production sections at 1280 px and 390 px: screenshots, no sideways scroll, axe-core', async () => {
+test('production sections at 1280 px and 390 px: no sideways scroll, axe-core (and screenshots with SCREENSHOTS set)', async () => {
   await mkdir(SHOTS, { recursive: true });
   for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
     const { page, problems } = await suite.open('#online-softmax', { viewport });
     await page.locator('#online-softmax button[data-field="flash-all"]').click();
     await page.locator('#t-squared [data-check="cost-slopes"]').waitFor({ timeout: 60000 }); // measured after the page's first frame
-    for (const id of PRODUCTION_SECTIONS) await page.locator(`#${id}`).screenshot({ path: `${SHOTS}${id}-${viewport.width}.png` });
+    await renderEverySection(page); // the sections far from the viewport too: axe and the width check see them drawn
+    for (const id of PRODUCTION_SECTIONS) await screenshot(page.locator(`#${id}`), `${SHOTS}${id}-${viewport.width}.png`);
     // One axe run over the five sections; a violation names its node.
     await runAxe(page, `production sections at ${viewport.width} px`, { include: PRODUCTION_SECTIONS.map((id) => `#${id}`).join(', ') });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { browserSuite, assertClean } from './helpers/browser.mjs';
+import { browserSuite, assertClean, screenshot } from './helpers/browser.mjs';
 import { DWELL_MS } from '../web/progress-panel.js';
 import { STORAGE_KEY } from '../web/progress.js';
 
@@ -91,7 +91,7 @@ test('sections flung past (the mouse wheel, then End) are not counted; those rea
   mkdirSync(shots, { recursive: true });
   const panel = page.locator('[data-progress]');
   await panel.scrollIntoViewIfNeeded();
-  await panel.screenshot({ path: `${shots}progress-panel-1280.png` });
+  await screenshot(panel, `${shots}progress-panel-1280.png`);
   assertClean(problems, 'fling');
   await context.close();
 });
@@ -118,7 +118,7 @@ test('with reduced motion, focusing a field inside a section counts it at once, 
   mkdirSync(shots, { recursive: true });
   const panel = page.locator('[data-progress]');
   await panel.scrollIntoViewIfNeeded();
-  await panel.screenshot({ path: `${shots}progress-panel-390.png` });
+  await screenshot(panel, `${shots}progress-panel-390.png`);
   assertClean(problems, 'focus');
   await context.close();
 });

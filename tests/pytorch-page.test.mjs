@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { browserSuite, assertClean, typeInto, runAxe } from './helpers/browser.mjs';
+import { browserSuite, assertClean, typeInto, runAxe, screenshot } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
 import { pytorchScript, numpyScript, transposeShapes } from '../web/pytorch-script.js';
 
@@ -156,7 +156,7 @@ test('PyTorch section at 1280 px and 390 px: screenshots, no sideways scroll, ax
   for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
     const { page, problems } = await suite.open('#pytorch', { viewport });
     await page.locator('#pytorch details:has(pre[data-script="numpy"]) summary').click();
-    await page.locator('#pytorch').screenshot({ path: `${SHOTS}pytorch-${viewport.width}.png` });
+    await screenshot(page.locator('#pytorch'), `${SHOTS}pytorch-${viewport.width}.png`);
     await runAxe(page, `pytorch at ${viewport.width} px`, { include: '#pytorch' });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `no sideways page scroll at ${viewport.width} px (${overflow} px)`);

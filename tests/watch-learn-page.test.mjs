@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { browserSuite, assertClean, runAxe, typeInto } from './helpers/browser.mjs';
+import { browserSuite, assertClean, runAxe, typeInto, screenshot } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
 import { describeMap, MAP_MARGIN } from '../web/sections/watch-learn.js';
 
@@ -101,7 +101,7 @@ test('train previous-token on the page: loss falls, maps change, the page stays 
   assert.equal((await readout(section)).accuracy, end.accuracy);
 
   mkdirSync(shots, { recursive: true });
-  await section.screenshot({ path: `${shots}watch-learn-1280.png` });
+  await screenshot(section, `${shots}watch-learn-1280.png`);
   await runAxe(page, 'watch-learn', { include: '#watch-learn' });
   assertClean(problems, 'watch-learn');
   await context.close();
@@ -186,7 +186,7 @@ test('the cheating switch on induction: low training loss, held-out accuracy nea
   const width = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(width <= 390, `page is ${width} px wide at 390 px`);
   mkdirSync(shots, { recursive: true });
-  await section.screenshot({ path: `${shots}watch-learn-390.png` });
+  await screenshot(section, `${shots}watch-learn-390.png`);
   await runAxe(page, 'watch-learn cheat', { include: '#watch-learn' });
   assertClean(problems, 'watch-learn cheat');
   await context.close();

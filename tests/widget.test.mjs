@@ -13,7 +13,7 @@ import { cp, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { browserSuite, openPage, startServer, assertClean, typeInto, runAxe, addAxe, checkShown } from './helpers/browser.mjs';
+import { browserSuite, openPage, startServer, assertClean, typeInto, runAxe, addAxe, checkShown, screenshot } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
 import { dist } from '../web/dist.mjs';
 import { SECTIONS } from '../web/sections/registry.js';
@@ -576,6 +576,30 @@ test('in a 288 px column (a 320 px phone) the widget takes its narrow padding, a
   await context.close();
 });
 
+test('a column that narrows while the window keeps its width: the weights box is measured again and says it scrolls', async () => {
+  const { context, page, problems } = await openFixture('host.html', { viewport: { width: 1280, height: 800 } });
+  await page.addStyleTag({ content: '#widgets { width: 1000px; }' });
+  const w = await addWidget(page, 'column', { preset: 'three-by-three' });
+  const idle = () => page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestIdleCallback(resolve, { timeout: 2000 }))));
+  const marks = () => w.evaluate((el) => {
+    const wrap = el.shadowRoot.querySelector('[data-slot="weights"] .heatmap-wrap');
+    return { scrolls: wrap.scrollWidth > wrap.clientWidth + 1, hint: wrap.dataset.overflows === '1' };
+  });
+  await idle();
+  assert.deepEqual(await marks(), { scrolls: false, hint: false }, 'in a 1000 px column the weights fit');
+  // A course page's sidebar opens: the column narrows, the window does not.
+  await page.evaluate(() => { document.getElementById('widgets').style.width = '288px'; });
+  await idle();
+  await idle();
+  assert.deepEqual(await marks(), { scrolls: true, hint: true }, 'in a 288 px column the weights scroll, and their box says so');
+  await page.evaluate(() => { document.getElementById('widgets').style.width = '1000px'; });
+  await idle();
+  await idle();
+  assert.deepEqual(await marks(), { scrolls: false, hint: false }, 'wide again: the hint goes');
+  assertClean(problems, 'a column that narrows');
+  await context.close();
+});
+
 test('the dark theme rings a focused break-it control in a colour at least 3:1 against the card', async () => {
   const { context, page, problems } = await openFixture('host.html', { viewport: { width: 390, height: 844 } });
   const w = await addWidget(page, 'dark-card', { preset: 'break-it:no-scale', theme: 'dark' });
@@ -690,7 +714,7 @@ test('keyboard only: Tab into the element, type, toggle, and the numbers follow 
     while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
     return el ? el.getAttribute('aria-label') || el.getAttribute('data-field') || el.tagName : null;
   });
-  assert.equal(await focused(), 'Query q, q, d1', 'Tab goes from the page into the widget');
+  assert.equal(await focused(), 'Query q, d1', 'Tab goes from the page into the widget');
   await page.keyboard.press('Control+A');
   await page.keyboard.type('2');
   await page.keyboard.press('Tab');
@@ -966,7 +990,7 @@ test('the demo course page: axe-core finds nothing, at 1280 px and 390 px (scree
     const brand = page.locator('attention-lab.brand .al-root');
     assert.deepEqual(await brand.evaluate((n) => [getComputedStyle(n).borderTopWidth, getComputedStyle(n).backgroundColor]),
       ['2px', 'rgb(255, 253, 248)']);
-    await page.screenshot({ path: `${SHOTS}course-demo-${viewport.width}.png`, fullPage: true });
+    await screenshot(page, `${SHOTS}course-demo-${viewport.width}.png`, { fullPage: true });
     for (const frame of page.frames().slice(1)) await addAxe(frame);
     await runAxe(page, `course demo at ${viewport.width} px`);
     assertClean(problems, `course demo at ${viewport.width} px`);

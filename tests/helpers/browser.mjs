@@ -42,6 +42,16 @@ export async function openPage(browser, origin, { viewport = { width: 1280, heig
   return { context, page, problems };
 }
 
+/**
+ * A screenshot for people to look at (tests/screenshots/), taken only when
+ * SCREENSHOTS is set (SCREENSHOTS=1 npm test): a plain test run asserts
+ * nothing with them, and they would take about a minute of it.
+ * @param {{ screenshot: Function }} target a page or a locator
+ */
+export async function screenshot(target, path, options = {}) {
+  if (process.env.SCREENSHOTS) await target.screenshot({ path, ...options });
+}
+
 /** No page errors, console errors or requests to another origin, named by `where`. */
 export function assertClean(problems, where) {
   assert.deepEqual(problems.pageErrors, [], `${where}: page errors`);
