@@ -640,13 +640,14 @@ test('a malformed, oversized or hostile hash is ignored with a notice and runs n
   await context.close();
 });
 
-test('every section at 1280 px and 390 px: laid out whole, no sideways scroll, axe-core (and screenshots with SCREENSHOTS set)', async () => {
+test('every section at 1280 px and 390 px (laid out whole at 390 px): no sideways scroll, axe-core (and screenshots with SCREENSHOTS set)', async () => {
   await mkdir(SHOTS, { recursive: true });
   for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
     const { context, page, problems } = await open('', viewport);
     await screenshot(page, `${SHOTS}page-${viewport.width}-top.png`);
-    // Every section laid out, also those far from the viewport: what sticks out is measured, and axe sees it drawn.
-    await renderEverySection(page);
+    // On a phone's width every section is laid out, also those far from the
+    // viewport: what sticks out is measured, and axe sees it drawn.
+    if (viewport.width === 390) await renderEverySection(page);
     for (const id of SECTION_IDS) {
       const section = page.locator(`#${id}`);
       const box = await section.boundingBox();
