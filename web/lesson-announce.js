@@ -13,7 +13,7 @@
 // that shows an edit is kept as short as the page can make it, and a typed
 // number would otherwise be read out at every keystroke.
 
-import { h } from './lesson-ui.js';
+import { h, afterPause } from './lesson-ui.js';
 
 /** The ctx.commit detail of a learner's edit. */
 export const EDITED = Object.freeze({ edited: true });
@@ -43,15 +43,7 @@ export const ANNOUNCE_DELAY = 500;
 export function announcer(scope, name) {
   const node = h('p', { class: 'sr-only', role: 'status', 'aria-live': 'polite', 'data-said': name });
   let next = null;
-  let due = 0;
-  let timer = null;
-  const write = () => {
-    const wait = due - Date.now();
-    if (wait > 0) {
-      timer = setTimeout(write, wait); // more edits came: wait for the pause
-      return;
-    }
-    timer = null;
+  const write = afterPause(ANNOUNCE_DELAY, () => {
     const text = next;
     next = null;
     if (!node.isConnected) return;
@@ -64,11 +56,10 @@ export function announcer(scope, name) {
     // Written even when equal to the last sentence: the same result after a
     // refused edit is news again, and a new text node is read as such.
     node.textContent = text;
-  };
+  });
   const later = (text) => {
     next = text;
-    due = Date.now() + ANNOUNCE_DELAY;
-    timer ??= setTimeout(write, ANNOUNCE_DELAY);
+    write();
   };
   return {
     node,

@@ -492,22 +492,35 @@ export function setText(node, text) {
  */
 const TABLE_DELAY = 150;
 const laterTexts = new Map();
-let laterDue = 0;
-let laterTimer = null;
-function setTextLater(node, text) {
-  laterTexts.set(node, text);
-  laterDue = Date.now() + TABLE_DELAY;
-  laterTimer ??= setTimeout(writeLater, TABLE_DELAY);
-}
-function writeLater() {
-  const wait = laterDue - Date.now();
-  if (wait > 0) {
-    laterTimer = setTimeout(writeLater, wait); // more edits came: wait for the pause
-    return;
-  }
-  laterTimer = null;
+const writeLater = afterPause(TABLE_DELAY, () => {
   for (const [node, text] of laterTexts) setText(node, text);
   laterTexts.clear();
+});
+function setTextLater(node, text) {
+  laterTexts.set(node, text);
+  writeLater();
+}
+
+/**
+ * A function that runs fn once `delay` ms have passed since it was last
+ * called: edits that keep coming push the run back, and a pause runs it once.
+ */
+export function afterPause(delay, fn) {
+  let due = 0;
+  let timer = null;
+  const check = () => {
+    const wait = due - Date.now();
+    if (wait > 0) {
+      timer = setTimeout(check, wait); // more edits came: wait for the pause
+      return;
+    }
+    timer = null;
+    fn();
+  };
+  return () => {
+    due = Date.now() + delay;
+    timer ??= setTimeout(check, delay);
+  };
 }
 
 function setLabel(node, text) {
