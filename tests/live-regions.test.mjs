@@ -4,8 +4,10 @@
 // the multi-head model is announced at its start and end only, the progress
 // panel says only a change of score, and the steppers' arrows are not read.
 // A section with inputs says the result of a learner's edit once, after the
-// edits pause, with the numbers the page shows; a section redrawn because it
-// reads another's state says nothing, and neither does a refused edit.
+// edits pause, with the numbers the page shows (also those whose verdicts
+// and steps are shown beside the inputs: those texts are not live, as they
+// change with every keystroke); a section redrawn because it reads
+// another's state says nothing, and neither does a refused edit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { browserSuite, assertClean, typeInto } from './helpers/browser.mjs';
@@ -20,7 +22,7 @@ const suite = browserSuite();
 const MAX = QUESTIONS.length + EXERCISES.length;
 
 /** The parts of the page this file watches: each section by its id, the progress panel by [data-progress]. */
-const WATCHED = ['conventions', 'kv-cache', 'online-softmax', 'dropout', 'multi-head', 'progress',
+const WATCHED = ['rotary', 'conventions', 'kv-cache', 'online-softmax', 'dropout', 'multi-head', 'progress',
   'one-query', 'three-by-three', 'why-scale', 'shapes', 'masks', 'self-cross', 'observability', 'gradients', 'pytorch', 'watch-learn'];
 
 /**
@@ -73,38 +75,6 @@ for (const hash of ['#view=one-query', '']) {
   });
 }
 
-test('after the load, a learner\'s edit in each section is still read out', async () => {
-  const { page, problems, context } = await open('');
-  await said(page);
-  /** After an edit: `selector` sits in a live region, and the log has its new text, matching `want`. */
-  const heardAfter = async (where, selector, want) => {
-    assert.ok(await liveRegionOf(page, selector), `${where}: ${selector} is not in a live region after the edit`);
-    const heard = (await said(page)).filter((s) => s.where === where).map((s) => s.text);
-    assert.ok(heard.some((text) => want.test(text)), `${where}: nothing matching ${want} was read out after the edit; heard ${JSON.stringify(heard)}`);
-  };
-
-  await page.locator('[data-mask="conv-allowed"] button[data-row="0"][data-col="0"]').click();
-  await heardAfter('conventions', '[data-out="conv-diagonal"]', /^⚠ Some query may not attend to itself/);
-
-  await page.locator('[data-field="kv-next"]').click();
-  await heardAfter('kv-cache', '[data-out="kv-step"]', /^Token 4 of 5$/);
-  assert.ok(await liveRegionOf(page, '[data-check="kv-equal"]'), 'kv-cache: the check is not in a live region');
-  await page.locator('[data-field="kv-stale"]').check();
-  await heardAfter('kv-cache', '[data-check="kv-equal"]', /^✗ Tokens 1 to 4/);
-
-  await page.locator('[data-field="flash-next"]').click();
-  await heardAfter('online-softmax', '[data-out="flash-step"]', /^Tile 2 of 3$/);
-  await page.locator('[data-field="flash-next"]').click();
-  await heardAfter('online-softmax', '[data-check="flash-equal"]', /✓ Equal up to float rounding/);
-
-  await typeInto(page, page.locator('[data-field="drop-p"]'), '0.5');
-  await page.waitForFunction(() => document.querySelector('[data-check="drop-expected"]').textContent.includes('p = 0.50')
-    && !document.querySelector('[data-check="drop-expected"]').hasAttribute('aria-busy'));
-  await heardAfter('dropout', '[data-check="drop-expected"]', /^✓ On average the rows still sum to 1: .*p = 0\.50/);
-  assertClean(problems, 'edits after the load');
-  await context.close();
-});
-
 /** The text the page shows at `selector` (its first match). */
 const shown = (page, selector) => page.locator(selector).first().textContent();
 
@@ -134,6 +104,63 @@ async function afterEdit(page, edit) {
 function saidOnce(heard, where, want) {
   assert.deepEqual(heard, { [where]: [want] }, `${where}: what the page said after the edit`);
 }
+
+test('rotary, conventions, KV cache, online softmax and dropout say an edit\'s result once, after the edits pause; their verdicts shown are not live', async () => {
+  const { page, problems, context } = await open('');
+  assert.deepEqual(await said(page), [], 'the page loading said something');
+
+  // Rotary: a shift typed in two keystrokes is said once, with the three scores.
+  let heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="rope-shift"]'), '12'));
+  for (const check of ['rope-shift-both', 'rope-shift-one']) assert.equal(await page.locator(`[data-check="${check}"]`).getAttribute('data-passed'), 'true', check);
+  saidOnce(heard, 'rotary', `Score ${await shown(page, '[data-out="rope-given"]')} at positions 5, 2: it stays ${await shown(page, '[data-out="rope-both"]')} `
+    + `when both shift by 12, and moves to ${await shown(page, '[data-out="rope-one"]')} when only the query does.`);
+
+  // Mask conventions: a click says the pair in the three masks and the diagonal; a new T the causal masks.
+  const convCell = (grid) => page.locator(`[data-mask="conv-${grid}"] .mask-cell[data-row="0"][data-col="0"]`);
+  heard = await afterEdit(page, () => convCell('allowed').click());
+  saidOnce(heard, 'conventions', `Query 1, key 1 now blocked (allowed ${await convCell('allowed').textContent()}, blocked ${await convCell('blocked').textContent()}, `
+    + `additive ${await convCell('additive').textContent()}); some query may not attend to itself.`);
+  heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="conv-t"]'), '6'));
+  saidOnce(heard, 'conventions', 'Causal masks, 6 × 6: every query may attend to itself.');
+
+  // KV cache: two steps said once, at the last token; the stale offset as its difference.
+  heard = await afterEdit(page, async () => {
+    await page.locator('[data-field="kv-next"]').click();
+    await page.locator('[data-field="kv-next"]').click();
+  });
+  assert.equal(await shown(page, '[data-out="kv-step"]'), 'Token 5 of 5');
+  saidOnce(heard, 'kv-cache', `Token 5 of 5: tokens 1 to 5, decoded with the cache, equal the full pass up to float rounding; largest difference ${await shown(page, '[data-out="kv-diff"]')}.`);
+  heard = await afterEdit(page, () => page.locator('[data-field="kv-stale"]').check());
+  saidOnce(heard, 'kv-cache', `Token 5 of 5: tokens 1 to 5, decoded with the cache, differ from the full pass by up to ${await shown(page, '[data-out="kv-diff"]')}.`);
+
+  // Online softmax: a tile short of the last says its running numbers; the last tile the comparison.
+  heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="flash-tile"]'), '3'));
+  const tile = (name) => shown(page, `[data-values="flash-trace"] tr[data-tile="0"] [data-out="${name}"]`);
+  saidOnce(heard, 'online-softmax', `Tile 1 of 2, keys 1–3: running max m ${await tile('flash-m')}, running sum l ${await tile('flash-l')}, accumulator ${await tile('flash-acc')}.`);
+  heard = await afterEdit(page, () => page.locator('[data-field="flash-all"]').click());
+  saidOnce(heard, 'online-softmax', `Tile 2 of 2: the tiled result ${await shown(page, '[data-out="flash-tiled"]')} equals the ordinary softmax `
+    + `${await shown(page, '[data-out="flash-plain"]')} up to float rounding; largest difference ${await shown(page, '[data-out="flash-diff"]')}.`);
+  heard = await afterEdit(page, () => page.locator('[data-field="flash-bug"]').check());
+  saidOnce(heard, 'online-softmax', `Tile 2 of 2: the tiled result ${await shown(page, '[data-out="flash-tiled"]')} is not the ordinary softmax `
+    + `${await shown(page, '[data-out="flash-plain"]')}; largest difference ${await shown(page, '[data-out="flash-diff"]')}.`);
+
+  // Dropout: p typed in four keystrokes is said once its mean is in; a p out of range says its message only.
+  heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="drop-p"]'), '0.45'));
+  assert.equal(await page.locator('[data-check="drop-expected"]').getAttribute('data-passed'), 'true');
+  saidOnce(heard, 'dropout', `p = 0.45: this draw dropped ${await shown(page, '[data-out="drop-count"]')} of 16 weights; on average over 10000 draws `
+    + `the rows still sum to 1, off by at most ${await shown(page, '[data-out="drop-mean-error"]')}.`);
+  heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="drop-p"]'), '0.99'));
+  assert.deepEqual(Object.keys(heard), ['dropout'], `the parts of the page that spoke after p = 0.99: ${JSON.stringify(heard)}`);
+  assert.deepEqual(heard.dropout.filter((text) => !/still 0\.9$/.test(text)), [], 'dropout: what was said after p = 0.99, besides the field\'s message');
+
+  // The verdicts and steps shown change with every keystroke: none of them is a live region.
+  for (const selector of ['[data-check="rope-shift-both"]', '[data-check="rope-shift-one"]', '[data-out="conv-diagonal"]', '[data-out="kv-step"]',
+    '[data-check="kv-equal"]', '[data-out="flash-step"]', '[data-check="flash-equal"]', '[data-check="drop-expected"]']) {
+    assert.equal(await liveRegionOf(page, selector), null, `${selector} sits in a live region`);
+  }
+  assertClean(problems, 'edits in the sections with verdicts');
+  await context.close();
+});
 
 test('a learner\'s edit in each section is said once, after the edits pause, with the numbers the page shows', async () => {
   const { page, problems, context } = await open('');
@@ -201,9 +228,16 @@ test('a learner\'s edit in each section is said once, after the edits pause, wit
   assert.match(leak, /You changed t5 \(5 → 7\)/);
   saidOnce(heard, 'multi-head', leak);
 
-  // Gradients: the loss.
+  // Gradients: the loss. A step says the step line's sentence, the edit
+  // right after it its loss only, and a step size typed the line's new text.
   heard = await afterEdit(page, () => typeInto(page, cell('grad-q', 1, 0), '0.5'));
   saidOnce(heard, 'gradients', `Loss ${await shown(page, '[data-out="grad-loss"]')}.`);
+  heard = await afterEdit(page, () => page.locator('[data-action="grad-step"]').click());
+  saidOnce(heard, 'gradients', `Last step: the loss went from ${await shown(page, '[data-out="grad-before"]')} to ${await shown(page, '[data-out="grad-after"]')}.`);
+  heard = await afterEdit(page, () => typeInto(page, cell('grad-target', 0, 0), '1'));
+  saidOnce(heard, 'gradients', `Loss ${await shown(page, '[data-out="grad-loss"]')}.`);
+  heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="grad-lr"]'), '2.5'));
+  saidOnce(heard, 'gradients', 'Press “Take one step” to move q by −2.5 × dQ.');
 
   // PyTorch: the output rows.
   heard = await afterEdit(page, () => typeInto(page, cell('pt-q', 0, 0), '3'));
@@ -213,10 +247,18 @@ test('a learner\'s edit in each section is said once, after the edits pause, wit
   // Watch a head learn: new settings give a new, untrained model.
   heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="learn-seed"]'), '2'));
   saidOnce(heard, 'watch-learn', `A new model, not trained yet: held-out accuracy ${await shown(page, '[data-out="learn-accuracy"]')}. Press Start to train it.`);
+  // With the cheat on, the choice of how the maps are drawn says what is now drawn.
+  heard = await afterEdit(page, () => page.locator('[data-field="learn-cheat"]').check());
+  saidOnce(heard, 'watch-learn', `A new model, not trained yet: held-out accuracy ${await shown(page, '[data-out="learn-accuracy"]')}. Press Start to train it.`);
+  heard = await afterEdit(page, () => page.locator('#watch-learn input[type="radio"][value="evaluation"]').check());
+  const view = await shown(page, '[data-out="learn-maps-view"]');
+  assert.match(view, /^Maps as the held-out test runs them \(causal\):/);
+  saidOnce(heard, 'watch-learn', view.slice(0, view.indexOf('.') + 1));
 
   // A state restored from the link (the address bar edited) says nothing.
   heard = await afterEdit(page, () => page.evaluate(() => {
-    location.hash = 'one.first=1&scale.dk=32&shape.t=6&mask.ct=6&cross.tq=3&mha.heads=2&obs.mult=2&grad.row=3&pt.t=6&learn.seed=3';
+    location.hash = 'one.first=1&scale.dk=32&shape.t=6&mask.ct=6&cross.tq=3&mha.heads=2&obs.mult=2&grad.row=3&pt.t=6&learn.seed=3'
+      + '&rope.shift=8&conv.t=5&kv.step=2&flash.tile=3&drop.p=0.4';
   }));
   assert.equal(await page.locator('[data-field="mask-ct"]').inputValue(), '6', 'the state in the link was not restored');
   assert.deepEqual(heard, {}, 'what the page said when a state was restored from the link');

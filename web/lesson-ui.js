@@ -556,36 +556,6 @@ export function afterFrameIdle(fn) {
 }
 
 /**
- * A section's live regions, quiet about its first drawing: the texts drawn
- * as the page loads, while the learner reads another part of it, are not read
- * out; those of later edits are. region(node) makes node one of them
- * (aria-live off until then, polite after; a region made later starts as it
- * should); drawn() is called after each drawing, and the first one, once
- * painted, turns them live.
- */
-export function quietFirstDraw() {
-  const waiting = new Set();
-  let live = false;
-  let scheduled = false;
-  return {
-    region(node) {
-      node.setAttribute('aria-live', live ? 'polite' : 'off');
-      if (!live) waiting.add(node);
-      return node;
-    },
-    drawn() {
-      if (live || scheduled) return;
-      scheduled = true;
-      afterFrameIdle(() => {
-        live = true;
-        for (const node of waiting) node.setAttribute('aria-live', 'polite');
-        waiting.clear();
-      });
-    },
-  };
-}
-
-/**
  * The heatmap's elements (a visual grid, a table for screen readers, a
  * legend), with empty cells. A linked map's cells can be focused (one tab
  * stop, arrows move; see lesson-links.js), so that the keyboard can point at

@@ -1,10 +1,11 @@
 // Mask conventions: allowed, blocked and additive masks, and the classic migration bug.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, figures, blockedFrom, setText, quietFirstDraw } from '../lesson-ui.js';
+import { h, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, figures, blockedFrom, setText } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros, emptyRows, causalBits } from './common.js';
 import { slot } from './markup.js';
+import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 
 export const conventions = {
   id: 'conventions',
@@ -38,7 +39,7 @@ export const conventions = {
   ],
 
   mount(ctx, st) {
-    const commit = () => ctx.commit(this.prefix);
+    const commit = () => ctx.commit(this.prefix, EDITED);
     const reset = h('button', { type: 'button', class: 'action', 'data-action': 'conv-reset', text: 'Reset to causal' });
     reset.addEventListener('click', () => { st.allowed = causalBits(st.t); commit(); });
     ctx.slot(this.id, 'controls').replaceChildren(h('div', { class: 'controls-row' },
@@ -46,14 +47,17 @@ export const conventions = {
         onValue: (v) => { st.t = v; st.allowed = causalBits(v); commit(); } }),
       reset));
     this.status = statusLine();
-    ctx.slot(this.id, 'misuse-status').replaceChildren(this.status.node);
-    // A live region: whether the diagonal is still allowed is read out after each click.
-    this.live = quietFirstDraw();
-    this.diagonal = this.live.region(h('p', { class: 'readout', 'data-out': 'conv-diagonal' }));
+    // An edit's result (the clicked pair in the three masks, and whether the
+    // diagonal is still allowed) is said once the edits pause.
+    this.said = announcer(ctx.node(this.id), 'conventions');
+    ctx.slot(this.id, 'misuse-status').replaceChildren(this.status.node, this.said.node);
+    this.diagonal = h('p', { class: 'readout', 'data-out': 'conv-diagonal' });
     ctx.slot(this.id, 'checks').replaceChildren(this.diagonal);
   },
 
-  update(ctx, st, focus) {
+  // detail: EDITED for a new T or a reset; { edited, panel, cell } for a
+  // click in the allowed or blocked grid, whose cell keeps the focus.
+  update(ctx, st, detail) {
     const { blockedFromAllowed, allowedFromBlocked, additiveFromAllowed } = ctx.api;
     const T = st.t;
     const allowed = { data: Uint8Array.from(st.allowed.flat(), Number), shape: [T, T] };
@@ -75,7 +79,7 @@ export const conventions = {
         const data = allowed.data.slice();
         data[i * T + j] = 1 - data[i * T + j];
         setAllowed(data);
-        ctx.commit(this.prefix, { panel: 'allowed', cell: [i, j] });
+        ctx.commit(this.prefix, { edited: true, panel: 'allowed', cell: [i, j] });
       },
     });
     maskGrid(blockedHost, {
@@ -85,23 +89,22 @@ export const conventions = {
         const data = blocked.data.slice();
         data[i * T + j] = 1 - data[i * T + j];
         setAllowed(allowedFromBlocked({ data, shape: [T, T] }).data);
-        ctx.commit(this.prefix, { panel: 'blocked', cell: [i, j] });
+        ctx.commit(this.prefix, { edited: true, panel: 'blocked', cell: [i, j] });
       },
     });
     maskGrid(additiveHost, {
       name: 'conv-additive', rows: T, cols: T, get: (i, j) => at(additive, i, j) === 0, label: 'Additive mask: 0 keeps a score, minus infinity removes it',
       rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '0' : '−∞'),
     });
-    if (focus && focus.panel) {
-      const grid = ctx.slot(this.id, 'panels').querySelector(`[data-mask="conv-${focus.panel}"]`);
-      if (grid && !grid.contains(grid.ownerDocument.activeElement) && !grid.contains(grid.getRootNode().activeElement)) refocusMaskCell(grid, ...focus.cell);
+    if (detail && detail.panel) {
+      const grid = ctx.slot(this.id, 'panels').querySelector(`[data-mask="conv-${detail.panel}"]`);
+      if (grid && !grid.contains(grid.ownerDocument.activeElement) && !grid.contains(grid.getRootNode().activeElement)) refocusMaskCell(grid, ...detail.cell);
     }
 
     let diagonalOk = true;
     for (let i = 0; i < T; i++) if (!at(allowed, i, i)) diagonalOk = false;
     setText(this.diagonal, diagonalOk ? '✓ Every query may attend to itself: the diagonal is allowed in the allowed mask and 0 in the blocked mask.'
       : '⚠ Some query may not attend to itself: for a causal self-attention mask that usually means the convention was flipped.');
-    this.live.drawn();
 
     // What happens if the allowed mask is handed, unchanged, to an API that
     // reads 1 as "blocked". The core runs each query on its own, so that a
@@ -118,7 +121,11 @@ export const conventions = {
       }
       return rows;
     }, [], { keepNote: false });
-    if (!res) return;
+    if (!res) {
+      if (isEdit(detail)) this.said.refused();
+      return;
+    }
+    if (isEdit(detail)) this.say(detail, T, [allowed, blocked, additive], diagonalOk);
     const refused = new Set(res.flatMap((r, i) => (r ? [] : [i])));
     const values = new Float32Array(T * T).fill(NaN);
     res.forEach((r, i) => { if (r) values.set(r.weights.data, i * T); });
@@ -144,6 +151,23 @@ export const conventions = {
             : others === 1 ? 'The one other row is computed, and it reads only the keys it should not.'
               : 'The other rows are computed, and they read only the keys they should not.')),
     );
+  },
+
+  /**
+   * An edit's sentence: a click as the pair in the three masks, written as
+   * their cells show it; a new T or a reset as the causal masks it made.
+   * Either ends with whether every query may still attend to itself.
+   */
+  say(detail, T, [allowed, blocked, additive], diagonalOk) {
+    const diagonal = diagonalOk ? 'every query may attend to itself.' : 'some query may not attend to itself.';
+    if (!detail.cell) {
+      this.said.say(`Causal masks, ${T} × ${T}: ${diagonal}`);
+      return;
+    }
+    const [i, j] = detail.cell;
+    const at = (m) => m.data[i * T + j];
+    this.said.say(`Query ${i + 1}, key ${j + 1} now ${at(allowed) ? 'allowed' : 'blocked'} `
+      + `(allowed ${at(allowed) ? '1' : '0'}, blocked ${at(blocked) ? '1' : '0'}, additive ${at(additive) === 0 ? '0' : '−∞'}); ${diagonal}`);
   },
 };
 

@@ -3,9 +3,10 @@
 // longer 1, though its expected sum still is. Every number shown comes from
 // the core (lab.sdpa with { dropout, seed }).
 
-import { h, numberGrid, numberField, statusLine, heatmap, fmt, fmtPlain, fmtVec, fmtSci, setText, setCheck, afterFrameIdle, quietFirstDraw } from '../lesson-ui.js';
+import { h, numberGrid, numberField, statusLine, heatmap, fmt, fmtPlain, fmtVec, fmtSci, setText, setCheck, afterFrameIdle } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, keyLabel, queryLabel } from './common.js';
+import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 
 const T = 4;
 const D = 2;
@@ -43,7 +44,7 @@ export const dropout = {
   ],
 
   mount(ctx, st) {
-    const commit = () => ctx.commit(this.prefix);
+    const commit = () => ctx.commit(this.prefix, EDITED);
     ctx.slot(this.id, 'inputs').replaceChildren(
       numberGrid({ label: 'Queries', name: 'drop-q', matrix: st.q, rowLabel: queryLabel, colLabel: dimLabel, onChange: commit }),
       numberGrid({ label: 'Keys', name: 'drop-k', matrix: st.k, rowLabel: keyLabel, colLabel: dimLabel, onChange: commit }),
@@ -65,11 +66,10 @@ export const dropout = {
       h('div', { class: 'field stepper' }, resample),
     );
     this.status = statusLine();
-    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
-    this.live = quietFirstDraw();
-    // Mounted again (a state restored from the link): the verdict built by
-    // the last mount stays, and is quiet again until this mount's first draw.
-    if (this.check) this.live.region(this.check.verdict);
+    // An edit's result (the weights this draw dropped, and the verdict on
+    // the mean row sums) is said once the edits pause and the mean is in.
+    this.said = announcer(ctx.node(this.id), 'dropout');
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
   },
 
   /**
@@ -93,13 +93,17 @@ export const dropout = {
     return this.mean.mean;
   },
 
-  update(ctx, st) {
+  update(ctx, st, detail) {
     this.meanRun = null; // a mean still waiting is for the old inputs
+    const edited = isEdit(detail);
     const res = ctx.core(this.status, () => ({
       run: ctx.lab.sdpa(st.q, st.k, ONES, { dropout: st.p, seed: st.seed }),
       off: ctx.lab.sdpa(st.q, st.k, ONES),
     }), [ctx.slot(this.id, 'weights'), ctx.slot(this.id, 'check')]);
-    if (!res) return;
+    if (!res) {
+      if (edited) this.said.refused();
+      return;
+    }
     const { run, off } = res;
     ctx.publish(`${this.prefix}.main`, run);
     const w = run.weights.data;
@@ -116,9 +120,10 @@ export const dropout = {
     setText(parts.off, fmtSci(off.stats.maxRowSumError));
     // The mean over DRAWS draws is a large call of the core: for new inputs
     // it is computed once the edit's frame is painted; until then its
-    // sentences keep the last mean, marked busy.
+    // sentences keep the last mean, marked busy. An edit's sentence waits
+    // for the mean too.
     if (this.mean?.key === meanKey(st)) {
-      this.drawMean(st, this.mean.mean);
+      this.drawMean(st, this.mean.mean, edited);
       return;
     }
     for (const node of [parts.meanLine, parts.verdict]) node.setAttribute('aria-busy', 'true');
@@ -127,7 +132,8 @@ export const dropout = {
     afterFrameIdle(() => {
       if (this.meanRun !== waiting) return; // a newer edit took over
       const mean = ctx.core(this.status, () => this.meanRowSums(ctx, st), [ctx.slot(this.id, 'check')]);
-      if (mean) this.drawMean(st, mean);
+      if (mean) this.drawMean(st, mean, edited);
+      else if (edited) this.said.refused();
     });
   },
 
@@ -144,9 +150,7 @@ export const dropout = {
       };
       parts.mean.textContent = '…';
       parts.meanLine = h('p', { class: 'readout' }, `Mean row sums over ${DRAWS} draws: `, parts.mean);
-      // The verdict is a live region: each new mean's verdict is read out (once
-      // aria-busy is lifted), from the second: the first comes in as the page loads (drawMean).
-      parts.verdict = this.live.region(h('p', { 'data-check': 'drop-expected' }, parts.lead, parts.meanError, parts.tail, parts.band, parts.end));
+      parts.verdict = h('p', { 'data-check': 'drop-expected' }, parts.lead, parts.meanError, parts.tail, parts.band, parts.end);
       host.replaceChildren(
         h('p', { class: 'readout' }, 'This draw dropped ', parts.count, ` of ${T * T} weights. Largest |row sum − 1| with dropout: `, parts.on,
           '; with dropout off: ', parts.off, '.'),
@@ -156,8 +160,8 @@ export const dropout = {
     return this.check;
   },
 
-  /** The mean row sums over DRAWS draws and the check that they are about 1. */
-  drawMean(st, mean) {
+  /** The mean row sums over DRAWS draws and the check that they are about 1; after an edit, the sentence that says them. */
+  drawMean(st, mean, edited) {
     const { mean: meanNode, meanError: meanErrorNode, band, lead, tail, end, verdict, meanLine } = this.check;
     let meanError = 0;
     for (let i = 0; i < T; i++) meanError = Math.max(meanError, Math.abs(mean[i] - 1));
@@ -171,9 +175,12 @@ export const dropout = {
     setText(meanErrorNode, fmtSci(meanError));
     setText(tail, `, and with p = ${pText(st.p)} the mean of ${DRAWS} draws is expected within ±`);
     setText(band, fmtSci(allowed));
-    if (!end.data) end.data = ' of 1 (4 standard errors).'; // an equal write would still be a change to read out
+    if (!end.data) end.data = ' of 1 (4 standard errors).';
     for (const node of [meanLine, verdict]) node.removeAttribute('aria-busy');
-    this.live.drawn();
+    if (!edited) return;
+    const dropped = `p = ${pText(st.p)}: this draw dropped ${this.check.count.textContent} of ${T * T} weights; `;
+    this.said.say(ok ? `${dropped}on average over ${DRAWS} draws the rows still sum to 1, off by at most ${meanErrorNode.textContent}.`
+      : `${dropped}the mean row sums over ${DRAWS} draws are far from 1, off by ${meanErrorNode.textContent}.`);
   },
 };
 

@@ -7,7 +7,7 @@
 // (lab.sdpaLossSlope).
 
 import {
-  h, numberGrid, numberField, checkbox, heatmap, valueTable, legend, statusLine, fmt, fmtSci, figures, blockedFrom, redraw, redrawNode, keptChildren, quietFirstDraw,
+  h, numberGrid, numberField, checkbox, heatmap, valueTable, legend, statusLine, fmt, fmtSci, figures, blockedFrom, redraw, redrawNode, keptChildren,
 } from '../lesson-ui.js';
 import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 import { codec } from '../lesson-state.js';
@@ -92,13 +92,12 @@ export const gradients = {
     const commit = (detail = EDITED) => ctx.commit(this.prefix, detail);
     this.status = statusLine();
     // An edit's result (the loss, or the check of dQ) is said once the edits
-    // pause; a step is said by the step line, and a new step size by it too.
+    // pause; a step, and a new step size, as the step line's new text. The
+    // step line itself is not live: an edit after a step rewrites it, and
+    // the edit's loss is all that is said then.
     this.said = announcer(ctx.node(this.id), 'gradients');
     ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
     this.lastStep = null;
-    // The step line says what a step did: a live region, quiet at load.
-    this.live = quietFirstDraw();
-    this.live.region(ctx.slot(this.id, 'step'));
     this.drawInputs(ctx, st);
     ctx.slot(this.id, 'controls').replaceChildren(checkbox({
       label: 'Causal: query i may see keys 1…i only', checked: st.causal, name: 'grad-causal',
@@ -108,7 +107,7 @@ export const gradients = {
     stepButton.addEventListener('click', () => this.step(ctx, st));
     ctx.slot(this.id, 'step-controls').replaceChildren(
       numberField({ label: 'Step size', name: 'grad-lr', value: st.lr, min: 0.001, max: 100, size: 'sm',
-        onValue: (v) => { st.lr = v; commit(null); } }),
+        onValue: (v) => { st.lr = v; commit({ edited: 'step' }); } }),
       stepButton);
     ctx.slot(this.id, 'fd-controls').replaceChildren(
       numberField({ label: 'Query', name: 'grad-row', value: st.row, integer: true, min: 1, max: T, size: 'sm',
@@ -152,7 +151,7 @@ export const gradients = {
     st.q.forEach((row, i) => row.splice(0, D, ...next[i]));
     this.lastStep = { before: now.loss, after: after.loss };
     this.drawInputs(ctx, st);
-    ctx.commit(this.prefix);
+    ctx.commit(this.prefix, { edited: 'step' });
   },
 
   update(ctx, st, detail) {
@@ -203,11 +202,12 @@ export const gradients = {
         h('strong', { 'data-out': 'grad-after', text: fmt(this.lastStep.after, 4) }), '.']
       : ['Press “Take one step” to move q by −', String(st.lr), ' × dQ.'];
     redraw(ctx.slot(this.id, 'step'), ...stepText);
-    this.live.drawn();
 
     const check = this.drawCheck(ctx, st, grads.dq.data);
     if (!isEdit(detail)) return;
-    this.said.say(detail.edited === 'check' ? check : `Loss ${fmt(loss, 4)}.`);
+    this.said.say(detail.edited === 'check' ? check
+      : detail.edited === 'step' ? ctx.slot(this.id, 'step').textContent
+        : `Loss ${fmt(loss, 4)}.`);
   },
 
   /** The finite-difference check of dQ at (row, col); returns its numbers in a sentence. */

@@ -3,9 +3,10 @@
 // comes from the core: the module's forward with { cache, useCache }, and
 // one full causal pass to compare with.
 
-import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtSci, setText, setCheck, afterFrameIdle, quietFirstDraw } from '../lesson-ui.js';
+import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtSci, setText, setCheck, afterFrameIdle } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, keyLabel } from './common.js';
+import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 
 const T = 5; // tokens
 const C = 4; // dModel
@@ -46,7 +47,7 @@ export const kvCache = {
   ],
 
   mount(ctx, st) {
-    const commit = () => ctx.commit(this.prefix);
+    const commit = () => ctx.commit(this.prefix, EDITED);
     ctx.slot(this.id, 'inputs').replaceChildren(
       numberGrid({ label: 'Tokens x (one row per token, d_model = 4)', name: 'kv-x', matrix: st.x, rowLabel: tokenLabel, colLabel: dimLabel, onChange: commit }),
     );
@@ -56,11 +57,7 @@ export const kvCache = {
     this.next = h('button', { type: 'button', 'data-field': 'kv-next' }, 'Next token ', h('span', { 'aria-hidden': 'true', text: '▶' }));
     this.prev.addEventListener('click', () => step(st.step - 1));
     this.next.addEventListener('click', () => step(st.step + 1));
-    // The step and the check are read out after each edit. Their first text,
-    // drawn as the page loads while the learner reads another part of it, is
-    // not: they turn live (polite) once that first draw is painted (quietFirstDraw).
-    this.live = quietFirstDraw();
-    this.stepText = this.live.region(h('span', { class: 'num-out', 'data-out': 'kv-step' }));
+    this.stepText = h('span', { class: 'num-out', 'data-out': 'kv-step' });
     ctx.slot(this.id, 'controls').replaceChildren(
       numberField({ label: 'Weight seed (2 heads of width 2, RoPE on)', name: 'kv-seed', value: st.seed, integer: true, min: 0, max: 99999, size: 'sm',
         onValue: (value) => { st.seed = value; commit(); } }),
@@ -69,7 +66,10 @@ export const kvCache = {
         onToggle: (on) => { st.stale = on; commit(); } }),
     );
     this.status = statusLine();
-    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    // An edit's result (the token reached and the check against the full
+    // pass) is said once the edits pause: steps pressed in a row say the last.
+    this.said = announcer(ctx.node(this.id), 'kv-cache');
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
     this.module = null;
     this.moduleSeed = null;
   },
@@ -84,7 +84,7 @@ export const kvCache = {
     return this.module;
   },
 
-  update(ctx, st) {
+  update(ctx, st, detail) {
     this.timing = null; // a measurement still waiting is for the old inputs
     const hosts = ['cache', 'check', 'work'].map((name) => ctx.slot(this.id, name));
     const res = ctx.core(this.status, () => {
@@ -110,7 +110,10 @@ export const kvCache = {
       const madds = { cached, full: ctx.lab.lastCallMadds() };
       return { full, steps, cacheShape: cache.key.shape, madds };
     }, hosts);
-    if (!res) return;
+    if (!res) {
+      if (isEdit(detail)) this.said.refused();
+      return;
+    }
     const { full, steps } = res;
     setText(this.stepText, `Token ${st.step} of ${T}`);
     // At either end a button is marked unavailable (aria-disabled), not
@@ -132,8 +135,7 @@ export const kvCache = {
     const checkHost = ctx.slot(this.id, 'check');
     if (!this.check || !checkHost.contains(this.check.node)) {
       this.check = { lead: document.createTextNode(''), diff: h('strong', { 'data-out': 'kv-diff' }), tail: document.createTextNode('') };
-      // A live region, in the page before its text changes: each edit's verdict is read out.
-      this.check.node = this.live.region(h('p', { 'data-check': 'kv-equal' }, this.check.lead, this.check.diff, this.check.tail));
+      this.check.node = h('p', { 'data-check': 'kv-equal' }, this.check.lead, this.check.diff, this.check.tail);
       checkHost.replaceChildren(this.check.node);
     }
     const { node, lead, diff: diffNode, tail } = this.check;
@@ -144,7 +146,11 @@ export const kvCache = {
       : `✗ ${decoded}${verb[1]} from the full causal pass by up to `);
     setText(diffNode, fmtSci(diff));
     setText(tail, ok ? '.' : st.stale ? ': each query was rotated as if it stood at position 0, and the causal rule let it see token 1 only.' : '.');
-    this.live.drawn();
+    if (isEdit(detail)) {
+      const tokens = st.step === 1 ? ['token 1', 'equals', 'differs'] : [`tokens 1 to ${st.step}`, 'equal', 'differ'];
+      this.said.say(`${this.stepText.textContent}: ${tokens[0]}, decoded with the cache, `
+        + `${ok ? `${tokens[1]} the full pass up to float rounding; largest difference ${diffNode.textContent}.` : `${tokens[2]} from the full pass by up to ${diffNode.textContent}.`}`);
+    }
 
     this.drawWork(ctx, st, res.madds);
   },

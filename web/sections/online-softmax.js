@@ -3,9 +3,10 @@
 // accumulator. Every number shown comes from the core's tiled path
 // (lab.sdpaTiled with its trace) and its ordinary path (lab.sdpa).
 
-import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtVec, fmtSci, redraw, quietFirstDraw } from '../lesson-ui.js';
+import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtVec, fmtSci, redraw } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, keyLabel } from './common.js';
+import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 
 const T = 6; // keys
 const D = 2; // width of q, k and v
@@ -43,7 +44,7 @@ export const onlineSoftmax = {
   ],
 
   mount(ctx, st) {
-    const commit = () => ctx.commit(this.prefix);
+    const commit = () => ctx.commit(this.prefix, EDITED);
     const tileCount = () => Math.ceil(T / st.tile);
     this.tileField = numberField({
       label: 'Keys per tile', name: 'flash-tile', value: st.tile, integer: true, min: 1, max: T,
@@ -65,8 +66,7 @@ export const onlineSoftmax = {
       numberGrid({ label: 'Keys', name: 'flash-k', matrix: st.k, rowLabel: keyLabel, colLabel: dimLabel, onChange: commit }),
       numberGrid({ label: 'Values', name: 'flash-v', matrix: st.v, rowLabel: (j) => `value ${j + 1}`, colLabel: dimLabel, onChange: commit }),
     );
-    this.live = quietFirstDraw();
-    this.stepText = this.live.region(h('span', { class: 'num-out', 'data-out': 'flash-step' }));
+    this.stepText = h('span', { class: 'num-out', 'data-out': 'flash-step' });
     ctx.slot(this.id, 'controls').replaceChildren(
       this.tileField,
       h('div', { class: 'field stepper' }, this.prev, this.stepText, this.next, this.all),
@@ -76,22 +76,22 @@ export const onlineSoftmax = {
       }),
     );
     this.status = statusLine();
-    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
-    // The tile shown and the comparison under the last tile are read out
-    // when they change: the comparison's box is a region in the page before
-    // its text (a region added with its text would say nothing). Their first
-    // text, drawn as the page loads while the learner reads another part of
-    // it, is not: both turn live (polite) once that first draw is painted.
-    this.live.region(ctx.slot(this.id, 'check'));
+    // An edit's result (the tile reached, and under the last tile the
+    // comparison) is said once the edits pause.
+    this.said = announcer(ctx.node(this.id), 'online-softmax');
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
   },
 
-  update(ctx, st) {
+  update(ctx, st, detail) {
     const options = { blockKeys: st.tile, trace: true, bug: st.bug ? 'no-rescale' : undefined };
     const res = ctx.core(this.status, () => ({
       tiled: ctx.lab.sdpaTiled(st.q, st.k, st.v, options),
       plain: ctx.lab.sdpa(st.q, st.k, st.v),
     }), [ctx.slot(this.id, 'steps'), ctx.slot(this.id, 'check')]);
-    if (!res) return;
+    if (!res) {
+      if (isEdit(detail)) this.said.refused();
+      return;
+    }
     const { tiled, plain } = res;
     ctx.publish(`${this.prefix}.main`, plain);
     const tiles = tiled.tiles;
@@ -139,10 +139,16 @@ export const onlineSoftmax = {
 
     // The check: after the last tile, accumulator / l against the ordinary softmax.
     const checkHost = ctx.slot(this.id, 'check');
-    this.live.drawn();
     if (st.step < tiles) {
       redraw(checkHost, h('p', { class: 'readout', 'data-out': 'flash-wait',
         text: `Step to tile ${tiles} to compare the result with the ordinary softmax.` }));
+      // Short of the last tile, the running numbers after it, as its row shows them.
+      const t = st.step - 1;
+      const first = t * st.tile + 1, last = Math.min(T, (t + 1) * st.tile);
+      if (isEdit(detail)) {
+        this.said.say(`${this.stepText.textContent}, ${first === last ? `key ${first}` : `keys ${first}–${last}`}: running max m ${fmt(max.data[t], 4)}, `
+          + `running sum l ${fmt(sum.data[t], 4)}, accumulator ${fmtVec(accumulator.data.subarray(t * D, (t + 1) * D), 4)}.`);
+      }
       return;
     }
     const got = tiled.output.data, want = plain.output.data;
@@ -162,6 +168,10 @@ export const onlineSoftmax = {
           : st.bug ? '. Without the rescale, exponentials taken against different maxima are added as if they were alike.'
             : '.'),
     );
+    if (!isEdit(detail)) return;
+    const [tiledText, plainText, diffText] = [fmtVec(got, 4), fmtVec(want, 4), fmtSci(diff)];
+    this.said.say(ok ? `${this.stepText.textContent}: the tiled result ${tiledText} equals the ordinary softmax ${plainText} up to float rounding; largest difference ${diffText}.`
+      : `${this.stepText.textContent}: the tiled result ${tiledText} is not the ordinary softmax ${plainText}; largest difference ${diffText}.`);
   },
 };
 

@@ -6,6 +6,7 @@
 import { h, s, numberGrid, numberField, statusLine, fmt, fmtVec, fmtSci, setText, setCheck } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel } from './common.js';
+import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 
 const D = 4; // even: entry c turns with entry c + D/2
 const SAME = 1e-4; // two scores count as equal within this, relative to their size
@@ -32,7 +33,7 @@ export const rotary = {
   ],
 
   mount(ctx, st) {
-    const commit = () => ctx.commit(this.prefix);
+    const commit = () => ctx.commit(this.prefix, EDITED);
     ctx.slot(this.id, 'inputs').replaceChildren(
       numberGrid({ label: 'Query q', name: 'rope-q', matrix: st.q, rowLabel: () => 'q', colLabel: dimLabel, onChange: commit }),
       numberGrid({ label: 'Key k', name: 'rope-k', matrix: st.k, rowLabel: () => 'k', colLabel: dimLabel, onChange: commit }),
@@ -51,10 +52,12 @@ export const rotary = {
       this.tokenNote,
     );
     this.status = statusLine();
-    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    // An edit's result (the three scores) is said once the edits pause.
+    this.said = announcer(ctx.node(this.id), 'rotary');
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
   },
 
-  update(ctx, st) {
+  update(ctx, st, detail) {
     // Each case: the query and the key rotated at their positions, then their dot product.
     const cases = [
       ['as given', st.pq, st.pk],
@@ -68,7 +71,10 @@ export const rotary = {
       return { rq, rk, dot };
     }), [ctx.slot(this.id, 'scores'), ctx.slot(this.id, 'picture')]);
     setText(this.tokenNote, `Positions count from 0 and tokens from 1: position 0 is token 1, so the query at position ${st.pq} is token ${st.pq + 1} and the key at position ${st.pk} is token ${st.pk + 1}.`);
-    if (!res) return;
+    if (!res) {
+      if (isEdit(detail)) this.said.refused();
+      return;
+    }
     const [given, both, one] = res;
     const size = Math.max(1, Math.abs(given.dot));
     const sameWhenBoth = Math.abs(both.dot - given.dot) <= SAME * size;
@@ -80,8 +86,8 @@ export const rotary = {
       setText(row.distance, String(pq - pk));
       setText(row.score, fmt(res[n].dot, 4));
     });
-    // The two checks are live regions, set in place from one edit to the
-    // next: each edit's verdicts are read out.
+    // The two checks are set in place from one edit to the next. They are
+    // not live (they change with every keystroke): the scores are said below.
     const [bothCheck, oneCheck] = parts.checks;
     setCheck(bothCheck.node, sameWhenBoth);
     setText(bothCheck.lead, sameWhenBoth ? '✓ Shifting both positions by ' : '✗ Shifting both positions by ');
@@ -102,6 +108,12 @@ export const rotary = {
     setText(parts.caption, `The first pair of entries (d1, d${1 + D / 2}) as arrows: q turns by its position ${st.pq} in radians, k by ${st.pk}. `);
     setText(parts.qPair, fmtVec([given.rq.data[0], given.rq.data[D / 2]], 3));
     setText(parts.kPair, fmtVec([given.rk.data[0], given.rk.data[D / 2]], 3));
+    if (!isEdit(detail)) return;
+    // The three scores as the table shows them, each shifted one with its check's verdict.
+    const [shownGiven, shownBoth, shownOne] = parts.rows.map((row) => row.score.textContent);
+    this.said.say(`Score ${shownGiven} at positions ${st.pq}, ${st.pk}: `
+      + `${sameWhenBoth ? `it stays ${shownBoth}` : `it moves to ${shownBoth}, by float32 rounding,`} when both shift by ${st.shift}, `
+      + `and ${movesWhenOne ? `moves to ${shownOne}` : `is almost unchanged, ${shownOne},`} when only the query does.`);
   },
 
   /**
@@ -125,9 +137,9 @@ export const rotary = {
       h('tbody', {}, rows.map((row) => row.node)));
     const text = () => document.createTextNode('');
     const both = { lead: text(), shift: text(), middle: text(), diff: h('strong', { 'data-out': 'rope-diff-both' }), tail: text() };
-    both.node = h('p', { class: 'check', 'data-check': 'rope-shift-both', 'aria-live': 'polite' }, both.lead, both.shift, both.middle, both.diff, both.tail);
+    both.node = h('p', { class: 'check', 'data-check': 'rope-shift-both' }, both.lead, both.shift, both.middle, both.diff, both.tail);
     const one = { lead: text(), diff: h('strong', { 'data-out': 'rope-diff-one' }), tail: text() };
-    one.node = h('p', { class: 'check', 'data-check': 'rope-shift-one', 'aria-live': 'polite' }, one.lead, one.diff, one.tail);
+    one.node = h('p', { class: 'check', 'data-check': 'rope-shift-one' }, one.lead, one.diff, one.tail);
     scoresHost.replaceChildren(h('div', { class: 'grid-wrap' }, table), both.node, one.node);
     const picture = pairPicture();
     const caption = text();

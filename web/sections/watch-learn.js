@@ -272,7 +272,8 @@ export const watchLearn = {
     // head is switched off or on. The readout itself is not live: it changes
     // every frame while training.
     this.said = h('p', { class: 'sr-only', role: 'status', 'data-out': 'learn-said' });
-    // New settings or Reset: the fresh model is said once the edits pause.
+    // New settings or Reset: the fresh model is said once the edits pause;
+    // a new view of the maps, what they now show.
     this.settingsSaid = announcer(ctx.node(this.id), 'watch-learn');
     ctx.slot(this.id, 'buttons').replaceChildren(this.startButton, this.stepButton, this.resetButton, this.said, this.settingsSaid.node);
     this.status = statusLine();
@@ -281,10 +282,11 @@ export const watchLearn = {
     const curveHost = ctx.slot(this.id, 'curve');
     this.curveWidth = curveHost.clientWidth; // read once, before anything is drawn
     curveHost.replaceChildren(this.curve);
-    // Which view the maps show: a choice under the cheat, and always said above them.
+    // Which view the maps show: a choice under the cheat, and always written
+    // above them (viewCaption). A new choice is said as the caption's first sentence.
     this.viewChoice = radios({ legend: 'Draw the maps', name: 'learn-maps', value: st.maps,
       options: [['training', 'As training saw them (no causal mask)'], ['evaluation', 'As the held-out test runs them (causal)']],
-      onValue: (v) => { st.maps = v; ctx.commit(this.prefix, { maps: true }); } });
+      onValue: (v) => { st.maps = v; ctx.commit(this.prefix, { edited: 'maps', maps: true }); } });
     ctx.slot(this.id, 'view').replaceChildren(this.viewChoice);
     this.viewCaption = ctx.slot(this.id, 'view-caption');
     this.hatchHint = h('p', { class: 'hint' });
@@ -308,6 +310,7 @@ export const watchLearn = {
         ? ['Maps as training saw them (no causal mask):', ` each query sees every key, those after it too, so no cell is hatched.${predict}`]
         : ['Maps as the held-out test runs them (causal):', ` each query sees itself and the keys before it; the keys after it, which training saw, are hatched.${predict}`];
     this.viewCaption.replaceChildren(h('strong', { text: lead }), rest);
+    this.viewSaid = `${lead}${rest.slice(0, rest.indexOf('.') + 1)}`;
     this.hatchHint.textContent = this.mapsAs === 'training' && st.cheat
       ? 'No cell is hatched: training ran without the causal mask, so every query saw every key.'
       : 'Hatched cells: keys after the query, which the causal rule hides from it.';
@@ -320,6 +323,7 @@ export const watchLearn = {
       this.showView(st);
       this.untrained = JSON.stringify([st.task, st.seed, st.cheat, st.maps]);
       this.draw(ctx);
+      if (isEdit(detail)) this.settingsSaid.say(this.viewSaid);
       return;
     }
     this.stop();
