@@ -158,8 +158,10 @@ test('at 390 px no map cuts its numbers, and a box that scrolls sideways says so
     .filter((c) => c.scrollWidth > c.clientWidth + 1)
     .map((c) => `${c.closest('section').id} "${c.textContent}" needs ${c.scrollWidth} px, has ${c.clientWidth}`));
   assert.deepEqual(cut, [], 'map cells too narrow for their numbers');
+  // The boxes drawn (a box in a closed disclosure, or in a map far from the
+  // viewport, is measured when it is drawn).
   const boxes = await page.$$eval('main .grid-wrap, main .heatmap-wrap, main pre.c-src', (nodes) => nodes
-    .filter((n) => n.clientWidth > 0)
+    .filter((n) => n.checkVisibility({ contentVisibilityAuto: true }))
     .map((n) => ({ where: `${n.closest('section').id} ${n.tagName === 'PRE' ? n.getAttribute('aria-label') : n.firstElementChild?.className}`, overflows: n.scrollWidth > n.clientWidth + 1,
       marked: n.dataset.overflows === '1', hint: getComputedStyle(n, '::before').content })));
   const wide = boxes.filter((b) => b.overflows);
@@ -199,7 +201,7 @@ test('a new window width marks the boxes that now scroll sideways, and unmarks t
     await page.setViewportSize({ width, height: 900 });
     await page.waitForTimeout(600); // measured once the page is idle after the new width
     const wrong = await page.$$eval('main .grid-wrap, main .heatmap-wrap', (nodes) => nodes
-      .filter((n) => n.clientWidth > 0)
+      .filter((n) => n.checkVisibility({ contentVisibilityAuto: true })) // drawn: a far multi-head map is measured once near
       .map((n) => ({ where: `${n.closest('section').id} ${n.firstElementChild?.className}`, overflows: n.scrollWidth > n.clientWidth + 1, marked: n.dataset.overflows === '1' }))
       .filter((b) => b.marked !== b.overflows)
       .map((b) => `${b.where}: ${b.overflows ? 'scrolls, not marked' : 'marked, does not scroll'}`));
@@ -213,6 +215,26 @@ test('a new window width marks the boxes that now scroll sideways, and unmarks t
   assert.deepEqual(narrow.wrong, [], 'after narrowing to 390 px');
   assert.deepEqual((await check(1280)).wrong, [], 'after widening to 1280 px again');
   assertClean(problems, 'a new window width');
+  await context.close();
+});
+
+test('a far section is not laid out to measure its boxes; once near, the boxes that scroll sideways are marked', async () => {
+  const { context, page, problems } = await open('#conv.t=8', { width: 390, height: 844 });
+  await page.waitForTimeout(600); // the page's idle work after loading is done
+  // Read without touching a size: asking a far box its width would lay it out.
+  const boxes = () => page.$$eval('#conventions .grid-wrap, #conventions .heatmap-wrap', (nodes) => nodes.map((n) => ({
+    shown: n.checkVisibility({ contentVisibilityAuto: true }), marked: n.dataset.overflows === '1', stop: n.getAttribute('tabindex') })));
+  const far = await boxes();
+  assert.ok(far.length > 0 && far.every((b) => !b.shown), `the conventions section is far and not drawn: ${JSON.stringify(far)}`);
+  assert.deepEqual(far.filter((b) => b.marked || b.stop !== null), [], 'no far box was laid out to be measured');
+  await page.locator('#conventions [data-mask="conv-allowed"]').scrollIntoViewIfNeeded();
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+  const wrong = await page.$$eval('#conventions .grid-wrap, #conventions .heatmap-wrap', (nodes) => nodes
+    .map((n) => ({ where: n.firstElementChild?.className, overflows: n.scrollWidth > n.clientWidth + 1, marked: n.dataset.overflows === '1' }))
+    .filter((b) => b.marked !== b.overflows).map((b) => `${b.where}: ${b.overflows ? 'scrolls, not marked' : 'marked, does not scroll'}`));
+  assert.deepEqual(wrong, [], 'once near, every box that scrolls is marked, and only those');
+  assert.ok(await page.$$eval('#conventions [data-overflows="1"]', (nodes) => nodes.length) > 0, 'at 390 px with 8 positions some of its boxes scroll');
+  assertClean(problems, 'a far section');
   await context.close();
 });
 

@@ -229,8 +229,10 @@ function markStale(node, on) {
  * would make each edit's frame lay the page out twice.
  *
  * A section far from the viewport is not laid out (content-visibility in
- * lesson.css); the idle measurement lays its boxes out, so a tool that reads
- * the whole page, or a keyboard user tabbing into it, finds them marked.
+ * lesson.css), and its boxes are not measured then: reading a width would
+ * lay the whole section out. They are watched like hidden boxes, and marked
+ * in the frame that first lays them out (the learner scrolling near, a
+ * keyboard user tabbing into the section, a tool that renders every section).
  * A page or widget also passes its whole content once with `watch`: a new
  * width of that container (the window's, or a course page's column that
  * narrows while the window stays as it is) has its boxes measured again.
@@ -323,6 +325,27 @@ export function deferWhileFar() {
   };
 }
 
+/**
+ * Run fn once `node` comes near the viewport (within half a viewport's
+ * height), or soon after the call when it is near already. For work a
+ * learner only sees there, such as timing this browser: a learner who never
+ * scrolls to it spends nothing on it. Returns a function that cancels the
+ * wait.
+ */
+export function whenNear(node, fn) {
+  if (typeof IntersectionObserver !== 'function') {
+    fn();
+    return () => {};
+  }
+  const observer = new IntersectionObserver((entries) => {
+    if (!entries.some((entry) => entry.isIntersecting)) return;
+    observer.disconnect();
+    fn();
+  }, { rootMargin: '50% 0px' });
+  observer.observe(node);
+  return () => observer.disconnect();
+}
+
 const SCROLL_BOXES = '.grid-wrap, .heatmap-wrap, pre.c-src, .bk-table-wrap, .formula';
 const pendingRoots = new Set();
 let idlePending = false;
@@ -355,9 +378,11 @@ function measureWhenIdle() {
  */
 function markScrollBoxList(boxes) {
   const list = [...boxes];
-  // null: the box has no layout now (hidden, or not laid out yet), so
-  // whether it overflows is unknown and its mark stays as it is.
-  const overflows = list.map((box) => (box.clientWidth === 0 ? null : box.scrollWidth > box.clientWidth + 1));
+  // null: the box has no layout now (hidden, not laid out yet, or in a
+  // section far from the viewport that content-visibility skips), so whether
+  // it overflows is unknown and its mark stays as it is. A skipped box is
+  // not measured: reading its width would lay its whole section out.
+  const overflows = list.map((box) => (!shown(box) || box.clientWidth === 0 ? null : box.scrollWidth > box.clientWidth + 1));
   // A box with no layout is watched until it has one; a measured one is not.
   list.forEach((box, i) => {
     if (overflows[i] === null) scrollObserver.observe(box);
@@ -378,6 +403,11 @@ function markScrollBoxList(boxes) {
       else delete box.dataset.overflows;
     }
   });
+}
+
+/** Whether a box is rendered: not hidden, and not in a subtree that content-visibility skips (no layout is needed to tell). */
+function shown(box) {
+  return typeof box.checkVisibility !== 'function' || box.checkVisibility({ contentVisibilityAuto: true });
 }
 
 /**

@@ -5,6 +5,7 @@
 
 import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtSci, setText, setCheck, afterFrameIdle } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
+import { whenNear } from '../lesson-context.js';
 import { dimLabel, keyLabel } from './common.js';
 import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 
@@ -220,7 +221,9 @@ export const kvCache = {
           + 'the scores and the weighted sums of the values), not the softmax. Recomputing with the causal rule, the core computes every score, '
           + 'but skips the weighted sum over a tile of keys that a whole block of queries may not see: at '
           + `${LONG.tokens} tokens it does less than a pass over every pair of tokens would. `, note));
-      this.measureLong(ctx);
+      // Timing this browser waits until the learner comes near (whenNear).
+      this.cancelLong?.();
+      this.cancelLong = whenNear(longHost, () => this.measureLong(ctx));
     }
     const { small } = this.work;
     setText(small.caption, `Work for token ${t}: multiply-adds counted by the core, time measured in this browser (mean of ${REPEATS} calls)`);

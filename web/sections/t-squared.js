@@ -4,6 +4,7 @@
 
 import { h, s, select, numberField, statusLine, fmt, setText, afterFrameIdle } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
+import { whenNear } from '../lesson-context.js';
 
 const LENGTHS = ['512', '1024', '2048', '4096'];
 const MiB = 1024 * 1024;
@@ -46,8 +47,8 @@ export const tSquared = {
     // The progress line and the check that replaces it are read out once the
     // learner changes what is measured: their box becomes a live region as
     // the edit starts a measurement (a region added with its text would say
-    // nothing). The measurement made as the page loads is not read out: the
-    // learner is reading another part of the page then.
+    // nothing). The first measurement, made once the learner comes near, is
+    // not read out: no edit of theirs asked for it.
     this.measured = false;
     ctx.slot(this.id, 'check').setAttribute('aria-live', 'off');
   },
@@ -112,8 +113,11 @@ export const tSquared = {
       }
     };
     // Each call waits for a painted frame and an idle moment: it never holds
-    // back the frame of an edit, nor the work that follows that frame.
-    afterFrameIdle(step);
+    // back the frame of an edit, nor the work that follows that frame. The
+    // first waits until the section is near the viewport: a learner who never
+    // scrolls here spends nothing on timing this browser.
+    this.cancelNear?.();
+    this.cancelNear = whenNear(ctx.node(this.id), () => afterFrameIdle(step));
   },
 
   drawMeasured(ctx, st, res) {
