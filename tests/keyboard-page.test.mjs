@@ -200,18 +200,10 @@ test('the result of an edit is read out: check lines are live regions before the
   // The sections that say an edit's result in a sentence of their own, once
   // the edits pause, are heard in tests/live-regions.test.mjs.
   const { context, page, problems } = await open();
-  // The numbers turn live once the page's first drawing is painted (its first texts are not read out).
-  await page.waitForFunction(() => document.querySelector('[data-out="obs-maxscore"]')?.closest('[aria-live="polite"]'));
-  let region = await liveRegionOf(page, '[data-out="obs-maxscore"]');
-  const before = await page.locator('[data-out="obs-maxscore"]').textContent();
-  await typeInto(page, page.locator('[data-field="obs-mult"]'), '3');
-  assert.notEqual(await page.locator('[data-out="obs-maxscore"]').textContent(), before);
-  await assertAnnounced(page, region, '[data-out="obs-maxscore"]', 'observability');
-
   // What T² costs: "Measuring …" is read out, and so is the result that replaces it.
   await typeInto(page, page.locator('[data-field="cost-d"]'), '16');
   await page.waitForFunction(() => document.querySelector('[data-out="cost-progress"]')?.textContent.includes('d = 16'));
-  region = await liveRegionOf(page, '[data-out="cost-progress"]');
+  const region = await liveRegionOf(page, '[data-out="cost-progress"]');
   await page.waitForSelector('[data-check="cost-slopes"]', { timeout: 20000 });
   await assertAnnounced(page, region, '[data-check="cost-slopes"]', 'T² measured');
   assertClean(problems, 'live checks');

@@ -105,7 +105,7 @@ function saidOnce(heard, where, want) {
   assert.deepEqual(heard, { [where]: [want] }, `${where}: what the page said after the edit`);
 }
 
-test('rotary, conventions, KV cache, online softmax and dropout say an edit\'s result once, after the edits pause; their verdicts shown are not live', async () => {
+test('rotary, conventions, KV cache, online softmax, dropout and observability say an edit\'s result once, after the edits pause; their verdicts and numbers shown are not live', async () => {
   const { page, problems, context } = await open('');
   assert.deepEqual(await said(page), [], 'the page loading said something');
 
@@ -147,6 +147,14 @@ test('rotary, conventions, KV cache, online softmax and dropout say an edit\'s r
   saidOnce(heard, 'online-softmax', `Tile 2 of 2: the tiled result ${await shown(page, '[data-out="flash-tiled"]')} is not the ordinary softmax `
     + `${await shown(page, '[data-out="flash-plain"]')}; largest difference ${await shown(page, '[data-out="flash-diff"]')}.`);
 
+  // Observability: a multiplier typed in two keystrokes is said once, the four numbers with the note on the largest score.
+  heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="obs-mult"]'), '10'));
+  const stat = async (key) => [await shown(page, `[data-out="${key}"]`), await shown(page, `[data-out="${key}"] + .hint`)];
+  const [score, scoreNote] = await stat('obs-maxscore');
+  saidOnce(heard, 'observability', `Max |score| before softmax ${score}. ${scoreNote} Fraction of logits masked: ${(await stat('obs-masked'))[0]}. `
+    + `Max row-sum error: ${(await stat('obs-rowsum'))[0]}. Max weight on a forbidden key: ${(await stat('obs-forbidden'))[0]}.`);
+  assert.match(scoreNote, /close to one-hot/, 'observability: ten times the queries make a softmax close to one-hot');
+
   // Dropout: p typed in four keystrokes is said once its mean is in; a p out of range says its message only.
   heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="drop-p"]'), '0.45'));
   assert.equal(await page.locator('[data-check="drop-expected"]').getAttribute('data-passed'), 'true');
@@ -156,8 +164,8 @@ test('rotary, conventions, KV cache, online softmax and dropout say an edit\'s r
   assert.deepEqual(Object.keys(heard), ['dropout'], `the parts of the page that spoke after p = 0.99: ${JSON.stringify(heard)}`);
   assert.deepEqual(heard.dropout.filter((text) => !/still 0\.9$/.test(text)), [], 'dropout: what was said after p = 0.99, besides the field\'s message');
 
-  // The verdicts and steps shown change with every keystroke: none of them is a live region.
-  for (const selector of ['[data-check="rope-shift-both"]', '[data-check="rope-shift-one"]', '[data-out="conv-diagonal"]', '[data-out="kv-step"]',
+  // The verdicts, steps and numbers shown change with every keystroke: none of them is a live region.
+  for (const selector of ['[data-out="obs-maxscore"]', '[data-check="rope-shift-both"]', '[data-check="rope-shift-one"]', '[data-out="conv-diagonal"]', '[data-out="kv-step"]',
     '[data-check="kv-equal"]', '[data-out="flash-step"]', '[data-check="flash-equal"]', '[data-check="drop-expected"]']) {
     assert.equal(await liveRegionOf(page, selector), null, `${selector} sits in a live region`);
   }

@@ -1,11 +1,11 @@
 // The four numbers the core measures on every call, on an example of the learner's choice.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, select, heatmap, statusLine, fmt, fmtSci, figures, blockedFrom, redraw, afterFrameIdle } from '../lesson-ui.js';
+import { h, numberField, select, heatmap, statusLine, fmt, fmtSci, figures, blockedFrom, redraw } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros } from './common.js';
 import { slot, group } from './markup.js';
-import { EDITED, isEdit } from '../lesson-announce.js';
+import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 
 const OBS_SOURCES = [
   ['plain', 'The 3×3 example, no mask'],
@@ -91,7 +91,10 @@ export const observability = {
         hint: 'Scales the 3×3 example’s queries: larger queries, larger scores.', onValue: (v) => { st.mult = v; commit(); } }),
     );
     this.status = statusLine();
-    ctx.slot(this.id, 'status').replaceChildren(this.status.node);
+    // An edit's result (the four numbers, with the note on the largest
+    // score) is said once the edits pause.
+    this.said = announcer(ctx.node(this.id), 'observability');
+    ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
   },
 
   // Redrawn only when what the chosen example reads has changed.
@@ -117,7 +120,10 @@ export const observability = {
       if (st.src === 'custom') opts.mask = mk.custom;
       return ctx.lab.sdpa(q, ex.k, ex.v, opts);
     }, [host, ctx.slot(this.id, 'weights')]);
-    if (!res) return;
+    if (!res) {
+      if (edited) this.said.refused();
+      return;
+    }
     ctx.publish(`${this.prefix}.main`, res);
     const s = res.stats;
     // What large scores do is what the map shows: a row whose largest weight
@@ -150,18 +156,15 @@ export const observability = {
     const blockedAt = opts.mask || opts.causal ? blockedFrom(pairs) : null;
     heatmap(mapHost, { name: 'obs-weights', values: res.weights.data.subarray(0, Tq * Tk), rows: Tq, cols: Tk, digits: 3,
       blocked: blockedAt, rowLabel: queryLabel, colLabel: keyLabel, caption: 'Weights of the chosen example' });
-    // The four numbers are a live region, kept by redraw() from one edit to
-    // the next: the numbers and notes an edit of this section changes are
-    // read out. Each item is atomic, so a changed number is read with its
-    // term and note. A redraw that is not this section's edit (the page
-    // loading, the 3×3 example or a mask of section 5 changed) is drawn with
-    // the region off, and the region turns live again after that frame.
-    redraw(host, h('dl', { class: 'stats', 'aria-live': edited ? 'polite' : 'off' }, rows.map(([name, value, key, note]) => h('div', { class: 'stat', 'aria-atomic': 'true' },
+    // The four numbers, kept by redraw() from one edit to the next. They are
+    // not live (a typed multiplier changes them at every keystroke): an edit
+    // of this section says them once the edits pause; a redraw because the
+    // 3×3 example or a mask of section 5 changed says nothing.
+    redraw(host, h('dl', { class: 'stats' }, rows.map(([name, value, key, note]) => h('div', { class: 'stat' },
       h('dt', { text: name }), h('dd', {}, h('strong', { 'data-out': key, text: value }), h('span', { class: 'hint', text: note }))))));
-    if (!edited) {
-      const stats = host.firstChild;
-      afterFrameIdle(() => { if (stats.getAttribute('aria-live') === 'off') stats.setAttribute('aria-live', 'polite'); });
-    }
+    if (!edited) return;
+    const [[, score, , scoreNote], ...rest] = rows;
+    this.said.say(`Max |score| before softmax ${score}. ${scoreNote} ${rest.map(([name, value]) => `${name[0].toUpperCase()}${name.slice(1)}: ${value}.`).join(' ')}`);
   },
 };
 
