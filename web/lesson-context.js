@@ -271,6 +271,9 @@ function watchWidth(root) {
   widthObserver.observe(root);
 }
 
+/** Near the viewport: within half the viewport's height above or below it (deferWhileFar, whenNear). */
+const NEAR = { rootMargin: '50% 0px' };
+
 /**
  * Work that waits while its element is far from the viewport (an
  * IntersectionObserver's last word; an element it has not reported on yet
@@ -300,7 +303,7 @@ export function deferWhileFar() {
       if (isIntersecting) { far.delete(target); near.add(target); } else far.add(target);
     }
     flush(near);
-  }, { rootMargin: '50% 0px' }) : null;
+  }, NEAR) : null;
   return {
     watch(node) { observer?.observe(node); },
     unwatch(node) {
@@ -326,11 +329,10 @@ export function deferWhileFar() {
 }
 
 /**
- * Run fn once `node` comes near the viewport (within half a viewport's
- * height), or soon after the call when it is near already. For work a
- * learner only sees there, such as timing this browser: a learner who never
- * scrolls to it spends nothing on it. Returns a function that cancels the
- * wait.
+ * Run fn once `node` comes near the viewport (NEAR), or soon after the
+ * call when it is near already. For work a learner only sees there, such as
+ * timing this browser: a learner who never scrolls to it spends nothing on
+ * it. Returns a function that cancels the wait.
  */
 export function whenNear(node, fn) {
   if (typeof IntersectionObserver !== 'function') {
@@ -341,7 +343,7 @@ export function whenNear(node, fn) {
     if (!entries.some((entry) => entry.isIntersecting)) return;
     observer.disconnect();
     fn();
-  }, { rootMargin: '50% 0px' });
+  }, NEAR);
   observer.observe(node);
   return () => observer.disconnect();
 }
