@@ -17,6 +17,7 @@
  * into its online softmax (sdpa_tiled), and the backward tests its own two
  * bugs where they act (attn_sdpa_backward).
  */
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -311,14 +312,20 @@ static int check_inputs(const float *q, const float *k, const float *v, const at
     return check_finite("v", v, B, H, Tk, dv);
 }
 
+/* The refusal of an output that overflowed float32, the same in the
+ * forward and the backward. */
+static int fail_output_overflow(long b, long h, long i, long col) {
+    return attn_fail(ATTN_OVERFLOW,
+                     "output overflows float32 at batch %ld, head %ld, query %ld, column %ld: "
+                     "v is too large", b, h, i, col);
+}
+
 /* Probabilities are at most 1, so a non-finite output out (B, H, Tq, dv)
  * means v times them overflowed float32. */
 static int check_output_finite(const float *out, int B, int H, int Tq, int dv) {
     const long at = attn_find_non_finite(out, (long)B * H * Tq * dv);
     if (at < 0) return ATTN_OK;
-    return attn_fail(ATTN_OVERFLOW,
-                     "output overflows float32 at batch %ld, head %ld, query %ld, column %ld: "
-                     "v is too large", at / dv / Tq / H, at / dv / Tq % H, at / dv % Tq, at % dv);
+    return fail_output_overflow(at / dv / Tq / H, at / dv / Tq % H, at / dv % Tq, at % dv);
 }
 
 /* The refusal of a query row with no allowed key, the same on every path. */
@@ -757,6 +764,13 @@ int attn_sdpa_tiled(float *out, float *trace, const float *q, const float *k, co
  * The forward's plan (make_plan) recomputes exactly the forward a bug made.
  */
 
+/* The largest |x| of x (n), 0 for n = 0. */
+static float max_abs(const float *x, long n) {
+    float m = 0.0f;
+    for (long i = 0; i < n; i++) m = fabsf(x[i]) > m ? fabsf(x[i]) : m;
+    return m;
+}
+
 /* Query rows per block of the backward. */
 #define ATTN_BACKWARD_BLOCK 32
 
@@ -850,10 +864,11 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
     const int block = plan.softmax == softmax_columns ? Tq : ATTN_BACKWARD_BLOCK;
 
     /* Scratch for one head: K^T, V^T and K in strips, then for one block P,
-     * dP (dP becomes dS in place) and the transpose of P, then of dS, and
-     * for two bugs the unmasked P or the masked dOut. */
+     * dP (dP becomes dS in place), the transpose of P, then of dS, the
+     * forward's output (pass 0b), and for two bugs the unmasked P or the
+     * masked dOut. */
     const double BT = (double)block * Tk;
-    const double scratch_floats = 2.0 * Tk * Dk + (double)Tk * Dv + 3 * BT +
+    const double scratch_floats = 2.0 * Tk * Dk + (double)Tk * Dv + 3 * BT + (double)block * Dv +
                                   (keep_full ? BT : 0) + (plan.after_mix ? (double)block * Dv : 0);
     float *kt = attn_alloc(4.0 * scratch_floats);
     if (!kt) return ATTN_TOO_LARGE;
@@ -862,7 +877,8 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
     float *p = kc + (long)Tk * Dk;        /* (block, Tk) */
     float *dp = p + (long)block * Tk;     /* (block, Tk) */
     float *pt = dp + (long)block * Tk;    /* (Tk, block): P^T, then dS^T */
-    float *p_full = pt + (long)block * Tk; /* (block, Tk), mask-after-softmax */
+    float *out_blk = pt + (long)block * Tk; /* (block, Dv): the forward's output */
+    float *p_full = out_blk + (long)block * Dv; /* (block, Tk), mask-after-softmax */
     float *dout_masked = p_full + (keep_full ? (long)block * Tk : 0); /* (block, Dv), mask-output */
 
     for (int b = 0; b < B; b++) {
@@ -878,6 +894,11 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
             attn_pack_columns(kc, k_bh, Tk, Dk);
             memset(dk_bh, 0, sizeof(float) * Tk * Dk);
             memset(dv_bh, 0, sizeof(float) * Tk * Dv);
+            /* Probabilities of a row sum to 1 give |p v| <= max |v|, up to
+             * rounding: only v near FLT_MAX, or a bug's probabilities, can
+             * make the forward's output overflow. */
+            const int check_out = !plan.nan_expected &&
+                                  (bug != ATTN_BUG_NONE || max_abs(v_bh, (long)Tk * Dv) >= FLT_MAX / 4);
 
             for (int i0 = 0; i0 < Tq; i0 += block) {
                 const int n = Tq - i0 < block ? Tq - i0 : block;
@@ -901,6 +922,19 @@ int attn_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, float *d
                     plan.softmax(p, n, Tk);
                     if (keep_full) memcpy(p_full, p, sizeof(float) * n * Tk);
                     if (plan.after_softmax) plan.after_softmax(&plan, p, Tk, b, h, i0, n, Tk);
+                }
+
+                /* 0b. the forward's output out = p v of the block, when it can
+                 * overflow: the forward refuses such a call, and so does its
+                 * backward, with the same message */
+                if (check_out) {
+                    attn_gemm(out_blk, Dv, pr, Tk, v_bh, Dv, n, Dv, Tk, 1.0f);
+                    if (plan.after_mix) plan.after_mix(&plan, out_blk, Dv, b, h, i0, n, Dv);
+                    const long at = attn_find_non_finite(out_blk, (long)n * Dv);
+                    if (at >= 0) {
+                        status = fail_output_overflow(b, h, i0 + at / Dv, at % Dv);
+                        goto done;
+                    }
                 }
                 if (through_blocked) uniform_blocked(&plan, p, b, h, i0, n, Tk);
 
@@ -968,7 +1002,7 @@ double attn_sdpa_scratch_bytes(const attn_dims *d) {
     const double rows = fmax(Tq, ATTN_QUERY_BLOCK), block = fmax(Tq, ATTN_BACKWARD_BLOCK);
     const double forward = dk * Tk + rows * Tk;
     const double tiled = dk * Tk + ATTN_TILE_QUERIES * (Tk + 2.0 * ATTN_STRIP + 2.0 * dv + 4.0);
-    const double backward = 2.0 * Tk * dk + Tk * dv + 4.0 * block * Tk + block * dv;
+    const double backward = 2.0 * Tk * dk + Tk * dv + 4.0 * block * Tk + 2.0 * block * dv;
     return 4.0 * fmax(forward, fmax(tiled, backward)) + 2 * ALLOC_HEADER;
 }
 

@@ -235,6 +235,26 @@ test('a larger case exercises the SIMD tiles and tails (T = 37, d = 19)', () => 
   }
 });
 
+test('the backward refuses a call whose forward output overflows, with the forward\'s message', () => {
+  // Two weights that round to a sum just above 1 times v at FLT_MAX: the
+  // forward's output overflows float32. The gradients alone would be finite
+  // with a small dOutput, but they are the gradients of a refused forward.
+  const FLT_MAX = 3.4028234663852886e38;
+  const q = [[1]], k = [[0], [0.09375]], v = [[FLT_MAX], [FLT_MAX]], dOutput = [[1e-30]];
+  for (const [build, lab] of Object.entries(labs)) {
+    let forward;
+    assert.throws(() => lab.sdpa(q, k, v), (err) => { forward = err; return err.code === 'OVERFLOW'; },
+      `${build}: the forward refuses`);
+    assert.match(forward.message, /output overflows float32 at batch 0, head 0, query 0, column 0: v is too large/);
+    const weights = lab.sdpa(q, k, [[1], [1]]).weights; // the same weights, with a v that fits
+    for (const options of [{}, { weights }]) {
+      assert.throws(() => lab.sdpaBackward(q, k, v, dOutput, options),
+        (err) => err instanceof AttentionError && err.code === 'OVERFLOW' && err.message === forward.message,
+        `${build} ${JSON.stringify(options)}: the backward refuses as the forward does (${forward.message})`);
+    }
+  }
+});
+
 describe('refusals', () => {
   const lab = labs.simd;
   const q = [[1, 0], [0, 1], [1, 1]];
