@@ -7,8 +7,9 @@
 #   bash build.sh --bench-page  ... then time edits on the lesson page (npm run bench:page)
 #
 # On a fresh Debian 12 machine it installs what is missing when run as root
-# (apt: emscripten node-acorn gcc, plus chromium and clang-14 with
-# libclang-rt-14-dev (libFuzzer) for the tests; then npm ci),
+# (apt: emscripten node-acorn gcc, plus chromium-headless-shell and clang-14
+# with libclang-rt-14-dev (libFuzzer) for the tests, chromium for the page
+# benchmark; then npm ci),
 # and otherwise stops naming exactly what to install.
 #
 # Outputs (all git-ignored):
@@ -37,7 +38,9 @@ need_apt=()
 command -v emcc >/dev/null 2>&1 || need_apt+=(emscripten)
 [ -d /usr/share/nodejs/acorn ] || need_apt+=(node-acorn)
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
-if { [ "$MODE" = "--test" ] || [ "$MODE" = "--bench-page" ]; } && [ ! -x /usr/bin/chromium ]; then need_apt+=(chromium); fi
+# The tests drive chromium-headless-shell; the page benchmark, the browser itself.
+if [ "$MODE" = "--test" ] && [ ! -x /usr/bin/chromium-headless-shell ]; then need_apt+=(chromium-headless-shell); fi
+if [ "$MODE" = "--bench-page" ] && [ ! -x /usr/bin/chromium ]; then need_apt+=(chromium); fi
 # libFuzzer for tests/fuzz (tests/fuzz/fuzz.sh builds the harnesses).
 if [ "$MODE" = "--test" ] && { ! command -v clang-14 >/dev/null 2>&1 ||
     ! ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1; }; then

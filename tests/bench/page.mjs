@@ -9,7 +9,7 @@
 // Each section is measured at its default size and at its largest.
 // Not part of npm test: timings depend on the machine.
 import { loadavg } from 'node:os';
-import { launchBrowser, openPage, startServer } from '../helpers/browser.mjs';
+import { LEARNER_CHROMIUM, launchBrowser, openPage, startServer } from '../helpers/browser.mjs';
 
 const EDITS = Number(process.env.EDITS || 60);
 const WARMUP = 8;
@@ -120,7 +120,7 @@ const quantile = (xs, q) => {
 
 // ROOT=/path/to/web measures another copy of the page (e.g. an older commit's, to compare in one sitting).
 const server = await startServer(process.env.ROOT ? { root: process.env.ROOT } : {});
-const browser = await launchBrowser();
+const browser = await launchBrowser(LEARNER_CHROMIUM); // the browser a learner opens, not the tests' headless shell
 try {
   const rows = [];
   for (const { section, view = section, hash = '', kind, selector, values = CELLS, size = 'default', edits = EDITS, bare = false, inert = false } of CASES) {
