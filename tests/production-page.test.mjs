@@ -108,7 +108,10 @@ test('production sections at 1280 px and 390 px: no sideways scroll, axe-core (a
   for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
     const { page, problems } = await suite.open('#online-softmax', { viewport });
     await page.locator('#online-softmax button[data-field="flash-all"]').click();
-    await page.locator('#t-squared [data-check="cost-slopes"]').waitFor({ timeout: 60000 }); // measured after the page's first frame
+    // T² measures once the learner comes near it: whether it is near
+    // #online-softmax depends on the sections drawn so far, so go there.
+    await page.locator('#t-squared').scrollIntoViewIfNeeded();
+    await page.locator('#t-squared [data-check="cost-slopes"]').waitFor({ timeout: 60000 });
     await renderEverySection(page); // the sections far from the viewport too: axe and the width check see them drawn
     for (const id of PRODUCTION_SECTIONS) await screenshot(page.locator(`#${id}`), `${SHOTS}${id}-${viewport.width}.png`);
     // One axe run over the five sections; a violation names its node.
