@@ -406,7 +406,7 @@ test('the page numbers from 1 everywhere, the core\'s messages included', async 
   await renderEverySection(page);
   const text = await page.locator('main').innerText();
   assert.doesNotMatch(text, /keys 0…/, 'prose says keys 1…i');
-  const cells = await page.locator('#shapes .pic-cell').allTextContents();
+  const cells = (await page.locator('#shapes .pic-canvas').first().getAttribute('data-cells')).split(' ');
   assert.equal(cells[0], '1a', 'the first position of the picture is 1');
   assert.doesNotMatch(await page.locator('#shapes [data-out="shape-notes"]').textContent(), /positions 0/);
   assertClean(problems, '1-based');

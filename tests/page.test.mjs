@@ -783,6 +783,31 @@ test('shapes: with one head the reshape without the transpose mixes nothing, and
   await context.close();
 });
 
+test('shapes: the picture draws each square of the split and of the straight reshape with its head\'s colour', async () => {
+  // T = 2, H = 2, D = 2: x is (2, 4); a square is named by its position and its head's letter.
+  const { context, page, problems } = await open('#view=shapes&shape.t=2&shape.h=2&shape.d=2');
+  const cells = async (n) => page.locator('#shapes .pic-canvas').nth(n).getAttribute('data-cells');
+  assert.equal(await cells(0), '1a 1a 1b 1b 2a 2a 2b 2b', 'x, row by row');
+  assert.equal(await cells(1), '1a 1a 2a 2a 1b 1b 2b 2b', 'split, then transpose: head 1 holds both positions of its own channels');
+  assert.equal(await cells(2), await cells(0), 'merging gives x back');
+  // Drawn, not only named: the first square of x and of the blocks has head 1's colour, x's third head 2's.
+  const pixel = (n, x, y) => page.locator('#shapes .pic-canvas').nth(n).evaluate((canvas, [x, y]) => {
+    const ratio = canvas.width / parseFloat(canvas.style.width);
+    return [...canvas.getContext('2d').getImageData(Math.round(x * ratio), Math.round(y * ratio), 1, 1).data.slice(0, 3)];
+  }, [x, y]);
+  const { headColour } = await import('../web/palette.js');
+  const rgb = (text) => text.match(/\d+/g).map(Number);
+  const square = await page.evaluate(() => Math.round(1.3 * parseFloat(getComputedStyle(document.documentElement).fontSize)));
+  assert.deepEqual(await pixel(0, 2, 2), rgb(headColour(0, 2).colour), 'x: square 1 is head 1\'s');
+  assert.deepEqual(await pixel(0, 2 * (square + 2) + 2, 2), rgb(headColour(1, 2).colour), 'x: square 3 is head 2\'s');
+  await page.locator('#shapes input[type="checkbox"]').check();
+  await page.waitForFunction(() => document.querySelectorAll('#shapes .pic-canvas')[1].dataset.cells === '1a 1a 1b 1b 2a 2a 2b 2b');
+  const title = await page.locator('#shapes .pic-title').nth(1).textContent();
+  assert.match(title, /wrong/, `reshaped straight, head 1 holds position 1's channels of both heads: ${title}`);
+  assertClean(problems, 'shapes picture drawn');
+  await context.close();
+});
+
 // ---------------------------------------------------------------------------
 // Shapes the masks section states, and the parameters of the multi-head layer
 // ---------------------------------------------------------------------------

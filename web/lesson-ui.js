@@ -473,6 +473,30 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
 }
 
 /**
+ * A cleared canvas drawn at the device's pixel density, its CSS size w × h
+ * (narrowed to its box's width, keeping its proportions). Returns its 2D
+ * context, in CSS pixels. A canvas already of that size is only cleared:
+ * sizing it again would allocate it anew and lay the page out again.
+ */
+export function sizedCanvas(canvas, w, hgt) {
+  const ratio = (typeof devicePixelRatio === 'number' && devicePixelRatio) || 1;
+  const width = Math.round(w * ratio);
+  const height = Math.round(hgt * ratio);
+  const g = canvas.getContext('2d');
+  if (canvas.width !== width || canvas.height !== height || canvas.style.width !== `${w}px`) {
+    canvas.width = width;
+    canvas.height = height;
+    canvas.style.width = `${w}px`;
+    canvas.style.maxWidth = '100%';
+  } else {
+    g.setTransform(1, 0, 0, 1, 0, 0);
+    g.clearRect(0, 0, width, height);
+  }
+  g.setTransform(ratio, 0, 0, ratio, 0, 0);
+  return g;
+}
+
+/**
  * Set text only when it differs (an equal write still costs a redraw). A
  * lone text node is changed in place, which is cheaper than replacing it.
  */

@@ -1,7 +1,7 @@
 // Batches, heads and shapes: the shape table of multi-head attention and the split/merge picture.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, checkbox, statusLine, fmtShape, fmtPlain, setText, setClass } from '../lesson-ui.js';
+import { h, numberField, checkbox, statusLine, fmtShape, fmtPlain, setText, sizedCanvas } from '../lesson-ui.js';
 import { headColour } from '../palette.js';
 import { codec } from '../lesson-state.js';
 import { mhaCache } from './common.js';
@@ -132,9 +132,13 @@ export const shapes = {
   },
 
   /**
-   * The split/merge picture for one sequence, with small sizes. Its elements
-   * are kept from one draw to the next: a new size only changes the cells'
-   * texts and colours, and adds or removes the cells that differ in number.
+   * The split/merge picture for one sequence, with small sizes. Its squares
+   * are drawn on canvases (the picture is hidden from screen readers: its
+   * notes and the table say what it shows): up to 200 squares as elements
+   * made every redraw's style, layout and paint several times slower. The
+   * three canvases are kept from one draw to the next, and one is drawn
+   * again only when its squares change. Each carries its squares' labels in
+   * data-cells, block by block and row by row.
    */
   drawPicture(ctx, T, H, D, wrong, capped) {
     const C = H * D;
@@ -147,63 +151,119 @@ export const shapes = {
     };
     const host = ctx.slot(this.id, 'picture');
     if (!host.picParts || !host.contains(host.picParts.x)) {
-      const step = (grid) => h('div', { class: 'pic-step' }, h('p', { class: 'pic-title' }), grid);
-      const x = h('div', { class: 'pic-grid' });
-      const blocks = h('div', { class: 'pic-blocks' });
-      const merged = h('div', { class: 'pic-grid' });
+      const step = (canvas) => h('div', { class: 'pic-step' }, h('p', { class: 'pic-title' }), canvas);
+      const [x, blocks, merged] = [0, 1, 2].map(() => h('canvas', { class: 'pic-canvas' }));
       const steps = [step(x), step(blocks), step(merged)];
       const notes = h('ul', { class: 'pic-notes', 'data-out': 'shape-notes' });
       host.replaceChildren(h('div', { class: 'picture', 'aria-hidden': 'true' }, ...steps), notes);
-      host.picParts = { x, blocks, merged, titles: steps.map((n) => n.firstChild), notes };
+      // Sizes follow the page's font size, and the fonts are the page's, read once here.
+      const style = getComputedStyle(host);
+      const rem = parseFloat(getComputedStyle(host.ownerDocument.documentElement).fontSize) || 16;
+      host.picParts = {
+        x, blocks, merged, titles: steps.map((n) => n.firstChild), notes, images: new Map(),
+        square: Math.round(1.3 * rem), gap: 2, blockGap: Math.round(0.8 * rem), labelHeight: Math.round(1.2 * rem),
+        font: `700 ${Math.round(0.7 * rem)}px ${style.getPropertyValue('--mono').trim() || 'monospace'}`,
+        labelFont: `${Math.round(0.75 * rem)}px ${style.fontFamily}`,
+      };
     }
-    const { x, blocks, merged, titles, notes } = host.picParts;
-    /** Make `parent` hold exactly n children, reusing those it has; make(k) builds a missing one. */
-    const resize = (parent, n, make) => {
-      while (parent.children.length > n) parent.lastChild.remove();
-      for (let k = parent.children.length; k < n; k++) parent.append(make(k));
-      return [...parent.children];
-    };
-    const fill = (g, rows, cols, at) => {
-      const width = String(cols);
-      if (g.style.getPropertyValue('--cols') !== width) g.style.setProperty('--cols', width);
-      resize(g, rows * cols, () => h('div')).forEach((cell, k) => {
-        const [t, c] = at(Math.floor(k / cols), k % cols);
-        const { colour, ink } = headColour(head(c), H);
-        setClass(cell, `pic-cell ${ink}`);
-        setText(cell, `${t + 1}${'abcdefgh'[head(c)]}`);
-        if (cell.style.backgroundColor !== colour) cell.style.backgroundColor = colour;
+    const parts = host.picParts;
+    const { x, blocks, merged, titles, notes, square, gap } = parts;
+    const colours = Array.from({ length: H }, (_, hh) => headColour(hh, H));
+    /**
+     * Draw `count` blocks of rows × cols squares side by side on `canvas`,
+     * each named name(b) above it when given. Square (row r, column k) of
+     * block b shows the position and head of at(b, r, k), on the head's colour.
+     */
+    const fill = (canvas, count, rows, cols, at, name = null) => {
+      const step = square + gap;
+      const g = canvas.getContext('2d');
+      g.font = parts.labelFont;
+      const names = Array.from({ length: name ? count : 0 }, (_, b) => name(b));
+      const width = Math.max(cols * step - gap, ...names.map((text) => Math.ceil(g.measureText(text).width)));
+      const top = name ? parts.labelHeight : 0;
+      const labels = [];
+      const images = [];
+      for (let b = 0; b < count; b++) {
+        for (let r = 0; r < rows; r++) {
+          for (let k = 0; k < cols; k++) {
+            const [t, c] = at(b, r, k);
+            const label = `${t + 1}${'abcdefgh'[head(c)]}`;
+            labels.push(label);
+            images.push(this.squareImage(parts, label, colours[head(c)]));
+          }
+        }
+      }
+      // The names are in the page's secondary ink (the canvas's CSS colour), which a theme may change.
+      const ink = name ? getComputedStyle(canvas).color : '';
+      const cells = `${labels.join(' ')} / ${names.join(' ')} / ${ink} / ${H}`;
+      if (canvas.dataset.drawn === cells) return; // the model's size changed, the picture's did not
+      const pen = sizedCanvas(canvas, count * (width + parts.blockGap) - parts.blockGap, top + rows * step - gap);
+      pen.font = parts.labelFont;
+      pen.fillStyle = ink;
+      pen.textBaseline = 'top';
+      names.forEach((text, b) => pen.fillText(text, b * (width + parts.blockGap), 0));
+      images.forEach((image, n) => {
+        const b = Math.floor(n / (rows * cols)), r = Math.floor(n / cols) % rows, k = n % cols;
+        pen.drawImage(image, b * (width + parts.blockGap) + k * step, top + r * step, square, square);
       });
+      canvas.dataset.drawn = cells;
+      canvas.dataset.cells = labels.join(' ');
     };
     // Capped sizes are the picture's own, not the model's: they are named as such.
     const count = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
     setText(titles[0], capped ? `x for one sequence, drawn small: ${count(T, 'position')} × ${count(C, 'channel')} (${count(H, 'head')} × ${D})`
       : `x for one sequence: ${count(T, 'position')} × C = ${C}`);
     setText(titles[2], 'merge: transpose back, join heads');
-    fill(x, T, C, (t, c) => [t, c]);
+    fill(x, 1, T, C, (b, t, c) => [t, c]);
+    fill(blocks, H, T, D, (hh, t, d) => source(hh, t, d), (hh) => `head ${hh + 1}`);
     const texts = [];
     let anyMixed = false;
-    resize(blocks, H, () => h('div', { class: 'pic-block' }, h('span', { class: 'pic-label' }), h('div', { class: 'pic-grid' })))
-      .forEach((block, hh) => {
-        setText(block.firstChild, `head ${hh + 1}`);
-        fill(block.lastChild, T, D, (t, d) => source(hh, t, d));
-        const positions = new Set(), heads = new Set();
-        for (let t = 0; t < T; t++) for (let d = 0; d < D; d++) {
-          const [st, sc] = source(hh, t, d);
-          positions.add(st + 1);
-          heads.add(head(sc) + 1);
-        }
-        const mixed = heads.size > 1 || positions.size < T;
-        anyMixed ||= mixed;
-        const list = (word, set) => { const xs = [...set].sort((a, b) => a - b); return `${word}${xs.length > 1 ? 's' : ''} ${xs.join(', ')}`; };
-        texts.push(`Head ${hh + 1} holds ${list('position', positions)} and channels belonging to ${list('head', heads)}${mixed ? ': mixed up.' : '.'}`);
-      });
+    for (let hh = 0; hh < H; hh++) {
+      const positions = new Set(), heads = new Set();
+      for (let t = 0; t < T; t++) for (let d = 0; d < D; d++) {
+        const [st, sc] = source(hh, t, d);
+        positions.add(st + 1);
+        heads.add(head(sc) + 1);
+      }
+      const mixed = heads.size > 1 || positions.size < T;
+      anyMixed ||= mixed;
+      const list = (word, set) => { const xs = [...set].sort((a, b) => a - b); return `${word}${xs.length > 1 ? 's' : ''} ${xs.join(', ')}`; };
+      texts.push(`Head ${hh + 1} holds ${list('position', positions)} and channels belonging to ${list('head', heads)}${mixed ? ': mixed up.' : '.'}`);
+    }
     // With one head or one position the straight reshape gives the same
     // tensor as the split: the title says so rather than calling it wrong.
     setText(titles[1], !wrong ? 'split into heads, then transpose: (H, T, D)'
       : anyMixed ? 'reshape straight to (H, T, D): wrong' : 'reshape straight to (H, T, D): here the same as the split');
     // Merging reads each block back with the inverse of the correct split.
-    fill(merged, T, C, (t, c) => source(head(c), t, c % D));
-    resize(notes, texts.length, () => h('li')).forEach((li, k) => setText(li, texts[k]));
+    fill(merged, 1, T, C, (b, t, c) => source(head(c), t, c % D));
+    while (notes.children.length > texts.length) notes.lastChild.remove();
+    while (notes.children.length < texts.length) notes.append(h('li'));
+    [...notes.children].forEach((li, k) => setText(li, texts[k]));
+  },
+
+  /**
+   * One square of the picture (its label on its colour), drawn once at the
+   * device's pixel density and then copied: a copy is much cheaper than
+   * drawing the text again.
+   */
+  squareImage(parts, label, { colour, ink }) {
+    const key = `${label} ${colour} ${ink}`;
+    let image = parts.images.get(key);
+    if (!image) {
+      image = document.createElement('canvas');
+      const g = sizedCanvas(image, parts.square, parts.square);
+      g.fillStyle = colour;
+      g.beginPath();
+      g.roundRect(0, 0, parts.square, parts.square, 2);
+      g.fill();
+      g.font = parts.font;
+      g.textAlign = 'center';
+      g.textBaseline = 'middle';
+      g.fillStyle = ink === 'ink-dark' ? '#000' : '#fff';
+      g.fillText(label, parts.square / 2, parts.square / 2 + 0.5);
+      parts.images.set(key, image);
+    }
+    return image;
   },
 };
 

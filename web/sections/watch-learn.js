@@ -3,7 +3,7 @@
 // attention map. Every number shown comes from the wasm core (lab.createTrainer).
 
 import { TRAIN_TASKS, TRAIN_DEFAULTS } from '../attention.js';
-import { h, numberField, checkbox, radios, select, statusLine, fmt, fmtSci, uid } from '../lesson-ui.js';
+import { h, numberField, checkbox, radios, select, statusLine, fmt, fmtSci, uid, sizedCanvas } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { rampRgb, rampColour, rampLegend, headColour } from '../palette.js';
 import { announcer, EDITED, isEdit } from '../lesson-announce.js';
@@ -36,18 +36,6 @@ const reducedMotion = () => typeof matchMedia === 'function' && matchMedia('(pre
 const percent = (x) => `${fmt(100 * x, 1)} %`;
 /** A loss for the readout: scientific notation once it is below 0.01. */
 const lossText = (x) => (x < 0.01 ? fmtSci(x, 2) : fmt(x, 3));
-
-/** A canvas drawn at the device's pixel density; CSS size w × h. */
-function sizedCanvas(canvas, w, hgt) {
-  const ratio = (typeof devicePixelRatio === 'number' && devicePixelRatio) || 1;
-  canvas.width = Math.round(w * ratio);
-  canvas.height = Math.round(hgt * ratio);
-  canvas.style.width = `${w}px`;
-  canvas.style.maxWidth = '100%';
-  const g = canvas.getContext('2d');
-  g.setTransform(ratio, 0, 0, ratio, 0, 0);
-  return g;
-}
 
 /**
  * One head's (T, T) map: rows are queries, columns keys, tokens as letters
