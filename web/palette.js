@@ -44,13 +44,21 @@ function darkInkOn(rgb) {
   return (L + 0.05) / 0.05 >= 1.05 / (L + 0.05);
 }
 
+/** Each ramp colour met so far (keyed by its packed r, g, b): its CSS text and whether its ink is dark. */
+const painted = new Map();
+
 /** Paint a cell for value t in [0, 1]: background from the ramp, ink by contrast. */
 export function paintRamp(node, t) {
-  const rgb = rampRgb(t);
-  node.style.backgroundColor = rampColour(t);
-  const dark = darkInkOn(rgb);
-  node.classList.toggle('ink-dark', dark);
-  node.classList.toggle('ink-light', !dark);
+  const [r, g, b] = rampRgb(t);
+  const key = (r << 16) | (g << 8) | b;
+  let paint = painted.get(key);
+  if (!paint) {
+    paint = { css: `rgb(${r}, ${g}, ${b})`, dark: darkInkOn([r, g, b]) };
+    painted.set(key, paint);
+  }
+  node.style.backgroundColor = paint.css;
+  node.classList.toggle('ink-dark', paint.dark);
+  node.classList.toggle('ink-light', !paint.dark);
 }
 
 /** The colour of head `index` of `count` (a category), and its ink class. */

@@ -2,7 +2,7 @@
 // Every number shown comes from the wasm core.
 
 import {
-  h, numberGrid, checkbox, statusLine, fmt, fmtVec, fmtPlain,
+  h, numberGrid, checkbox, statusLine, fmt, fmtVec, fmtPlain, setText,
 } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel } from './common.js';
@@ -121,13 +121,13 @@ export const oneQuery = {
     const { raw, main } = res;
     ctx.publish(`${this.prefix}.main`, main);
     const o = this.out;
-    o.dots.textContent = fmtVec(raw.scores.data, 3);
-    o.scaled.textContent = fmtVec(main.scores.data, 3);
-    o.maskNote.textContent = st.first ? '— key 2 is blocked, so its score is replaced by −∞ before the softmax.' : '';
-    o.weights.textContent = fmtVec(main.weights.data, 3);
+    setText(o.dots, fmtVec(raw.scores.data, 3));
+    setText(o.scaled, fmtVec(main.scores.data, 3));
+    setText(o.maskNote, st.first ? '— key 2 is blocked, so its score is replaced by −∞ before the softmax.' : '');
+    setText(o.weights, fmtVec(main.weights.data, 3));
     const w = main.weights.data;
-    o.mix.textContent = `${fmt(w[0], 3)} × [${st.v[0].map(fmtPlain).join(', ')}] + ${fmt(w[1], 3)} × [${st.v[1].map(fmtPlain).join(', ')}]`;
-    o.output.textContent = fmtVec(main.output.data, 3);
+    setText(o.mix, `${fmt(w[0], 3)} × [${st.v[0].map(fmtPlain).join(', ')}] + ${fmt(w[1], 3)} × [${st.v[1].map(fmtPlain).join(', ')}]`);
+    setText(o.output, fmtVec(main.output.data, 3));
     if (isEdit(detail)) this.said.say(`Weights ${o.weights.textContent}; output ${o.output.textContent}.`);
     flowView(ctx.slot(this.id, 'flow'), {
       row: 0, rowName: 'the query', q: st.q[0], keys: 2, keyName: (j) => `key ${j + 1}`, dk: st.q[0].length,

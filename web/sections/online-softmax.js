@@ -3,7 +3,7 @@
 // accumulator. Every number shown comes from the core's tiled path
 // (lab.sdpaTiled with its trace) and its ordinary path (lab.sdpa).
 
-import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtVec, fmtSci, redraw } from '../lesson-ui.js';
+import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtVec, fmtSci, redraw, setText } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, keyLabel } from './common.js';
 import { announcer, EDITED, isEdit } from '../lesson-announce.js';
@@ -96,7 +96,7 @@ export const onlineSoftmax = {
     ctx.publish(`${this.prefix}.main`, plain);
     const tiles = tiled.tiles;
     st.step = Math.min(st.step, tiles);
-    this.stepText.textContent = `Tile ${st.step} of ${tiles}`;
+    setText(this.stepText, `Tile ${st.step} of ${tiles}`);
     // At either end a button is marked unavailable (aria-disabled), not
     // disabled: it keeps the focus, so a key held down stops at the end
     // instead of the focus falling to the page or turning back (step() clamps).

@@ -1,7 +1,7 @@
 // Self- versus cross-attention through the core's multi-head module.
 // Every number shown comes from the wasm core.
 
-import { h, numberGrid, numberField, radios, valueTable, statusLine, fmtVec, fmtShape, blockedFrom, redraw } from '../lesson-ui.js';
+import { h, numberGrid, numberField, radios, valueTable, statusLine, fmtVec, fmtShape, blockedFrom, redraw, setText } from '../lesson-ui.js';
 import { announcer, editedCell, EDITED, isEdit } from '../lesson-announce.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, resized, mhaCache, headHeatmaps } from './common.js';
@@ -91,7 +91,7 @@ export const selfCross = {
     const cross = st.mode === 'cross';
     // Self-attention has one sequence, so one length: T_k is T_q.
     this.tkField.hidden = !cross;
-    this.tqField.querySelector('label').textContent = cross ? 'T_q (target positions)' : 'T (positions; T_q = T_k)';
+    setText(this.tqField.querySelector('label'), cross ? 'T_q (target positions)' : 'T (positions; T_q = T_k)');
     // A part is built again only when what it shows changed: a new length
     // gives a new matrix, the mode changes the target rows' links. So a T_k
     // edit leaves the target grid as it is, its focus and marks with it.

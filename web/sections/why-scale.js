@@ -61,7 +61,7 @@ export const whyScale = {
     const shown = h('output', { for: sliderId, class: 'num-out strong', text: String(st.dk), 'aria-live': 'off' });
     slider.addEventListener('input', () => {
       st.dk = Number(slider.value);
-      shown.textContent = slider.value;
+      setText(shown, slider.value);
       commit();
     });
     this.peakKey = null;
