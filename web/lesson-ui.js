@@ -472,6 +472,11 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
   }
 }
 
+/** The device's pixels per CSS pixel (1 where unknown). */
+export function pixelRatio() {
+  return (typeof devicePixelRatio === 'number' && devicePixelRatio) || 1;
+}
+
 /**
  * A cleared canvas drawn at the device's pixel density, its CSS size w × h
  * (narrowed to its box's width, keeping its proportions). Returns its 2D
@@ -479,7 +484,7 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
  * sizing it again would allocate it anew and lay the page out again.
  */
 export function sizedCanvas(canvas, w, hgt) {
-  const ratio = (typeof devicePixelRatio === 'number' && devicePixelRatio) || 1;
+  const ratio = pixelRatio();
   const width = Math.round(w * ratio);
   const height = Math.round(hgt * ratio);
   const g = canvas.getContext('2d');

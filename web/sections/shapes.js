@@ -1,7 +1,7 @@
 // Batches, heads and shapes: the shape table of multi-head attention and the split/merge picture.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, checkbox, statusLine, fmtShape, fmtPlain, setText, sizedCanvas } from '../lesson-ui.js';
+import { h, numberField, checkbox, statusLine, fmtShape, fmtPlain, setText, sizedCanvas, pixelRatio } from '../lesson-ui.js';
 import { headColour } from '../palette.js';
 import { codec } from '../lesson-state.js';
 import { mhaCache } from './common.js';
@@ -194,12 +194,12 @@ export const shapes = {
         }
       }
       // The names are in the page's secondary ink (the canvas's CSS colour), which a theme may change.
-      const ink = name ? getComputedStyle(canvas).color : '';
-      const cells = `${labels.join(' ')} / ${names.join(' ')} / ${ink} / ${H}`;
+      const nameInk = name ? getComputedStyle(canvas).color : '';
+      const cells = `${labels.join(' ')} / ${names.join(' ')} / ${nameInk} / ${H} / ${pixelRatio()}`;
       if (canvas.dataset.drawn === cells) return; // the model's size changed, the picture's did not
       const pen = sizedCanvas(canvas, count * (width + parts.blockGap) - parts.blockGap, top + rows * step - gap);
       pen.font = parts.labelFont;
-      pen.fillStyle = ink;
+      pen.fillStyle = nameInk;
       pen.textBaseline = 'top';
       names.forEach((text, b) => pen.fillText(text, b * (width + parts.blockGap), 0));
       images.forEach((image, n) => {
@@ -243,18 +243,18 @@ export const shapes = {
 
   /**
    * One square of the picture (its label on its colour), drawn once at the
-   * device's pixel density and then copied: a copy is much cheaper than
-   * drawing the text again.
+   * device's pixel density and then copied wherever it appears.
    */
   squareImage(parts, label, { colour, ink }) {
-    const key = `${label} ${colour} ${ink}`;
+    const key = `${label} ${colour} ${ink} ${pixelRatio()}`;
     let image = parts.images.get(key);
     if (!image) {
       image = document.createElement('canvas');
       const g = sizedCanvas(image, parts.square, parts.square);
       g.fillStyle = colour;
       g.beginPath();
-      g.roundRect(0, 0, parts.square, parts.square, 2);
+      if (typeof g.roundRect === 'function') g.roundRect(0, 0, parts.square, parts.square, 2);
+      else g.rect(0, 0, parts.square, parts.square);
       g.fill();
       g.font = parts.font;
       g.textAlign = 'center';
