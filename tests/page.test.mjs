@@ -785,7 +785,14 @@ test('shapes: with one head the reshape without the transpose mixes nothing, and
 
 test('shapes: the picture draws each square of the split and of the straight reshape with its head\'s colour', async () => {
   // T = 2, H = 2, D = 2: x is (2, 4); a square is named by its position and its head's letter.
-  const { context, page, problems } = await open('#view=shapes&shape.t=2&shape.h=2&shape.d=2');
+  // The page hears of a new pixel ratio through matchMedia('(resolution: …dppx)'); the
+  // emulated zoom below changes the ratio but this headless browser sends no event, so the test sends it.
+  const init = () => {
+    const own = window.matchMedia.bind(window);
+    window.ratioQueries = [];
+    window.matchMedia = (text) => { const list = own(text); if (text.includes('dppx')) window.ratioQueries.push(list); return list; };
+  };
+  const { context, page, problems } = await suite.open('#view=shapes&shape.t=2&shape.h=2&shape.d=2', { viewport: { width: 1280, height: 900 }, init });
   const cells = async (n) => page.locator('#shapes .pic-canvas').nth(n).getAttribute('data-cells');
   assert.equal(await cells(0), '1a 1a 1b 1b 2a 2a 2b 2b', 'x, row by row');
   assert.equal(await cells(1), '1a 1a 2a 2a 1b 1b 2b 2b', 'split, then transpose: head 1 holds both positions of its own channels');
@@ -804,6 +811,16 @@ test('shapes: the picture draws each square of the split and of the straight res
   await page.waitForFunction(() => document.querySelectorAll('#shapes .pic-canvas')[1].dataset.cells === '1a 1a 1b 1b 2a 2a 2b 2b');
   const title = await page.locator('#shapes .pic-title').nth(1).textContent();
   assert.match(title, /wrong/, `reshaped straight, head 1 holds position 1's channels of both heads: ${title}`);
+  // Zoomed (two device pixels per CSS pixel): the canvases are drawn again at that density, with the same squares.
+  const density = () => page.locator('#shapes .pic-canvas').evaluateAll((cs) => cs.map((c) => c.width / parseFloat(c.style.width)));
+  assert.deepEqual(await density(), [1, 1, 1]);
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Emulation.setDeviceMetricsOverride', { width: 1280, height: 900, deviceScaleFactor: 2, mobile: false });
+  await page.evaluate(() => window.ratioQueries.filter((list) => !list.matches).forEach((list) => list.dispatchEvent(new Event('change'))));
+  await page.waitForFunction(() => [...document.querySelectorAll('#shapes .pic-canvas')].every((c) => c.width === 2 * parseFloat(c.style.width)), null, { timeout: 5000 })
+    .catch(async () => assert.fail(`not drawn again at 2 device pixels per CSS pixel: ${JSON.stringify(await density())}`));
+  assert.equal(await cells(1), '1a 1a 1b 1b 2a 2a 2b 2b', 'the same squares after the zoom');
+  assert.deepEqual(await pixel(0, 2 * (square + 2) + 2, 2), rgb(headColour(1, 2).colour), 'x: square 3 is head 2\'s, at the new density');
   assertClean(problems, 'shapes picture drawn');
   await context.close();
 });

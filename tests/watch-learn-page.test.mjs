@@ -137,6 +137,31 @@ test('a new learning rate before the first step changes nothing shown, and the s
   await context.close();
 });
 
+test('at a new pixel ratio (a zoom) the curve and the maps are drawn again at that density, showing the same state', async () => {
+  // The page hears of a new ratio through matchMedia('(resolution: …dppx)'); this headless
+  // browser sends no event for the emulated zoom below, so the test sends it.
+  const init = () => {
+    const own = window.matchMedia.bind(window);
+    window.ratioQueries = [];
+    window.matchMedia = (text) => { const list = own(text); if (text.includes('dppx')) window.ratioQueries.push(list); return list; };
+  };
+  const { page, problems, context } = await env.open('#watch-learn', { init });
+  const section = page.locator('#watch-learn');
+  for (let n = 0; n < 3; n++) await section.locator('[data-action="learn-step"]').click();
+  const canvases = section.locator('canvas[data-canvas]');
+  const density = () => canvases.evaluateAll((cs) => cs.map((c) => c.width / parseFloat(c.style.width)));
+  assert.ok((await density()).every((d) => d === 1), `drawn at 1 device pixel per CSS pixel: ${await density()}`);
+  const before = await readout(section);
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Emulation.setDeviceMetricsOverride', { width: 1280, height: 900, deviceScaleFactor: 2, mobile: false });
+  await page.evaluate(() => window.ratioQueries.filter((list) => !list.matches).forEach((list) => list.dispatchEvent(new Event('change'))));
+  await page.waitForFunction(() => [...document.querySelectorAll('#watch-learn canvas[data-canvas]')].every((c) => c.width === 2 * parseFloat(c.style.width)), null, { timeout: 5000 })
+    .catch(async () => assert.fail(`not drawn again at 2 device pixels per CSS pixel: ${JSON.stringify(await density())}`));
+  assert.deepEqual(await readout(section), before, 'the same step, loss and accuracy');
+  assertClean(problems, 'watch-learn zoom');
+  await context.close();
+});
+
 test('the cheating switch on induction: low training loss, held-out accuracy near chance, maps as training saw them or as the test runs them; 390 px screenshot', async () => {
   const { page, problems, context } = await env.open('#learn.task=induction&learn.cheat=1&view=watch-learn', { viewport: { width: 390, height: 900 } });
   const section = page.locator('#watch-learn');

@@ -478,6 +478,26 @@ export function pixelRatio() {
 }
 
 /**
+ * Call fn each time the device's pixel ratio changes (the page is zoomed,
+ * or its window moves to another screen): a canvas drawn at the old ratio
+ * would look blurred. Returns a function that stops listening.
+ */
+export function onPixelRatioChange(fn) {
+  if (typeof matchMedia !== 'function') return () => {};
+  let query = null;
+  const changed = () => {
+    listen();
+    fn();
+  };
+  const listen = () => {
+    query = matchMedia(`(resolution: ${pixelRatio()}dppx)`);
+    query.addEventListener('change', changed, { once: true });
+  };
+  listen();
+  return () => query.removeEventListener('change', changed);
+}
+
+/**
  * A cleared canvas drawn at the device's pixel density, its CSS size w × h
  * (narrowed to its box's width, keeping its proportions). Returns its 2D
  * context, in CSS pixels. A canvas already of that size is only cleared:

@@ -1,7 +1,7 @@
 // Batches, heads and shapes: the shape table of multi-head attention and the split/merge picture.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, checkbox, statusLine, fmtShape, fmtPlain, setText, sizedCanvas, pixelRatio } from '../lesson-ui.js';
+import { h, numberField, checkbox, statusLine, fmtShape, fmtPlain, setText, sizedCanvas, pixelRatio, onPixelRatioChange } from '../lesson-ui.js';
 import { headColour } from '../palette.js';
 import { codec } from '../lesson-state.js';
 import { mhaCache } from './common.js';
@@ -70,6 +70,11 @@ export const shapes = {
     ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
     this.mha?.free(); // mounted again (a new state): give back the old module
     this.mha = mhaCache(SHAPE_MODULES);
+    // The picture's canvases are drawn at the device's pixel ratio: a new ratio draws them again.
+    this.stopRatio?.();
+    this.stopRatio = onPixelRatioChange(() => {
+      if (this.picture && ctx.node(this.id)?.isConnected) this.drawPicture(ctx, ...this.picture);
+    });
   },
 
   update(ctx, st, detail) {
@@ -122,6 +127,7 @@ export const shapes = {
     // The picture caps every size at PIC_MAX, so most edits leave it as it is.
     const pic = [Math.min(T, PIC_MAX), Math.min(H, PIC_MAX), Math.min(D, PIC_MAX), st.wrong, Math.max(T, H, D) > PIC_MAX];
     ctx.part(this, 'picture', pic, () => this.drawPicture(ctx, ...pic));
+    this.picture = pic;
     if (!isEdit(detail)) return;
     // The switch is said as the picture's verdict and its first head; a size
     // as the weights' shape and count, and the output's shape.

@@ -3,7 +3,7 @@
 // attention map. Every number shown comes from the wasm core (lab.createTrainer).
 
 import { TRAIN_TASKS, TRAIN_DEFAULTS } from '../attention.js';
-import { h, numberField, checkbox, radios, select, statusLine, fmt, fmtSci, uid, sizedCanvas } from '../lesson-ui.js';
+import { h, numberField, checkbox, radios, select, statusLine, fmt, fmtSci, uid, sizedCanvas, onPixelRatioChange } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { rampRgb, rampColour, rampLegend, headColour } from '../palette.js';
 import { announcer, EDITED, isEdit } from '../lesson-announce.js';
@@ -279,6 +279,12 @@ export const watchLearn = {
     this.viewCaption = ctx.slot(this.id, 'view-caption');
     this.hatchHint = h('p', { class: 'hint' });
     ctx.slot(this.id, 'legend').replaceChildren(rampLegend(document, { what: 'attention weight', blocked: false }), this.hatchHint);
+    // The curve and the maps are drawn at the device's pixel ratio: a new
+    // ratio draws them again (while training runs, its next frame does).
+    this.stopRatio?.();
+    this.stopRatio = onPixelRatioChange(() => {
+      if (!this.running && ctx.node(this.id)?.isConnected) this.draw(ctx);
+    });
   },
 
   /**
