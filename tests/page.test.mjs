@@ -825,6 +825,26 @@ test('shapes: the picture draws each square of the split and of the straight res
   await context.close();
 });
 
+test('shapes: the per-head blocks wrap to the picture\'s width instead of shrinking (390 px), and stand in one line when they fit (1280 px)', async () => {
+  for (const width of [390, 1280]) {
+    const { context, page, problems } = await open('#view=shapes', { width, height: 900 });
+    const blocks = page.locator('#shapes .pic-canvas').nth(1);
+    await blocks.scrollIntoViewIfNeeded();
+    const size = () => blocks.evaluate((c) => ({ drawn: parseFloat(c.style.width), shown: c.getBoundingClientRect().width,
+      room: c.closest('.picture').getBoundingClientRect().width, square: Math.round(1.3 * parseFloat(getComputedStyle(document.documentElement).fontSize)) }));
+    // The width is observed after a layout: wait until the blocks are drawn for it.
+    await page.waitForFunction(() => { const c = document.querySelectorAll('#shapes .pic-canvas')[1]; return parseFloat(c.style.width) <= c.closest('.picture').getBoundingClientRect().width; });
+    const { drawn, shown, room, square } = await size();
+    assert.equal(shown, drawn, `${width} px: the blocks are drawn at their own size (${drawn} px), not narrowed to ${shown} px`);
+    const block = 4 * (square + 2) - 2; // four channels of one head
+    if (width === 1280) assert.ok(drawn >= 4 * block, `1280 px: four blocks in one line (${drawn} px wide)`);
+    else assert.ok(drawn < 4 * block && drawn <= room, `390 px: the blocks wrap within ${room} px (${drawn} px wide)`);
+    assert.equal(await blocks.getAttribute('data-cells'), Array.from({ length: 4 }, (_, hh) => Array.from({ length: 16 }, (_, n) => `${Math.floor(n / 4) + 1}${'abcd'[hh]}`).join(' ')).join(' '));
+    assertClean(problems, `shapes blocks at ${width} px`);
+    await context.close();
+  }
+});
+
 // ---------------------------------------------------------------------------
 // Shapes the masks section states, and the parameters of the multi-head layer
 // ---------------------------------------------------------------------------

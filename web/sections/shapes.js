@@ -170,15 +170,29 @@ export const shapes = {
         square: Math.round(1.3 * rem), gap: 2, blockGap: Math.round(0.8 * rem), labelHeight: Math.round(1.2 * rem),
         font: `700 ${Math.round(0.7 * rem)}px ${style.getPropertyValue('--mono').trim() || 'monospace'}`,
         labelFont: `${Math.round(0.75 * rem)}px ${style.fontFamily}`,
+        width: Infinity, // the picture's width, as last observed: blocks that do not fit in it wrap
       };
+      // Observed, not read: its size arrives after a layout, and a new width
+      // draws the picture again (only the blocks change, when fewer or more fit).
+      host.picObserver?.disconnect(); // the picture's earlier elements, now replaced
+      if (typeof ResizeObserver === 'function') {
+        host.picObserver = new ResizeObserver(([entry]) => {
+          const { width } = entry.contentRect;
+          if (width === host.picParts.width) return; // only taller or shorter
+          host.picParts.width = width;
+          if (this.picture && host.isConnected) this.drawPicture(ctx, ...this.picture);
+        });
+        host.picObserver.observe(host);
+      }
     }
     const parts = host.picParts;
     const { x, blocks, merged, titles, notes, square, gap } = parts;
     const colours = Array.from({ length: H }, (_, hh) => headColour(hh, H));
     /**
      * Draw `count` blocks of rows × cols squares side by side on `canvas`,
-     * each named name(b) above it when given. Square (row r, column k) of
-     * block b shows the position and head of at(b, r, k), on the head's colour.
+     * each named name(b) above it when given, in as many lines of blocks as
+     * the picture's width needs. Square (row r, column k) of block b shows
+     * the position and head of at(b, r, k), on the head's colour.
      */
     const fill = (canvas, count, rows, cols, at, name = null) => {
       const step = square + gap;
@@ -201,16 +215,22 @@ export const shapes = {
       }
       // The names are in the page's secondary ink (the canvas's CSS colour), which a theme may change.
       const nameInk = name ? getComputedStyle(canvas).color : '';
-      const cells = `${labels.join(' ')} / ${names.join(' ')} / ${nameInk} / ${H} / ${pixelRatio()}`;
+      const perLine = Math.max(1, Math.min(count, Math.floor((parts.width + parts.blockGap) / (width + parts.blockGap))));
+      const cells = `${labels.join(' ')} / ${names.join(' ')} / ${nameInk} / ${H} / ${pixelRatio()} / ${perLine}`;
       if (canvas.dataset.drawn === cells) return; // the model's size changed, the picture's did not
-      const pen = sizedCanvas(canvas, count * (width + parts.blockGap) - parts.blockGap, top + rows * step - gap);
+      const blockHeight = top + rows * step - gap;
+      const lines = Math.ceil(count / perLine);
+      const pen = sizedCanvas(canvas, perLine * (width + parts.blockGap) - parts.blockGap, lines * (blockHeight + parts.blockGap) - parts.blockGap);
+      // Where block b starts: its place in its line, and its line.
+      const left = (b) => (b % perLine) * (width + parts.blockGap);
+      const above = (b) => Math.floor(b / perLine) * (blockHeight + parts.blockGap);
       pen.font = parts.labelFont;
       pen.fillStyle = nameInk;
       pen.textBaseline = 'top';
-      names.forEach((text, b) => pen.fillText(text, b * (width + parts.blockGap), 0));
+      names.forEach((text, b) => pen.fillText(text, left(b), above(b)));
       images.forEach((image, n) => {
         const b = Math.floor(n / (rows * cols)), r = Math.floor(n / cols) % rows, k = n % cols;
-        pen.drawImage(image, b * (width + parts.blockGap) + k * step, top + r * step, square, square);
+        pen.drawImage(image, left(b) + k * step, above(b) + top + r * step, square, square);
       });
       canvas.dataset.drawn = cells;
       canvas.dataset.cells = labels.join(' ');
