@@ -1,7 +1,7 @@
 // Batches, heads and shapes: the shape table of multi-head attention and the split/merge picture.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, checkbox, statusLine, fmtShape, fmtPlain, setText, sizedCanvas, pixelRatio, onPixelRatioChange } from '../lesson-ui.js';
+import { h, numberField, checkbox, statusLine, fmtShape, fmtPlain, setText, sizedCanvas, pixelRatio, onPixelRatioChange, keptChildren } from '../lesson-ui.js';
 import { headColour } from '../palette.js';
 import { codec } from '../lesson-state.js';
 import { mhaCache } from './common.js';
@@ -72,9 +72,7 @@ export const shapes = {
     this.mha = mhaCache(SHAPE_MODULES);
     // The picture's canvases are drawn at the device's pixel ratio: a new ratio draws them again.
     this.stopRatio?.();
-    this.stopRatio = onPixelRatioChange(() => {
-      if (this.picture && ctx.node(this.id)?.isConnected) this.drawPicture(ctx, ...this.picture);
-    });
+    this.stopRatio = onPixelRatioChange(() => this.redrawPicture(ctx));
   },
 
   update(ctx, st, detail) {
@@ -180,7 +178,7 @@ export const shapes = {
           const { width } = entry.contentRect;
           if (width === host.picParts.width) return; // only taller or shorter
           host.picParts.width = width;
-          if (this.picture && host.isConnected) this.drawPicture(ctx, ...this.picture);
+          this.redrawPicture(ctx);
         });
         host.picObserver.observe(host);
       }
@@ -262,9 +260,12 @@ export const shapes = {
       : anyMixed ? 'reshape straight to (H, T, D): wrong' : 'reshape straight to (H, T, D): here the same as the split');
     // Merging reads each block back with the inverse of the correct split.
     fill(merged, 1, T, C, (b, t, c) => source(head(c), t, c % D));
-    while (notes.children.length > texts.length) notes.lastChild.remove();
-    while (notes.children.length < texts.length) notes.append(h('li'));
-    [...notes.children].forEach((li, k) => setText(li, texts[k]));
+    keptChildren(notes, texts.length, () => texts.map(() => h('li'))).forEach((li, k) => setText(li, texts[k]));
+  },
+
+  /** The picture drawn last, drawn again for a new pixel ratio or width (only what changed is redrawn). */
+  redrawPicture(ctx) {
+    if (this.picture && ctx.node(this.id)?.isConnected) this.drawPicture(ctx, ...this.picture);
   },
 
   /**
