@@ -293,8 +293,14 @@ test('an edit of the 3×3 example is said by that section only, not by those tha
 test('a refused edit says its refusal only, not a result', async () => {
   const { page, problems, context } = await open('#view=multi-head');
   await said(page);
-  // The core refuses 5 heads for d_model = 32: its message is said, no sizes.
-  let heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="mha-heads"]'), '5'));
+  // A valid edit first, so that the region holds a result's sentence.
+  let heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="mha-heads"]'), '2'));
+  assert.ok(heard['multi-head']?.some((text) => /split over 2 heads/.test(text)), `multi-head: the valid edit was not said; heard ${JSON.stringify(heard)}`);
+  // The core refuses 5 heads for d_model = 32: its message is said, no sizes,
+  // and the last result's sentence is taken out of the region.
+  heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="mha-heads"]'), '5'));
+  await page.waitForFunction(() => document.querySelector('[data-said="multi-head"]').textContent === '', null, { timeout: ANNOUNCE_DELAY + 1200 }).catch(() => {});
+  assert.equal(await page.locator('[data-said="multi-head"]').textContent(), '', 'multi-head: the last result was still in the region after a refused edit');
   assert.deepEqual(heard['multi-head']?.filter((text) => /d_head|Weights/.test(text)) ?? [], [], 'multi-head: a result was said after a refused edit');
   assert.ok(heard['multi-head']?.some((text) => /cannot be split evenly over H = 5/.test(text)), `multi-head: the refusal was not said; heard ${JSON.stringify(heard)}`);
   // Back to the sizes shown before the refusal: their result is news again, and said.

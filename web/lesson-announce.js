@@ -36,7 +36,8 @@ export const ANNOUNCE_DELAY = 500;
  *   say(text)  the result, said once the edits pause (the last text wins);
  *   refused()  the core refused the edit, whose message speaks for itself:
  *              nothing is said, and the last result's sentence is taken
- *              away, so that no stale number waits in the region.
+ *              away, so that no stale number waits in the region (the
+ *              section's status line calls it, see statusLine in lesson-ui.js).
  * A result still waiting when the learner's field turns invalid (a text that
  * is not a number, whose message is read out) is not said either.
  */

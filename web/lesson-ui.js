@@ -881,8 +881,11 @@ export function refusalText(code, message) {
  * The line where a section says why the core refused its input. show(message,
  * field): field, if given, is the input whose edit was refused; it is marked
  * invalid and described by this line until clear() (the next valid result).
+ * said: the announcer of the results this line stands for (lesson-announce.js).
+ * A refusal takes its last sentence away: the message speaks instead, and no
+ * stale number waits to be read out.
  */
-export function statusLine() {
+export function statusLine(said = null) {
   const node = h('p', { class: 'core-error', role: 'status', 'aria-live': 'polite', hidden: true, id: uid('status') });
   const marked = new Set();
   return {
@@ -890,6 +893,7 @@ export function statusLine() {
     show(message, field = null) {
       node.textContent = message;
       node.hidden = false;
+      said?.refused();
       if (!field) return;
       marked.add(field);
       const ids = field.getAttribute('aria-describedby') || '';

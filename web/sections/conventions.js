@@ -46,10 +46,10 @@ export const conventions = {
       numberField({ label: 'T', name: 'conv-t', value: st.t, integer: true, min: 1, max: 8, size: 'sm',
         onValue: (v) => { st.t = v; st.allowed = causalBits(v); commit(); } }),
       reset));
-    this.status = statusLine();
+    this.said = announcer(ctx.node(this.id), 'conventions');
+    this.status = statusLine(this.said);
     // An edit's result (the clicked pair in the three masks, and whether the
     // diagonal is still allowed) is said once the edits pause.
-    this.said = announcer(ctx.node(this.id), 'conventions');
     ctx.slot(this.id, 'misuse-status').replaceChildren(this.status.node, this.said.node);
     this.diagonal = h('p', { class: 'readout', 'data-out': 'conv-diagonal' });
     ctx.slot(this.id, 'checks').replaceChildren(this.diagonal);
@@ -121,10 +121,7 @@ export const conventions = {
       }
       return rows;
     }, [], { keepNote: false });
-    if (!res) {
-      if (isEdit(detail)) this.said.refused();
-      return;
-    }
+    if (!res) return;
     if (isEdit(detail)) this.say(detail, T, [allowed, blocked, additive], diagonalOk);
     const refused = new Set(res.flatMap((r, i) => (r ? [] : [i])));
     const values = new Float32Array(T * T).fill(NaN);

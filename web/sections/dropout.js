@@ -65,10 +65,10 @@ export const dropout = {
       this.seedField,
       h('div', { class: 'field stepper' }, resample),
     );
-    this.status = statusLine();
+    this.said = announcer(ctx.node(this.id), 'dropout');
+    this.status = statusLine(this.said);
     // An edit's result (the weights this draw dropped, and the verdict on
     // the mean row sums) is said once the edits pause and the mean is in.
-    this.said = announcer(ctx.node(this.id), 'dropout');
     ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
   },
 
@@ -100,10 +100,7 @@ export const dropout = {
       run: ctx.lab.sdpa(st.q, st.k, ONES, { dropout: st.p, seed: st.seed }),
       off: ctx.lab.sdpa(st.q, st.k, ONES),
     }), [ctx.slot(this.id, 'weights'), ctx.slot(this.id, 'check')]);
-    if (!res) {
-      if (edited) this.said.refused();
-      return;
-    }
+    if (!res) return;
     const { run, off } = res;
     ctx.publish(`${this.prefix}.main`, run);
     const w = run.weights.data;
@@ -133,7 +130,6 @@ export const dropout = {
       if (this.meanRun !== waiting) return; // a newer edit took over
       const mean = ctx.core(this.status, () => this.meanRowSums(ctx, st), [ctx.slot(this.id, 'check')]);
       if (mean) this.drawMean(st, mean, edited);
-      else if (edited) this.said.refused();
     });
   },
 

@@ -90,12 +90,12 @@ export const gradients = {
 
   mount(ctx, st) {
     const commit = (detail = EDITED) => ctx.commit(this.prefix, detail);
-    this.status = statusLine();
+    this.said = announcer(ctx.node(this.id), 'gradients');
+    this.status = statusLine(this.said);
     // An edit's result (the loss, or the check of dQ) is said once the edits
     // pause; a step, and a new step size, as the step line's new text. The
     // step line itself is not live: an edit after a step rewrites it, and
     // the edit's loss is all that is said then.
-    this.said = announcer(ctx.node(this.id), 'gradients');
     ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
     this.lastStep = null;
     this.drawInputs(ctx, st);
@@ -156,10 +156,7 @@ export const gradients = {
 
   update(ctx, st, detail) {
     const now = this.run(ctx, st, st.q);
-    if (!now) {
-      if (isEdit(detail)) this.said.refused();
-      return;
-    }
+    if (!now) return;
     const { forward, loss, grads } = now;
     ctx.publish(`${this.prefix}.main`, { ...forward, ...grads });
     // Which pairs are blocked is the core's answer too (the rule lives in C).

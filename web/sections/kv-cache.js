@@ -66,10 +66,10 @@ export const kvCache = {
       checkbox({ label: 'Mistake: a stale position offset (a bug in the core places each new query at position 0)', name: 'kv-stale', checked: st.stale,
         onToggle: (on) => { st.stale = on; commit(); } }),
     );
-    this.status = statusLine();
+    this.said = announcer(ctx.node(this.id), 'kv-cache');
+    this.status = statusLine(this.said);
     // An edit's result (the token reached and the check against the full
     // pass) is said once the edits pause: steps pressed in a row say the last.
-    this.said = announcer(ctx.node(this.id), 'kv-cache');
     ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
     this.module = null;
     this.moduleSeed = null;
@@ -111,10 +111,7 @@ export const kvCache = {
       const madds = { cached, full: ctx.lab.lastCallMadds() };
       return { full, steps, cacheShape: cache.key.shape, madds };
     }, hosts);
-    if (!res) {
-      if (isEdit(detail)) this.said.refused();
-      return;
-    }
+    if (!res) return;
     const { full, steps } = res;
     setText(this.stepText, `Token ${st.step} of ${T}`);
     // At either end a button is marked unavailable (aria-disabled), not

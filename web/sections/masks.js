@@ -115,13 +115,13 @@ export const masks = {
       numberField({ label: 'Padding id', name: 'mask-pad', value: st.pad, integer: true, min: 0, max: 99999, size: 'sm',
         onValue: (v) => { st.pad = v; padding(); } }),
     );
-    this.causalStatus = statusLine();
-    this.paddingAloneStatus = statusLine(); // padding on its own
-    this.paddingStatus = statusLine(); // causal AND padding
-    this.customStatus = statusLine();
     // One announcer per part, beside its status line: a widget may show one part only.
     const node = ctx.node(this.id);
     this.said = { causal: announcer(node, 'mask-causal'), padding: announcer(node, 'mask-padding'), custom: announcer(node, 'mask-custom') };
+    this.causalStatus = statusLine(this.said.causal);
+    this.paddingAloneStatus = statusLine(this.said.padding); // padding on its own
+    this.paddingStatus = statusLine(this.said.padding); // causal AND padding
+    this.customStatus = statusLine(this.said.custom);
     ctx.slot(this.id, 'causal-status').replaceChildren(this.causalStatus.node, this.said.causal.node);
     ctx.slot(this.id, 'padding-alone-status').replaceChildren(this.paddingAloneStatus.node);
     ctx.slot(this.id, 'padding-status').replaceChildren(this.paddingStatus.node, this.said.padding.node);
@@ -159,10 +159,7 @@ export const masks = {
     const cm = ctx.api.causalMask(st.ct);
     const causal = ctx.core(this.causalStatus, () => ctx.lab.sdpa(zeros([], st.ct), zeros([], st.ct), zeros([], st.ct), { mask: cm }),
       [ctx.slot(this.id, 'causal')]);
-    if (!causal) {
-      if (edited) this.said.causal.refused();
-      return;
-    }
+    if (!causal) return;
     ctx.publish(`${this.prefix}.causal`, causal);
     const [maskHost, weightHost] = figures(ctx.slot(this.id, 'causal'), [
       { key: 'mask', caption: `causalMask(${st.ct}): 1 = allowed. Shape ${fmtShape(cm.shape)}; against scores of shape (B, H, ${cm.shape.join(', ')}) it is read as ${fmtShape([1, 1, ...cm.shape])}, the same for every sequence and head` },
@@ -208,7 +205,6 @@ export const masks = {
     const alone = ctx.core(this.paddingAloneStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm }), [padWeightsHost, combinedHost, shapesHost]);
     if (!alone) {
       this.paddingStatus.clear();
-      if (edited) this.said.padding.refused();
       return;
     }
     ctx.publish(`${this.prefix}.padding`, alone);
@@ -225,10 +221,7 @@ export const masks = {
       const twoHeads = ctx.lab.sdpa(z2, z2, z2, { mask: pm, causal: true });
       return { r, combinedShape: both.shape, twoHeadShape: twoHeads.weights.shape };
     }, [combinedHost, shapesHost]);
-    if (!got) {
-      if (edited) this.said.padding.refused();
-      return;
-    }
+    if (!got) return;
     const out = got.r;
     ctx.publish(`${this.prefix}.combined`, out);
     twoMaps(combinedHost, 'mask-combined', 'causal AND padding', out.weights, { mask: pm, causal: true });
@@ -257,10 +250,7 @@ export const masks = {
     const out = ctx.core(this.customStatus, () => ctx.lab.sdpa(ex.q, ex.k, ex.v,
       { mask: st.custom }), [host], { explain });
     const edited = editedRow != null;
-    if (!out) {
-      if (edited) this.said.custom.refused();
-      return;
-    }
+    if (!out) return;
     ctx.publish(`${this.prefix}.custom`, out);
     const [mapHost] = figures(host, [{ key: 'weights', caption: 'weights of the 3×3 example under your mask' }]);
     heatmap(mapHost, { name: 'mask-custom-weights', values: out.weights.data, rows: 3, cols: 3, digits: 4,

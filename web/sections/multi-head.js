@@ -121,14 +121,14 @@ export const multiHead = {
         sizeField, seedField, draw),
       causalBox, this.note,
     );
-    this.status = statusLine();
+    this.said = announcer(ctx.node(this.id), 'multi-head');
+    this.status = statusLine(this.said);
     // Training shows its step in a plain line; a screen reader hears only its
     // start and its end, from a live region of their own (trainingSaid).
     this.trainingLine = h('p', { class: 'readout', 'data-out': 'mha-training', hidden: true });
     this.trainingSaid = h('p', { class: 'sr-only', 'data-out': 'mha-training-said', role: 'status', 'aria-live': 'polite' });
     // Any other edit's result is said once the edits pause (the end of
     // training, which is no edit, is said by trainingSaid alone).
-    this.said = announcer(ctx.node(this.id), 'multi-head');
     ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.trainingLine, this.trainingSaid, this.said.node);
     this.drawn = false;
     this.drawTokens(ctx, st);
@@ -211,10 +211,7 @@ export const multiHead = {
     };
     const res = ctx.core(this.status, () => (trained ? this.forwardTrained(ctx, st, run) : this.forwardRandom(ctx, st)), kept,
       { explain, keepNote: kept.length > 0 });
-    if (!res) {
-      if (isEdit(detail)) this.said.refused();
-      return;
-    }
+    if (!res) return;
     ctx.publish(`${this.prefix}.main`, res);
     const [, H, T] = res.weights.shape;
     const C = res.output.shape[2];

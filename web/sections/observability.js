@@ -90,10 +90,10 @@ export const observability = {
       numberField({ label: 'Multiply Q by', name: 'obs-mult', value: st.mult, min: -1000, max: 1000, size: 'sm',
         hint: 'Scales the 3×3 example’s queries: larger queries, larger scores.', onValue: (v) => { st.mult = v; commit(); } }),
     );
-    this.status = statusLine();
+    this.said = announcer(ctx.node(this.id), 'observability');
+    this.status = statusLine(this.said);
     // An edit's result (the four numbers, with the note on the largest
     // score) is said once the edits pause.
-    this.said = announcer(ctx.node(this.id), 'observability');
     ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
   },
 
@@ -120,10 +120,7 @@ export const observability = {
       if (st.src === 'custom') opts.mask = mk.custom;
       return ctx.lab.sdpa(q, ex.k, ex.v, opts);
     }, [host, ctx.slot(this.id, 'weights')]);
-    if (!res) {
-      if (edited) this.said.refused();
-      return;
-    }
+    if (!res) return;
     ctx.publish(`${this.prefix}.main`, res);
     const s = res.stats;
     // What large scores do is what the map shows: a row whose largest weight

@@ -79,8 +79,8 @@ export const oneQuery = {
       label: 'Only the first key is allowed (block key 2)', name: 'one-first', checked: st.first,
       onToggle: (on) => { st.first = on; commit(); },
     }));
-    this.status = statusLine();
     this.said = announcer(ctx.node(this.id), 'one-query');
+    this.status = statusLine(this.said);
     this.out = {
       dots: h('span', { class: 'num-out', 'data-out': 'one-dots' }),
       scaled: h('span', { class: 'num-out', 'data-out': 'one-scaled' }),
@@ -114,10 +114,7 @@ export const oneQuery = {
       raw: ctx.lab.sdpa(q, k, v, { scale: 1, mask }),
       main: ctx.lab.sdpa(q, k, v, { mask }),
     }));
-    if (!res) {
-      if (isEdit(detail)) this.said.refused();
-      return;
-    }
+    if (!res) return;
     const { raw, main } = res;
     ctx.publish(`${this.prefix}.main`, main);
     const o = this.out;

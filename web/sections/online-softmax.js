@@ -75,10 +75,10 @@ export const onlineSoftmax = {
         onToggle: (on) => { st.bug = on; commit(); },
       }),
     );
-    this.status = statusLine();
+    this.said = announcer(ctx.node(this.id), 'online-softmax');
+    this.status = statusLine(this.said);
     // An edit's result (the tile reached, and under the last tile the
     // comparison) is said once the edits pause.
-    this.said = announcer(ctx.node(this.id), 'online-softmax');
     ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
   },
 
@@ -88,10 +88,7 @@ export const onlineSoftmax = {
       tiled: ctx.lab.sdpaTiled(st.q, st.k, st.v, options),
       plain: ctx.lab.sdpa(st.q, st.k, st.v),
     }), [ctx.slot(this.id, 'steps'), ctx.slot(this.id, 'check')]);
-    if (!res) {
-      if (isEdit(detail)) this.said.refused();
-      return;
-    }
+    if (!res) return;
     const { tiled, plain } = res;
     ctx.publish(`${this.prefix}.main`, plain);
     const tiles = tiled.tiles;

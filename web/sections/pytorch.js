@@ -72,8 +72,8 @@ export const pytorch = {
       numberGrid({ label: 'V (3 values × d_v = 2)', name: 'pt-v', matrix: st.v, rowLabel: (i) => `value ${i + 1}`, colLabel: dimLabel, onChange: commit }),
       h('figure', { class: 'pt-mask' }, h('figcaption', { text: 'Mask (pressed = may attend)' }), this.maskHost),
     );
-    this.status = statusLine();
     this.said = announcer(ctx.node(this.id), 'pytorch');
+    this.status = statusLine(this.said);
     ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
 
     // The scripts: shown on the page, and copied by the buttons.
@@ -134,7 +134,6 @@ export const pytorch = {
     // A size is said as the two products' shapes; any other edit as the output.
     if (detail?.edited === 'sizes') {
       if (shapes) this.said.say(shapes);
-      else this.said.refused();
     }
     // The shape check does not depend on the inputs: written once.
     if (!this.scripts.check.textContent) {
@@ -144,10 +143,7 @@ export const pytorch = {
     const hosts = ['calls', 'output', 'weights', 'scripts'].map((name) => ctx.slot(this.id, name));
     const res = ctx.core(this.status, () => ctx.lab.sdpa(st.q, st.k, st.v, { mask: allowed }), hosts);
     const edited = isEdit(detail) && detail.edited !== 'sizes';
-    if (!res) {
-      if (edited) this.said.refused();
-      return;
-    }
+    if (!res) return;
     ctx.publish(`${this.prefix}.main`, res);
     const { blockedFromAllowed, additiveFromAllowed } = ctx.api;
     const blocked = blockedFromAllowed(allowed);

@@ -51,9 +51,9 @@ export const rotary = {
       field('Shift by', 'rope-shift', 'shift', 1),
       this.tokenNote,
     );
-    this.status = statusLine();
-    // An edit's result (the three scores) is said once the edits pause.
     this.said = announcer(ctx.node(this.id), 'rotary');
+    this.status = statusLine(this.said);
+    // An edit's result (the three scores) is said once the edits pause.
     ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
   },
 
@@ -71,10 +71,7 @@ export const rotary = {
       return { rq, rk, dot };
     }), [ctx.slot(this.id, 'scores'), ctx.slot(this.id, 'picture')]);
     setText(this.tokenNote, `Positions count from 0 and tokens from 1: position 0 is token 1, so the query at position ${st.pq} is token ${st.pq + 1} and the key at position ${st.pk} is token ${st.pk + 1}.`);
-    if (!res) {
-      if (isEdit(detail)) this.said.refused();
-      return;
-    }
+    if (!res) return;
     const [given, both, one] = res;
     const size = Math.max(1, Math.abs(given.dot));
     const sameWhenBoth = Math.abs(both.dot - given.dot) <= SAME * size;

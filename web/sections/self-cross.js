@@ -80,8 +80,8 @@ export const selfCross = {
             commit();
           } })),
     );
-    this.status = statusLine();
     this.said = announcer(ctx.node(this.id), 'self-cross');
+    this.status = statusLine(this.said);
     ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
     this.drawInputs(ctx, st);
   },
@@ -124,10 +124,7 @@ export const selfCross = {
       const source = { data: st.src.flat(), shape: [1, st.tk, CROSS_D] };
       return mha.forward(query, source, { keyPaddingMask: { data: st.pad[0].map(Number), shape: [1, st.tk] } });
     }, ['shapes', 'weights', 'output'].map((name) => ctx.slot(this.id, name)));
-    if (!res) {
-      if (isEdit(detail)) this.said.refused();
-      return;
-    }
+    if (!res) return;
     ctx.publish(`${this.prefix}.main`, res);
     const Tk = res.weights.shape[3];
     headHeatmaps(ctx.slot(this.id, 'weights'), {

@@ -65,8 +65,8 @@ export const shapes = {
       label: 'Show the common mistake: reshape without transposing', name: 'shape-wrong', checked: st.wrong,
       onToggle: (on) => { st.wrong = on; commit({ edited: 'wrong' }); },
     }));
-    this.status = statusLine();
     this.said = announcer(ctx.node(this.id), 'shapes');
+    this.status = statusLine(this.said);
     ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
     this.mha?.free(); // mounted again (a new state): give back the old module
     this.mha = mhaCache(SHAPE_MODULES);
@@ -82,10 +82,7 @@ export const shapes = {
       const x = { data: new Float32Array(st.b * st.t * C), shape: [st.b, st.t, C] };
       return mha.forward(x);
     });
-    if (!res) {
-      if (isEdit(detail)) this.said.refused();
-      return;
-    }
+    if (!res) return;
     ctx.publish(`${this.prefix}.main`, res);
     // Shapes reported by the core, and the per-head shapes read off them.
     const [B, H, T] = res.weights.shape;

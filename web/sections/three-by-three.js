@@ -68,8 +68,8 @@ export const threeByThree = {
       numberGrid({ label: 'K (3 keys × d_k = 4)', name: 'ex-k', matrix: st.k, rowLabel: keyLabel, colLabel: dimLabel, onChange: commit, link: 'k' }),
       numberGrid({ label: 'V (3 values × d_v = 2)', name: 'ex-v', matrix: st.v, rowLabel: (i) => `value ${i + 1}`, colLabel: dimLabel, onChange: commit, link: 'k' }),
     );
-    this.status = statusLine();
     this.said = announcer(ctx.node(this.id), 'three-by-three');
+    this.status = statusLine(this.said);
     ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
     // The flow follows the query row last pointed at or focused anywhere in the section.
     this.flowRow = 0;
@@ -107,10 +107,7 @@ export const threeByThree = {
       // Scale 1: the raw dot products q·k, for the flow's first step.
       raw: ctx.lab.sdpa(q, k, v, { scale: 1 }).scores.data,
     }));
-    if (!res) {
-      if (isEdit(detail)) this.said.refused();
-      return;
-    }
+    if (!res) return;
     const { main, sums } = res;
     this.shown = { main, raw: res.raw, q: q.map((row) => row.slice()) };
     ctx.publish(`${this.prefix}.main`, main);

@@ -264,7 +264,7 @@ export const watchLearn = {
     // a new view of the maps, what they now show.
     this.settingsSaid = announcer(ctx.node(this.id), 'watch-learn');
     ctx.slot(this.id, 'buttons').replaceChildren(this.startButton, this.stepButton, this.resetButton, this.said, this.settingsSaid.node);
-    this.status = statusLine();
+    this.status = statusLine(this.settingsSaid);
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
     this.curve = h('canvas', { role: 'img', 'data-canvas': 'learn-curve' });
     const curveHost = ctx.slot(this.id, 'curve');
@@ -324,10 +324,7 @@ export const watchLearn = {
     const trainer = ctx.core(this.status, () => ctx.lab.createTrainer({
       task: st.task, lr: st.lr, seed: st.seed, bug: st.cheat ? 'no-causal-mask' : null,
     }));
-    if (!trainer) {
-      if (isEdit(detail)) this.settingsSaid.refused();
-      return;
-    }
+    if (!trainer) return;
     // Said with the accuracy as the readout shows it.
     const said = () => {
       if (!isEdit(detail)) return;

@@ -74,8 +74,8 @@ export const whyScale = {
       numberField({ label: 'Keys per softmax', name: 'scale-keys', value: st.keys, integer: true, min: 2, max: 64,
         onValue: (v) => { st.keys = v; commit(); } }),
     );
-    this.status = statusLine();
     this.said = announcer(ctx.node(this.id), 'why-scale');
+    this.status = statusLine(this.said);
     ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
   },
 
@@ -115,9 +115,8 @@ export const whyScale = {
   },
 
   update(ctx, st, detail) {
-    const refused = () => { if (isEdit(detail)) this.said.refused(); };
     const sample = ctx.core(this.status, () => this.sampled(ctx, 'dots', st.dk, st));
-    if (!sample) return refused();
+    if (!sample) return;
     this.prefetch(ctx, st);
     // Fixed axes for every d_k, so that the two charts and every position of
     // the slider can be compared: x covers ±3 spreads of the widest unscaled
@@ -157,7 +156,7 @@ export const whyScale = {
     const peakKey = `${st.keys}:${st.seed}`;
     if (this.peakKey !== peakKey) {
       const curve = ctx.core(this.status, () => PEAK_DKS.map((dk) => ctx.lab.softmaxPeak({ dk, keys: st.keys, count: PEAK_COUNT, seed: st.seed })));
-      if (!curve) return refused();
+      if (!curve) return;
       this.curve = curve;
       this.peakKey = peakKey;
     }
@@ -165,7 +164,7 @@ export const whyScale = {
     const marker = PEAK_DKS.indexOf(st.dk);
     const now = marker >= 0 ? this.curve[marker]
       : ctx.core(this.status, () => this.sampled(ctx, 'peak', st.dk, st));
-    if (!now) return refused();
+    if (!now) return;
     // The chart and its table change with the keys and the seed only; the
     // marker moves in place, and the sentence under them changes with every d_k.
     const peakHost = ctx.slot(this.id, 'peak');
