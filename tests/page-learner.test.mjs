@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { browserSuite, assertClean, typeInto, renderEverySection, runAxe } from './helpers/browser.mjs';
 import { rampColour, SERIES } from '../web/palette.js';
+import { TYPING_PAUSE } from '../web/lesson-ui.js';
 
 const suite = browserSuite();
 const open = (hash = '', viewport = { width: 1280, height: 900 }) => suite.open(hash, { viewport });
@@ -617,9 +618,10 @@ test('an invalid grid cell is named in a message under the grid, and its row kee
     // as long as the invalid one, so that only the message could move them.
     await typeInto(page, cell, '1000000');
     const before = await places();
+    await page.waitForTimeout(TYPING_PAUSE + 100); // 1000000 has stood: it is the learner's value
     await typeInto(page, cell, '2000000');
     const msg = await cellMessage(cell);
-    assert.match(msg.text, /^query 1, d2: Out of range \(-1e6 to 1e6\): still 200000$/, `${width} px: the message names the cell (typed a key at a time, 200000 was the last valid value); seen ${JSON.stringify(msg)}`);
+    assert.match(msg.text, /^query 1, d2: Out of range \(-1e6 to 1e6\): still 1e6$/, `${width} px: the message names the cell and the value typed before (not 200000, typed on the way); seen ${JSON.stringify(msg)}`);
     assert.ok(msg.live && msg.describedBy.includes(msg.id), `${width} px: a live region that describes the input; seen ${JSON.stringify(msg)}`);
     const after = await places();
     const moved = before.map((b, i) => (b === after[i] ? null : `${b} → ${after[i]}`)).filter(Boolean);
@@ -631,6 +633,41 @@ test('an invalid grid cell is named in a message under the grid, and its row kee
     assertClean(problems, `invalid grid cell at ${width} px`);
     await context.close();
   }
+});
+
+test('an invalid text puts back the value the learner had, not a prefix typed on the way; a size typed through 1 keeps the matrix', async () => {
+  const { context, page, problems } = await open('#view=one-query');
+  const q = page.locator('[data-grid="one-q"] input[data-row="0"][data-col="0"]');
+  const output = () => page.locator('[data-out="one-output"]').textContent();
+  await typeInto(page, q, '1e6');
+  await page.waitForTimeout(TYPING_PAUSE + 100);
+  const kept = { output: await output(), hash: await page.evaluate(() => location.hash) };
+  // 1e7 passes through a valid 1 on the way, then is out of range.
+  await typeInto(page, q, '1e7');
+  const msg = await cellMessage(q);
+  assert.match(msg.text, /Out of range \(-1e6 to 1e6\): still 1e6$/, `the message names the value the learner had; seen ${JSON.stringify(msg)}`);
+  assert.equal(await output(), kept.output, 'the output is that of 1e6 again, not of the 1 typed on the way');
+  assert.equal(await page.evaluate(() => location.hash), kept.hash, 'the link holds 1e6 again');
+  await page.keyboard.press('Escape');
+  assert.match(await q.inputValue(), /^1e6$/, 'Escape shows the value kept');
+
+  // T_k typed as 10 passes through 1: the source rows and padding switches the learner set come back.
+  const tk = page.locator('input[data-field="cross-tk"]');
+  const s5 = () => page.locator('[data-grid="cross-src"] input[data-row="4"][data-col="0"]');
+  await typeInto(page, s5(), '9');
+  const padded = () => page.locator('#self-cross .pad-row .mask-cell').evaluateAll((ns) => ns.map((n) => n.classList.contains('blocked')));
+  const padsBefore = await padded();
+  await typeInto(page, tk, '10');
+  assert.equal(await s5().inputValue(), '9', 'source row 5 kept what was typed in it');
+  assert.deepEqual((await padded()).slice(0, padsBefore.length), padsBefore, 'the padding switches of positions 1 to 7 are kept');
+  assert.equal((await padded()).length, 10);
+  await page.waitForTimeout(TYPING_PAUSE + 100);
+  await typeInto(page, tk, '11');
+  assert.match((await cellMessage(tk)).text, /still 10$/, 'an out-of-range T_k keeps 10');
+  assert.equal((await padded()).length, 10, 'ten source positions shown');
+  assert.equal(await s5().inputValue(), '9', 'source row 5 still holds 9');
+  assertClean(problems, 'settled values');
+  await context.close();
 });
 
 // ---------------------------------------------------------------------------

@@ -85,6 +85,9 @@ test('online softmax: the stepper shows the core\'s m, l, rescale and accumulato
   const bugDiff = Math.max(...r.tiled.output.data.map((x, i) => Math.abs(x - r.plain.output.data[i])));
   assert.ok(bugDiff > 1e-3, `the bug changes the output (${bugDiff})`);
   checkShown('max difference with the bug', await texts(page, 'flash-diff'), [bugDiff], 4);
+  // The note beside the trace says what the table shows: every rescale is 1.
+  assert.deepEqual(await texts(page, 'flash-rescale'), ['1.0000', '1.0000', '1.0000'], 'the rescales shown with the bug');
+  assert.match((await texts(page, 'flash-first')).join(' '), /every rescale is 1/, 'the note beside the trace, with the bug');
   await page.keyboard.press('Space');
 
   // Edit a key and the tile width by keyboard: everything follows the core.

@@ -101,10 +101,10 @@ test('right first time scores; the grid is judged by the core; answers and feedb
   await answer(page, scale);
   await answer(page, causal);
   await answer(page, headWidth);
-  // The grid's right answer is the core's: 6 of the 16 pairs for 4 positions.
-  const blocked = coreBlocked(4);
-  assert.equal(blocked.filter(Boolean).length, 6,
-    `pairs the core blocks for 4 causal positions; blocked (query, key) from 0: ${blocked.flatMap((b, i) => (b ? [`(${Math.floor(i / 4)}, ${i % 4})`] : [])).join(' ')}`);
+  // The grid's right answer is the core's: 10 of the 25 pairs for 5 positions.
+  const blocked = coreBlocked(5);
+  assert.equal(blocked.filter(Boolean).length, 10,
+    `pairs the core blocks for 5 causal positions; blocked (query, key) from 0: ${blocked.flatMap((b, i) => (b ? [`(${Math.floor(i / 5)}, ${i % 5})`] : [])).join(' ')}`);
   assert.match(await shownText(form(page, 'causal').locator('.qz-feedback')), /^✓?\s*Right/);
   assert.match(await shownText(page.locator('.pg-line')), new RegExp(`Score 3 of ${MAX} \\(${masteryScore(MAX)} to pass\\) · 3 of 8 questions answered`));
 
@@ -113,7 +113,7 @@ test('right first time scores; the grid is judged by the core; answers and feedb
   assert.equal(await form(page, 'scale').locator('input[value="a"]').isChecked(), true, 'the choice is restored');
   assert.equal(await form(page, 'head-width').locator('input.qz-number').inputValue(), '32');
   const pressed = await form(page, 'causal').locator('button[aria-pressed]').evaluateAll((ns) => ns.map((n) => n.getAttribute('aria-pressed') === 'true'));
-  assert.deepEqual(pressed, coreBlocked(4), 'the grid is restored');
+  assert.deepEqual(pressed, coreBlocked(5), 'the grid is restored');
   for (const id of ['scale', 'causal', 'head-width']) {
     assert.match(await shownText(form(page, id).locator('.qz-feedback')), /Right/, `${id}: feedback restored`);
     assert.match(await shownText(form(page, id).locator('.qz-first')), /First attempt: right/);

@@ -131,7 +131,7 @@ test('quiz: each question\'s controls are described by the question; an empty an
   const question = (id) => page.locator(`li[data-question="${id}"] > p`).first().textContent().then((t) => t.replace(/\s+/g, ' ').trim());
   const cases = [
     ['softmax-axis', 'fieldset', 'Choose one answer to question 2'],
-    ['causal', '[role="group"]', 'Your causal mask, 4 positions (pressed = blocked)'],
+    ['causal', '[role="group"]', 'Your causal mask, 5 positions (pressed = blocked)'],
     ['head-width', 'input.qz-number', 'dhead ='],
   ];
   for (const [id, control, name] of cases) {

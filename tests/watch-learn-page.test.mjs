@@ -162,6 +162,27 @@ test('at a new pixel ratio (a zoom) the curve and the maps are drawn again at th
   await context.close();
 });
 
+test('a narrower window draws the loss curve again at the new width, not shrunk', async () => {
+  const { page, problems, context } = await env.open('#watch-learn', { viewport: { width: 1280, height: 900 } });
+  const section = page.locator('#watch-learn');
+  for (let n = 0; n < 3; n++) await section.locator('[data-action="learn-step"]').click();
+  const curve = section.locator('canvas[data-canvas="learn-curve"]');
+  const size = () => curve.evaluate((c) => ({ drawn: parseFloat(c.style.width), shown: c.getBoundingClientRect().width, host: c.parentElement.clientWidth }));
+  const wide = await size();
+  assert.equal(wide.drawn, 560, `drawn at its full width at 1280 px: ${JSON.stringify(wide)}`);
+  const before = await readout(section);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.waitForFunction(() => {
+    const c = document.querySelector('#watch-learn canvas[data-canvas="learn-curve"]');
+    return parseFloat(c.style.width) <= c.parentElement.clientWidth;
+  }, null, { timeout: 5000 }).catch(async () => assert.fail(`the curve was not drawn again for 390 px: ${JSON.stringify(await size())}`));
+  const narrow = await size();
+  assert.ok(Math.abs(narrow.shown - narrow.drawn) < 1, `shown at the width it was drawn at, not scaled: ${JSON.stringify(narrow)}`);
+  assert.deepEqual(await readout(section), before, 'the same step, loss and accuracy');
+  assertClean(problems, 'watch-learn narrower');
+  await context.close();
+});
+
 test('the cheating switch on induction: low training loss, held-out accuracy near chance, maps as training saw them or as the test runs them; 390 px screenshot', async () => {
   const { page, problems, context } = await env.open('#learn.task=induction&learn.cheat=1&view=watch-learn', { viewport: { width: 390, height: 900 } });
   const section = page.locator('#watch-learn');

@@ -13,7 +13,7 @@
 // that shows an edit is kept as short as the page can make it, and a typed
 // number would otherwise be read out at every keystroke.
 
-import { h, afterPause } from './lesson-ui.js';
+import { h, afterPause, TYPING_PAUSE } from './lesson-ui.js';
 
 /** The ctx.commit detail of a learner's edit. */
 export const EDITED = Object.freeze({ edited: true });
@@ -26,7 +26,7 @@ export const isEdit = (detail) => Boolean(detail && detail.edited);
  * the gap between two keystrokes of a number being typed, so that "0.25" is
  * read once, not as 0, 0.2 and 0.25.
  */
-export const ANNOUNCE_DELAY = 500;
+export const ANNOUNCE_DELAY = TYPING_PAUSE;
 
 /**
  * A section's announcer. `scope` is the section's element; `name` marks the
@@ -39,7 +39,8 @@ export const ANNOUNCE_DELAY = 500;
  *              away, so that no stale number waits in the region (the
  *              section's status line calls it, see statusLine in lesson-ui.js).
  * A result still waiting when the learner's field turns invalid (a text that
- * is not a number, whose message is read out) is not said either.
+ * is not a number, whose message is read out) is not said either, and the
+ * last sentence is taken away then too.
  */
 export function announcer(scope, name) {
   const node = h('p', { class: 'sr-only', role: 'status', 'aria-live': 'polite', 'data-said': name });
@@ -52,8 +53,14 @@ export function announcer(scope, name) {
       if (node.firstChild) node.textContent = '';
       return;
     }
+    // The learner's field turned invalid meanwhile: its message is read out
+    // instead, and the last sentence goes, for it may name a value the field
+    // has put back since (see bindNumberInput in lesson-ui.js).
     const field = node.getRootNode().activeElement;
-    if (field && scope?.contains(field) && field.getAttribute('aria-invalid') === 'true') return;
+    if (field && scope?.contains(field) && field.getAttribute('aria-invalid') === 'true') {
+      if (node.firstChild) node.textContent = '';
+      return;
+    }
     // Written even when equal to the last sentence: the same result after a
     // refused edit is news again, and a new text node is read as such.
     node.textContent = text;

@@ -180,10 +180,19 @@ export function fmtShape(shape) {
 // ---------------------------------------------------------------------------
 
 /**
+ * The longest gap between two keystrokes of one number being typed (ms): a
+ * typed value that stands this long is the learner's, not a step on the way
+ * (see bindNumberInput), and a result is said once edits pause this long
+ * (lesson-announce.js).
+ */
+export const TYPING_PAUSE = 500;
+
+/**
  * Wire one <input> to a value: valid text calls onValue(value); invalid text
  * marks the input (aria-invalid + an inline message linked by
- * aria-describedby) and keeps the last valid value. The message says why and
- * what is allowed, on screen ("Out of range (1 to 8): still 9"); `msg` is a
+ * aria-describedby) and keeps, or puts back, the last value the learner
+ * settled on (see `before` below). The message says why and what is
+ * allowed, on screen ("Out of range (1 to 8): still 5"); `msg` is a
  * live region (messageNode()), so a screen reader hears it as it appears.
  * Typing commits on every 'input' event; 'change' (fired when the input
  * loses the focus) then finds the value already committed. A value equal to
@@ -198,13 +207,34 @@ export function fmtShape(shape) {
 function bindNumberInput(input, msg, { parse, current, onValue, where = '' }) {
   const describedBy = input.getAttribute('aria-describedby') || '';
   fitWidth(input);
+  // The last value the learner settled on: the one the field had when it got
+  // the focus or when an edit was done (Enter, leaving the field), or a typed
+  // one that stood for TYPING_PAUSE. An invalid text puts it back: typing 12
+  // into a field of 1 to 10 passes through a valid 1, which the learner never
+  // meant to keep.
+  let before = current();
+  let typedAt = 0; // when the value now committed was typed (0: not typed, settled)
+  const settle = () => {
+    if (Date.now() - typedAt >= TYPING_PAUSE) before = current();
+  };
+  const settled = () => {
+    before = current();
+    typedAt = 0;
+  };
+  input.addEventListener('focus', settled);
   const handle = () => {
     fitWidth(input);
     const result = parse(input.value);
+    settle();
     if (result.ok) {
       clearInvalid(input, msg, describedBy);
-      if (result.value !== current()) onValue(result.value);
+      if (result.value !== current()) {
+        onValue(result.value);
+        typedAt = Date.now();
+      }
     } else {
+      if (current() !== before) onValue(before);
+      typedAt = 0;
       input.setAttribute('aria-invalid', 'true');
       input.setAttribute('aria-describedby', `${describedBy} ${msg.id}`.trim());
       // The same text again (one more wrong keystroke) is not written: it would be announced again.
@@ -222,6 +252,7 @@ function bindNumberInput(input, msg, { parse, current, onValue, where = '' }) {
   });
   input.addEventListener('change', () => {
     handle();
+    settled();
     // A decimal comma is shown as the page writes numbers once the edit is done.
     if (input.value.includes(',') && parse(input.value).ok) {
       input.value = fmtPlain(current());

@@ -53,7 +53,7 @@ export const QUESTIONS = Object.freeze([
   {
     id: 'causal',
     kind: 'grid',
-    T: 4,
+    T: 5,
     // A causal run of the core on equal scores (all inputs zero): blocked exactly where the weight is 0.
     expected(lab) {
       const T = this.T;

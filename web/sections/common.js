@@ -29,6 +29,22 @@ export function resized(m, rows, cols, fill) {
 }
 
 /**
+ * resized(), for a size the learner types: the cells a smaller size cuts
+ * off are kept in `memory` (an object of the section's, {} at mount) and
+ * come back when the size grows again. Typing 10 passes through a size of
+ * 1, and a field given an invalid size goes back to its last one: neither
+ * loses what the learner had typed in the matrix.
+ */
+export function resizedKeeping(memory, m, rows, cols, fill) {
+  const kept = memory.cells || [];
+  memory.cells = Array.from({ length: Math.max(m.length, kept.length) }, (_, i) => {
+    const now = m[i] || [], old = kept[i] || [];
+    return Array.from({ length: Math.max(now.length, old.length) }, (_, j) => (j < now.length ? now[j] : old[j]));
+  });
+  return resized(memory.cells, rows, cols, fill);
+}
+
+/**
  * Keep the multi-head modules of the last `keep` configurations (1 by
  * default), freeing the oldest: going back to a size seen a moment ago
  * reuses its module instead of drawing its weights again.

@@ -73,7 +73,7 @@ export const masks = {
   <div data-slot="custom-weights"></div>
 </div>
 <div data-slot="custom-status"></div>
-<p class="aside">Checking one row is a good habit: its allowed weights add up to 1 and its blocked weights are exactly 0. If a future or padding key receives weight, the mask is wrong even though every shape is right.</p>
+<p class="aside">Checking one row is a good habit: its allowed weights add up to 1 and its blocked weights are exactly 0. Shapes alone cannot catch a mask bug: a tensor of the right size can still give weight to a future key or a padding token. Only the values can.</p>
 `,
   dependsOn: ['ex'],
   presets: {

@@ -3,7 +3,7 @@
 
 import { h, numberGrid, numberField, checkbox, radios, valueTable, statusLine, fmtShape, blockedFrom, setText } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
-import { resized, mhaCache, headHeatmaps, explainHeads } from './common.js';
+import { resizedKeeping, mhaCache, headHeatmaps, explainHeads } from './common.js';
 import { slot, more } from './markup.js';
 import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 import { TRAINED, trainedModel } from './trained-weights.js';
@@ -75,6 +75,7 @@ export const multiHead = {
     const commit = () => ctx.commit(this.prefix, EDITED);
     this.mha?.free(); // mounted again (a new state): give back the old module
     this.mha = mhaCache();
+    this.keptTokens = {}; // the tokens a smaller T cuts off, kept until T grows again
     this.trainedModule = null;
     if (st.weights === 'trained') this.fitTrained(st);
     const seedField = numberField({ label: 'Weight seed', name: 'mha-seed', value: st.seed, integer: true, min: 0, max: 999999, size: 'sm',
@@ -114,7 +115,7 @@ export const multiHead = {
         numberField({ label: 'Positions T', name: 'mha-t', value: st.t, integer: true, min: 1, max: 8, size: 'sm',
           onValue: (v) => {
             st.t = v;
-            st.tokens = resized(st.tokens, 1, v, (i, j) => TOKEN_FILL[j % TOKEN_FILL.length]);
+            st.tokens = resizedKeeping(this.keptTokens, st.tokens, 1, v, (i, j) => TOKEN_FILL[j % TOKEN_FILL.length]);
             this.drawTokens(ctx, st);
             commit();
           } }),

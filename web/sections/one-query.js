@@ -17,13 +17,15 @@ export const oneQuery = {
   prefix: 'one',
   title: 'One query, two keys',
   body: `
-<p>A recurrent network reads a sentence one word at a time and squeezes everything it has read into a single running state, so a word far back must survive many steps to be used, and no step can start before the one before it ends. Attention, the core of the Transformer (“Attention Is All You Need”, 2017), drops that bottleneck: every position may look directly at every other, all at once. It works like a soft dictionary lookup. Instead of fetching the one entry whose key matches, it fetches a blend of all entries, weighted by how well each key matches.</p>
+<p>A recurrent network reads a sentence one word at a time and squeezes everything it has read into a single running state, so a word far back must survive many steps to be used, and no step can start before the one before it ends. Attention, the core of the Transformer (“Attention Is All You Need”, 2017), drops that bottleneck: every position may look directly at every other, all at once. In “the pipeline the team rebuilt after three outages has finally stabilized”, the word “stabilized” belongs with “pipeline”, nine words earlier: attention reaches it in one step.</p>
+<p>It works like a soft dictionary lookup. Instead of fetching the one entry whose key matches, it fetches a blend of all entries, weighted by how well each key matches. In “the animal did not cross the street because it was too tired”, the word “it” asks for something that can be tired: its query matches the key of “animal” far better than that of “street”, so its blend is mostly the value of “animal”. The result is not a pointer to one word but a mixture, which later layers can refine.</p>
 <p>Attention answers a question by blending several stored answers. Three kinds of vector take part:</p>
 <dl class="roles">
   <div><dt>Query</dt><dd>belongs to the position asking: what is it looking for?</dd></div>
   <div><dt>Key</dt><dd>belongs to each position that could answer: how should it be found?</dd></div>
   <div><dt>Value</dt><dd>also belongs to each answering position: what does it hand over once chosen?</dd></div>
 </dl>
+<p>Why not compare the query with the values directly? Because being found and being useful are two different jobs. A key can be shaped only to match the right queries, and a value only to carry what the asker needs; one vector doing both would have to compromise.</p>
 <details class="warmup" data-disclosure="warm-up">
   <summary>Warm-up: predict a blend before any attention</summary>
   <p>Suppose the shares are already known, 0.2 and 0.8, and the two values are the plain numbers 10 and 5. The blend is 0.2 × 10 + 0.8 × 5 = 2 + 4 = <strong>6</strong>. The larger share pulls the result towards 5. Attention only adds a way to compute those shares.</p>

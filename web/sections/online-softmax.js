@@ -19,7 +19,8 @@ export const onlineSoftmax = {
   prefix: 'flash',
   title: 'Online softmax: attention a tile of keys at a time',
   body: `
-<p>Softmax needs the largest score of a row before it can take a single exponential, and its sum before it can divide. Stored in full, the scores of T queries against T keys fill a T × T matrix: 4 bytes × 4096² = 64 MiB for one head at T = 4096. FlashAttention never stores them. Each query row reads the keys a tile at a time and keeps three things:</p>
+<p>Why the largest score first? In float32, e<sup>x</sup> overflows to infinity once x passes about 88.7 (the largest float is about 3.4e38), and a score of 100 is easily reached. So softmax subtracts the row’s largest score before exponentiating: every exponent is then at most 0 and every exponential at most 1. The shares do not change, because the common factor e<sup>−max</sup> cancels in the division. A masked score of −∞ stays −∞, and its exponential is exactly 0. A row whose every score is −∞ has no largest finite score and no key to read: the core refuses it (ALL_MASKED_ROW) instead of returning NaN.</p>
+<p>So softmax needs the largest score of a row before it can take a single exponential, and its sum before it can divide. Stored in full, the scores of T queries against T keys fill a T × T matrix: 4 bytes × 4096² = 64 MiB for one head at T = 4096. FlashAttention never stores them. Each query row reads the keys a tile at a time and keeps three things:</p>
 <ul>
   <li>the running max <var>m</var> of the scores seen so far, −∞ before the first tile;</li>
   <li>the running sum <var>l</var> of their exponentials, each taken against <var>m</var>, 0 before the first tile;</li>
@@ -112,7 +113,8 @@ export const onlineSoftmax = {
     }
     redraw(ctx.slot(this.id, 'scores'), h('div', { class: 'grid-wrap' },
       h('table', { class: 'values', 'data-values': 'flash-scores' }, h('caption', { text: 'The query’s scores, by tile' }),
-        h('thead', {}, head), h('tbody', {}, scoreRow))));
+        h('thead', {}, head), h('tbody', {}, scoreRow))),
+      h('p', { class: 'hint', text: 'Every other tile is shaded, to tell the tiles apart. Scores in grey italics belong to tiles not read yet.' }));
 
     // One line per tile reached: m, the rescale, l and the accumulator after it.
     const { max, sum, rescale, accumulator } = tiled.trace;
@@ -132,7 +134,9 @@ export const onlineSoftmax = {
         h('caption', { text: 'After each tile: running max m, rescale exp(m_old − m_new), running sum l, accumulator' }),
         h('thead', {}, h('tr', {}, ...['tile', 'm', 'rescale', 'l', 'accumulator'].map((c) => h('th', { scope: 'col', text: c })))),
         h('tbody', {}, ...rows))),
-      h('p', { class: 'hint', 'data-out': 'flash-first', text: 'Tile 1’s rescale is exp(−∞ − m) = 0: it multiplies the empty sum and accumulator, which is nothing to keep.' }));
+      h('p', { class: 'hint', 'data-out': 'flash-first', text: st.bug
+        ? 'With the bug on, every rescale is 1, even where the max moves: what was summed against an old max is kept as if it had been taken against the new one. (At tile 1 that costs nothing: the sum and accumulator were still empty.)'
+        : 'Tile 1’s rescale is exp(−∞ − m) = 0: it multiplies the empty sum and accumulator, which is nothing to keep.' }));
 
     // The check: after the last tile, accumulator / l against the ordinary softmax.
     const checkHost = ctx.slot(this.id, 'check');

@@ -17,7 +17,7 @@ export const quiz = {
   <li data-question="scale">
     <p>Why are the scores divided by √d<sub>k</sub>, and not by d<sub>k</sub> or by a number the model learns?</p>
     <details class="answer" data-disclosure="quiz-answer-1"><summary>Show the answer<span class="sr-only"> to question 1</span></summary>
-      <p>With unit-variance entries, a dot product adds up about d<sub>k</sub> random terms, so its variance grows like d<sub>k</sub> and its spread like √d<sub>k</sub>. Dividing by √d<sub>k</sub> brings the spread back to about 1 and keeps the softmax from saturating. Dividing by d<sub>k</sub> would shrink the scores too much as d<sub>k</sub> grows. A learned factor could adjust later, but the fixed one gives training a healthy starting point.</p>
+      <p>With unit-variance entries, a dot product adds up about d<sub>k</sub> random terms, so its variance grows like d<sub>k</sub> and its spread like √d<sub>k</sub>. Dividing by √d<sub>k</sub> brings the spread back to about 1 and keeps the softmax from saturating. Dividing by d<sub>k</sub> would shrink the scores too much as d<sub>k</sub> grows. Training could in principle learn its own factor, but starting from the fixed one means the first steps already see softmax rows that are neither flat nor one-hot.</p>
     </details>
   </li>
   <li data-question="softmax-axis">
@@ -27,15 +27,15 @@ export const quiz = {
     </details>
   </li>
   <li data-question="causal">
-    <p>A decoder uses a causal mask instead of removing the future tokens for each position. For 4 positions, which (query, key) pairs does the mask block? And why not just remove the future tokens?</p>
+    <p>A decoder uses a causal mask instead of removing the future tokens for each position. For 5 positions, which (query, key) pairs does the mask block? And why not just remove the future tokens?</p>
     <details class="answer" data-disclosure="quiz-answer-3"><summary>Show the answer<span class="sr-only"> to question 3</span></summary>
-      <p>Query <em>i</em> may read keys 1…<em>i</em>, so every pair with the key after the query is blocked: the triangle above the diagonal (6 of the 16 pairs for 4 positions). Removing the future tokens instead would give each position a different number of keys, and the tensors would no longer be rectangular, which is what lets all positions be computed together in one batched matrix product. The mask keeps the (B, H, T, T) shape and enforces the same rule by setting forbidden scores to −∞ before the softmax.</p>
+      <p>Query <em>i</em> may read keys 1…<em>i</em>, so every pair with the key after the query is blocked: the triangle above the diagonal (10 of the 25 pairs for 5 positions). Removing the future tokens instead would give each position a different number of keys, and the tensors would no longer be rectangular, which is what lets all positions be computed together in one batched matrix product. The mask keeps the (B, H, T, T) shape and enforces the same rule by setting forbidden scores to −∞ before the softmax.</p>
     </details>
   </li>
   <li data-question="self-cross">
     <p>How do self-attention and cross-attention differ in where Q, K and V come from?</p>
     <details class="answer" data-disclosure="quiz-answer-4"><summary>Show the answer<span class="sr-only"> to question 4</span></summary>
-      <p>In self-attention all three are projections of one sequence, so its positions read from each other. In cross-attention the queries come from the target (decoder) sequence while keys and values come from the source (encoder) sequence. The formula is identical.</p>
+      <p>Self-attention projects Q, K and V from one and the same sequence: its positions read each other. Cross-attention takes its queries from one sequence, the target being produced (a decoder’s states), and its keys and values from another, the source it consults (an encoder’s states). Nothing else changes: the formula is the same.</p>
     </details>
   </li>
   <li data-question="head-width">
@@ -47,11 +47,11 @@ export const quiz = {
   <li data-question="maps">
     <p>What can an attention map honestly tell you, and what can it not?</p>
     <details class="answer" data-disclosure="quiz-answer-6"><summary>Show the answer<span class="sr-only"> to question 6</span></summary>
-      <p>It shows how one head at one layer blended value vectors, which is useful for checking masks, row sums and obvious routing. It does not show that a position caused the prediction: later heads, MLPs, residual paths and normalisation can change the signal. A real explanation needs stronger evidence, such as ablations, interventions or gradient-based analysis.</p>
+      <p>A map is an exact record of one head’s mixing at one layer: how much of each value went into each query’s output. That makes it a good place to check a mask, the row sums, or a head that plainly copies the previous token. It is not evidence that a token caused the prediction: other heads, later layers, MLPs, residual paths and normalisation can all weaken or overturn that mixture. To claim a cause, test it: switch the head off (an ablation), change the input and watch the output, or use gradients.</p>
     </details>
   </li>
   <li data-question="checks">
-    <p>Your scores have shape (B, H, T<sub>q</sub>, T<sub>k</sub>). Which two checks would you add before trusting the layer?</p>
+    <p>Your scores have shape (B, H, T<sub>q</sub>, T<sub>k</sub>). What two properties of the weights would you test first?</p>
     <details class="answer" data-disclosure="quiz-answer-7"><summary>Show the answer<span class="sr-only"> to question 7</span></summary>
       <p>First, with dropout off, the weights summed over the last axis are all 1, a tensor of shape (B, H, T<sub>q</sub>). Second, when there is a mask, every blocked position has weight exactly 0 after the softmax; for causal self-attention that is the triangle above the diagonal.</p>
     </details>

@@ -4,7 +4,7 @@
 import { h, numberGrid, numberField, radios, valueTable, statusLine, fmtVec, fmtShape, blockedFrom, redraw, setText } from '../lesson-ui.js';
 import { announcer, editedCell, EDITED, isEdit } from '../lesson-announce.js';
 import { codec } from '../lesson-state.js';
-import { dimLabel, resized, mhaCache, headHeatmaps } from './common.js';
+import { dimLabel, resized, resizedKeeping, mhaCache, headHeatmaps } from './common.js';
 import { slot } from './markup.js';
 
 const CROSS_D = 4, CROSS_H = 2, CROSS_SEED = 3;
@@ -32,6 +32,7 @@ export const selfCross = {
   </tbody>
 </table>
 </div>
+<p>Where each is used: an encoder layer lets every position of its input read every other, so its self-attention has no causal mask and its weight map can be dense. A decoder layer’s self-attention adds the causal mask, since a position must not read tokens not yet generated. Cross-attention joins two sequences: a translation’s output reading its source sentence, a decoder reading retrieved documents, text reading the patches of an image.</p>
 <p>In self-attention T<sub>q</sub> = T<sub>k</sub>, which hides mistakes that mix up the two lengths. Testing with 4 target positions and 7 source positions exposes them: the weights must be (…, 4, 7), the output must have 4 rows, and the source padding mask must have length 7, not 4. Below, a small multi-head module (d<sub>model</sub> = 4, two heads, fixed seeded weights) runs on the states you edit; the starting values are just a repeating pattern.</p>
 <p>To keep the maps readable, the positions carry the words of a toy translation: the target (the queries) is French, the source (the keys and values of cross-attention) English. The numbers are still the made-up states below, not real embeddings.</p>
 <div class="controls" data-slot="controls"></div>
@@ -64,18 +65,20 @@ export const selfCross = {
     const commit = () => ctx.commit(this.prefix, EDITED);
     this.mha?.free(); // mounted again (a new state): give back the old module
     this.mha = mhaCache();
+    // What a smaller T_q or T_k cuts off, kept until the size grows again.
+    this.kept = { tgt: {}, src: {}, pad: {} };
     ctx.slot(this.id, 'controls').replaceChildren(
       radios({ legend: 'Where keys and values come from', name: 'cross-mode', value: st.mode,
         options: [['self', 'Self-attention: the same sequence'], ['cross', 'Cross-attention: a second (source) sequence']],
         onValue: (v) => { st.mode = v; this.drawInputs(ctx, st); commit(); } }),
       h('div', { class: 'controls-row' },
         this.tqField = numberField({ label: 'T_q (target positions)', name: 'cross-tq', value: st.tq, integer: true, min: 1, max: 8, size: 'sm',
-          onValue: (v) => { st.tq = v; st.tgt = resized(st.tgt, v, CROSS_D, tgtFill); this.drawInputs(ctx, st); commit(); } }),
+          onValue: (v) => { st.tq = v; st.tgt = resizedKeeping(this.kept.tgt, st.tgt, v, CROSS_D, tgtFill); this.drawInputs(ctx, st); commit(); } }),
         this.tkField = numberField({ label: 'T_k (source positions)', name: 'cross-tk', value: st.tk, integer: true, min: 1, max: 10, size: 'sm',
           onValue: (v) => {
             st.tk = v;
-            st.src = resized(st.src, v, CROSS_D, srcFill);
-            st.pad = [Array.from({ length: v }, (_, j) => (j < st.pad[0].length ? st.pad[0][j] : true))];
+            st.src = resizedKeeping(this.kept.src, st.src, v, CROSS_D, srcFill);
+            st.pad = resizedKeeping(this.kept.pad, st.pad, 1, v, () => true);
             this.drawInputs(ctx, st);
             commit();
           } })),

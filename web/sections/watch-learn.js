@@ -138,7 +138,7 @@ export function describeMap(weights, T, allowed) {
   if (2 * clear < choosing) {
     return clear === 0
       ? `No clear pattern yet: none of the ${choosing} ${queries} puts clearly more weight on one key than on any other${forcedText}`
-      : `No clear pattern yet: only ${clear} of the ${choosing} ${queries} put clearly more weight on one key than on any other${forcedText}`;
+      : `No clear pattern yet: only ${clear} of the ${choosing} ${queries} ${clear === 1 ? 'puts' : 'put'} clearly more weight on one key than on any other${forcedText}`;
   }
   const lines = [];
   for (let d = 0; d < T; d++) lines.push({ back: d, key: (i) => i - d });
@@ -168,9 +168,11 @@ function drawCurve(canvas, losses, accuracies, limit, width) {
   const W = Math.max(260, Math.min(560, width || 560)), H = 220, left = 44, right = 44, top = 12, bottom = 34;
   const g = sizedCanvas(canvas, W, H);
   g.clearRect(0, 0, W, H);
-  const maxLoss = Math.max(1, ...losses.map((p) => p.loss).filter(Number.isFinite).slice(0, 20));
+  // The loss axis reaches the largest loss so far (a loss that climbs later stretches it).
+  let maxLoss = 1;
+  for (const p of losses) if (Number.isFinite(p.loss) && p.loss > maxLoss) maxLoss = p.loss;
   const x = (step) => left + ((W - left - right) * step) / limit;
-  const yLoss = (loss) => top + (H - top - bottom) * (1 - Math.min(loss, maxLoss) / maxLoss);
+  const yLoss = (loss) => top + (H - top - bottom) * (1 - loss / maxLoss);
   const yAcc = (acc) => top + (H - top - bottom) * (1 - acc);
   g.strokeStyle = '#8a8880';
   g.lineWidth = 1;
@@ -225,7 +227,7 @@ export const watchLearn = {
 <div class="result heads" data-slot="maps"></div>
 <div data-slot="legend"></div>
 <p>When training pauses or finishes, switch a head off and watch the held-out accuracy: the head whose absence hurts is the one that does the work. The maps alone do not prove that; the ablation does. Two heads may share the work, so that switching off either one alone changes little (try reverse, or switching two off). And training does not always succeed: some seeds get stuck (induction with seed 2 stays below 50 % held-out accuracy), and a learning rate far from the starting one can leave a task half learnt when the steps run out, which is worth seeing too.</p>
-<p class="aside"><strong>The cheating switch.</strong> With it on, training runs with the <code>no-causal-mask</code> bug: every position can see the whole sequence, including the very token it is asked to predict. The training loss collapses toward 0. On induction, held-out accuracy, measured causally, stays at chance: the model learned to read the answer, not to do the task. On the other two tasks the answer also sits at a fixed place in the past, so a model trained with the leak can still find it there, and its held-out accuracy may climb all the same. The maps are then drawn as training ran the model, so no cell is hatched (the choice above the maps switches them to the held-out test’s view). On induction, once the loss has collapsed, look at the rows of the second copy: some head puts most of its weight just above the diagonal, on the next token, which is the very token that query must predict. In the held-out test’s view those cells are hatched: the test hides the answer, and what the model learned does not work without it. The checks that look only at the arithmetic (each row of weights sums to 1, every number is finite) would still pass; only a check on the mask itself, or on what a query may see of the future, catches it (see the break-it card “The causal mask is dropped”, <code>no-causal-mask</code>). Passing an attention unit test proves local arithmetic; it does not prove that a model learned a useful task.</p>
+<p class="aside"><strong>The cheating switch.</strong> With it on, training runs with the <code>no-causal-mask</code> bug: every position can see the whole sequence, including the very token it is asked to predict. The training loss collapses toward 0. On induction, held-out accuracy, measured causally, stays at chance: the model learned to read the answer, not to do the task. On the other two tasks the answer also sits at a fixed place in the past, so a model trained with the leak can still find it there, and its held-out accuracy may climb all the same. The maps are then drawn as training ran the model, so no cell is hatched (the choice above the maps switches them to the held-out test’s view). On induction, once the loss has collapsed, look at the rows of the second copy: some head puts most of its weight just above the diagonal, on the next token, which is the very token that query must predict. In the held-out test’s view those cells are hatched: the test hides the answer, and what the model learned does not work without it. The checks that look only at the arithmetic (each row of weights sums to 1, every number is finite) would still pass; only a check on the mask itself, or on what a query may see of the future, catches it (see the break-it card “The causal mask is dropped”, <code>no-causal-mask</code>). Green unit tests of attention vouch for each step’s arithmetic, and for nothing more: whether the model has learnt the task is a separate question, which only a held-out test answers.</p>
 `,
   fields: [
     ['task', codec.choice(TRAIN_TASKS), () => 'previous-token'],
@@ -285,6 +287,19 @@ export const watchLearn = {
     this.stopRatio = onPixelRatioChange(() => {
       if (!this.running && ctx.node(this.id)?.isConnected) this.draw(ctx);
     });
+    // The curve takes its column's width: a new width (a window narrowed, a
+    // phone turned) draws it again at that width, instead of shrinking the
+    // old drawing and its labels. The width is observed, never read in a redraw.
+    this.curveObserver?.disconnect();
+    if (typeof ResizeObserver === 'function') {
+      this.curveObserver = new ResizeObserver(([entry]) => {
+        const width = Math.round(entry.contentRect.width);
+        if (!width || width === Math.round(this.curveWidth)) return;
+        this.curveWidth = width;
+        if (!this.running && ctx.node(this.id)?.isConnected) this.draw(ctx);
+      });
+      this.curveObserver.observe(curveHost);
+    }
   },
 
   /**
@@ -510,7 +525,7 @@ export const watchLearn = {
     ctx.slot(this.id, 'readout').replaceChildren(
       'Step ', h('strong', { 'data-out': 'learn-step', text: String(step) }),
       ' of ', String(STEP_LIMIT[this.task]), '. Training loss ',
-      h('strong', { 'data-out': 'learn-loss', text: Number.isFinite(this.loss) ? lossText(this.loss) : 'not trained yet' }),
+      h('strong', { 'data-out': 'learn-loss', text: Number.isFinite(this.loss) ? lossText(this.loss) : 'not measured yet' }),
       `. Held-out accuracy${off} `, h('strong', { 'data-out': 'learn-accuracy', text: percent(this.accuracy) }),
       ` (chance is about ${percent(1 / vocab)}).`);
     drawCurve(this.curve, this.losses, this.accuracies, STEP_LIMIT[this.task], this.curveWidth);
