@@ -385,13 +385,39 @@ test('an LMS that sets the status from the score (mastery override): a paused le
   await low.context.close();
 });
 
-test('a package with nothing to score reports completed, with a max of 0', async () => {
+test('a package with nothing to score sends no score; it is incomplete until every section it holds is visited, then completed', async () => {
   const s = await inLms(packages.reading);
-  await s.page.waitForFunction(() => window.lmsValue('cmi.core.lesson_status') === 'completed');
-  assert.equal(await s.lms('cmi.core.score.max'), '0');
   assert.equal(await s.frame.locator('main > section').count(), 2);
+  // The first report, before the learner has read anything.
+  await s.page.waitForFunction(() => window.lmsCalls.some((c) => c.name === 'LMSCommit'));
+  const statuses = async () => (await s.calls()).filter((c) => c.name === 'LMSSetValue' && c.args[0] === 'cmi.core.lesson_status').map((c) => c.args[1]);
+  assert.equal((await statuses())[0], 'incomplete', `the first status sent, on launch: ${(await statuses()).join(', ')}`);
+  // One section read (working in it counts at once): still incomplete.
+  await s.frame.locator('#masks input').first().focus();
+  await s.page.waitForFunction(() => (JSON.parse(window.lmsValue('cmi.suspend_data') || '{}').s || []).includes('masks'));
+  const visited = JSON.parse(await s.lms('cmi.suspend_data')).s;
+  if (!visited.includes('three-by-three')) {
+    assert.equal(await s.lms('cmi.core.lesson_status'), 'incomplete', `visited ${visited.join(', ')} of three-by-three, masks`);
+  }
+  // Both read: completed.
+  await s.frame.locator('#three-by-three input').first().focus();
+  await s.page.waitForFunction(() => window.lmsValue('cmi.core.lesson_status') === 'completed');
+  await leave(s);
+  assert.equal(await lastSet(s, 'cmi.core.exit'), '', 'completed: the next launch does not resume');
+  // An unscored activity must not show up in a gradebook as 0: no score element is ever set.
+  assert.deepEqual(await scoreSets(s), [], 'nothing to score, yet the lesson set a score');
+  assert.equal(await s.lms('cmi.core.score.raw'), '');
+  const suspend = await s.lms('cmi.suspend_data');
   assertClean(s.problems, 'reading only');
   await s.context.close();
+
+  // A relaunch with the sections already visited is completed at once, still without a score.
+  const again = await inLms(packages.reading, { suspend_data: suspend, core: { entry: 'resume' } });
+  await again.page.waitForFunction(() => window.lmsCalls.some((c) => c.name === 'LMSCommit'));
+  assert.equal(await again.lms('cmi.core.lesson_status'), 'completed');
+  assert.deepEqual(await scoreSets(again), []);
+  assertClean(again.problems, 'reading only, relaunched');
+  await again.context.close();
 });
 
 /** Record every text #boot-status shows, from the start (window.bootTexts). */

@@ -118,6 +118,12 @@ function decodeStates(text) {
   return states;
 }
 
+/** The field keys ("mha.heads") a state string that decodes names; none for null. */
+function stateKeys(text) {
+  if (!text) return [];
+  return String(text).replace(/^#/, '').split('&').map((pair) => pair.split('=')[0]).filter((key) => key.includes('.'));
+}
+
 /**
  * Set one field from an attribute's text, checked by the field's own codec
  * (so its range too). The fields after it that depend on its value (sizes)
@@ -154,8 +160,8 @@ function accepts(states, [prefix, name], value) {
 /** The entry of an ascending list nearest `to` (the smaller one on a tie). */
 const nearest = (list, to) => list.reduce((best, n) => (Math.abs(n - to) < Math.abs(best - to) ? n : best));
 
-/** "1, 2, 5 or 10" */
-const orList = (items) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`);
+/** "1, 2, 5 or 10" (word "or"), "a and b" (word "and") */
+const wordList = (items, word) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} ${word} ${items.at(-1)}`);
 
 // ---------------------------------------------------------------------------
 // Styles: one set of constructable stylesheets for every widget
@@ -242,7 +248,9 @@ export class AttentionLabElement extends ElementBase {
   #states = defaultStates();
   #given = null;         // the state string the states come from (attribute or property), null for the defaults
   #overridesDue = true;  // heads / seq-len still to apply to #states
-  #messages = { state: [], overrides: [], preset: [], show: [], theme: [], editable: [] }; // what the status line says, by source
+  #messages = { // what the status line says, by source
+    state: [], stateSections: [], overrides: [], preset: [], show: [], showAbsent: [], theme: [], editable: [],
+  };
   #warned = new Set(); // the messages already written to the console
   #preset = null;
   #section = null;
@@ -467,6 +475,22 @@ export class AttentionLabElement extends ElementBase {
   }
 
   /**
+   * Fields of the state given for a section this preset does not show (nor
+   * read) are kept in the state, but change nothing the widget shows: name
+   * them. The page's open disclosures (ui.open) are kept silently.
+   */
+  #checkStateSections() {
+    const used = [this.#section.prefix, ...(this.#section.dependsOn ?? [])];
+    const unused = stateKeys(this.#given).filter((key) => {
+      const prefix = key.split('.')[0];
+      return !used.includes(prefix) && prefix !== DISCLOSURE_STATE.prefix;
+    });
+    this.#notice('stateSections', unused.length === 0 ? ''
+      : `The state sets ${wordList(unused, 'and')}, which the preset "${this.#preset.name}" does not show, so ${unused.length > 1 ? 'they change' : 'it changes'} nothing here `
+        + `(its state fields start with ${wordList(used.map((prefix) => `${prefix}.`), 'or')}).`);
+  }
+
+  /**
    * d-model, heads and seq-len, where the preset has such a field; a size the
    * preset has no field for is named in the status line, as is a value out
    * of range. Then d_model and the heads must split evenly (a widget never
@@ -502,7 +526,8 @@ export class AttentionLabElement extends ElementBase {
    *  - d-model given alone: the heads nearest the current count that split it
    *    (said in the status line: the widget would otherwise show another count);
    *  - heads given (alone or with d-model), or neither (a state string): the
-   *    nearest d_model that the heads split. A d-model given too is said not used.
+   *    nearest d_model that the heads split. A d_model given too (as d-model,
+   *    or in the state) is said not used.
    * Returns the message for the status line, or ''.
    */
   #splitHeads(dModelGiven, headsGiven) {
@@ -515,14 +540,18 @@ export class AttentionLabElement extends ElementBase {
       const fit = nearest(divisors, H);
       setField(this.#states, heads, String(fit));
       return `d-model="${this.getAttribute('d-model')}" cannot be split evenly over the preset's ${H} heads, so heads = ${fit} was used `
-        + `(with this d-model, heads may be ${orList(divisors)}).`;
+        + `(with this d-model, heads may be ${wordList(divisors, 'or')}).`;
     }
     const multiples = [];
     for (let n = H; accepts(this.#states, dModel, n); n += H) multiples.push(n);
     const fit = nearest(multiples, C);
     setField(this.#states, dModel, String(fit));
-    if (!dModelGiven) return '';
-    return `d-model="${this.getAttribute('d-model')}" was not used: it cannot be split evenly over heads="${this.getAttribute('heads')}", so d-model = ${fit} was used.`;
+    const dModelKey = dModel.join('.');
+    const given = dModelGiven ? `d-model="${this.getAttribute('d-model')}"`
+      : stateKeys(this.#given).includes(dModelKey) ? `${dModelKey}=${C} (from the state)` : null;
+    if (!given) return ''; // the heads alone were given: d_model follows them, as documented
+    const over = headsGiven ? `heads="${this.getAttribute('heads')}"` : `${H} heads`;
+    return `${given} was not used: it cannot be split evenly over ${over}, so d-model = ${fit} was used.`;
   }
 
   /** Build the preset's blocks and draw the section into them. */
@@ -535,7 +564,8 @@ export class AttentionLabElement extends ElementBase {
       this.#section = null;
       this.#applyLabel(); // the group keeps a name (its label, or a generic one), not the last preset's
       this.#body.replaceChildren();
-      this.#notice('overrides'); // the sizes are checked against a known preset only
+      this.#notice('overrides'); // the sizes and the state's sections are checked against a known preset only
+      this.#notice('stateSections');
       this.#notice('preset', `Unknown preset "${this.getAttribute('preset')}". Use one of: ${PRESET_NAMES.join(', ')}.`);
       this.#resolveReady();
       return;
@@ -568,6 +598,7 @@ export class AttentionLabElement extends ElementBase {
   /** Mount the section again from #states (after a new state, heads or seq-len). */
   #remount() {
     if (!this.#preset) return;
+    this.#checkStateSections();
     this.#applyOverrides();
     this.#dispose();
     this.#ctx.states = this.#states;
@@ -614,11 +645,14 @@ export class AttentionLabElement extends ElementBase {
       : `show="${text}": ${unknown.map((p) => `"${p}"`).join(', ')} ${unknown.length > 1 ? 'are not panels' : 'is not a panel'} (use ${PANELS.join(', ')}), so ${unknown.length > 1 ? 'they were' : 'it was'} ignored.`);
     const asked = new Set(words.filter((p) => PANELS.includes(p)));
     for (const panel of PANELS) this.#container.classList.toggle(`al-hide-${panel}`, asked.size > 0 && !asked.has(panel));
-    // A panel asked for that this preset does not draw (once it is drawn) shows nothing: say so.
+    // A panel asked for that this preset does not draw (once it is drawn) shows nothing:
+    // say so, and which of the panels asked for are shown.
     const drawn = this.#preset ? PANELS.filter((p) => this.#body.querySelector(`[data-panel="${p}"]`)) : PANELS;
     const absent = [...asked].filter((p) => !drawn.includes(p));
-    this.#notice('show-absent', absent.length === 0 ? ''
-      : `show="${text}": the preset "${this.#preset.name}" has no ${absent.join(' or ')} panel (it has ${drawn.join(', ') || 'only its inputs'}), so ${absent.length > 1 ? 'they show' : 'it shows'} nothing.`);
+    const shown = [...asked].filter((p) => drawn.includes(p));
+    this.#notice('showAbsent', absent.length === 0 ? ''
+      : `show="${text}": the preset "${this.#preset.name}" has no ${absent.join(' or ')} panel (it has ${drawn.join(', ') || 'only its inputs'}), `
+        + (shown.length > 0 ? `so it shows only its ${wordList(shown, 'and')} ${shown.length > 1 ? 'panels' : 'panel'}.` : 'so it shows none of its panels.'));
   }
 
   #applyTheme() {

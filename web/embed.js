@@ -22,7 +22,10 @@
  *   { subject: 'lti.frameResize', height }     the same, in Canvas's form
  *   { type: 'attention-lab:result', exercise, passed }   each exercise outcome
  * They go to any parent, or only to `origin` when the options name one
- * (embed.html?origin=https://lms.example.edu&preset=...).
+ * (embed.html?origin=https://lms.example.edu&preset=...). An origin that is
+ * not one (no scheme, as in origin=lms.example.edu) is named in the status
+ * line, and then nothing is posted at all: the page was asked to restrict
+ * its messages, and cannot tell to what.
  *
  * This page listens to no message at all: nothing the parent (or any other
  * window) posts can change it.
@@ -31,7 +34,7 @@ import './attention-lab.js';
 import { STATE_KEY, MAX_HASH_LENGTH } from './lesson-state.js';
 
 const OPTIONS = ['preset', 'editable', 'heads', 'd-model', 'seq-len', 'show', 'state', 'theme', 'label'];
-const ORIGIN = 'origin'; // read by this page (see targetOrigin)
+const ORIGIN = 'origin'; // read by this page itself (see targetOrigin)
 /** A key of a state string: view, or prefix.field (a bare word other than view is an option). */
 const isStateField = (name) => name === 'view' || (name.includes('.') && STATE_KEY.test(name));
 const MAX_OPTION_LENGTH = MAX_HASH_LENGTH; // the lesson's own limit for a state string
@@ -63,6 +66,28 @@ if (unknown.length > 0) {
   problems.push(`${unknown.map((name) => `"${name}"`).join(', ')} ${unknown.length > 1 ? 'are not options' : 'is not an option'} of this page, `
     + `so ${unknown.length > 1 ? 'they were' : 'it was'} ignored (use ${[...OPTIONS, ORIGIN].join(', ')}, or the fields of a state such as mha.heads).`);
 }
+
+/**
+ * Where the messages go: the origin the options name, '*' (any parent) when
+ * they name none, or null (post nothing) when what they name is not an
+ * origin, which is then added to the problems.
+ */
+function targetOrigin() {
+  const given = option(ORIGIN);
+  if (given === null) return '*';
+  let origin = 'null';
+  try {
+    origin = new URL(given).origin;
+  } catch {
+    // not a URL at all (no scheme): not an origin either
+  }
+  if (origin !== 'null') return origin;
+  problems.push(`the option origin="${given}" is not an origin (write one as https://lms.example.edu: a scheme, a host, and a port if any), `
+    + 'so no message is posted to the parent page.');
+  return null;
+}
+const target = targetOrigin();
+
 if (problems.length > 0) {
   const status = document.getElementById('embed-status');
   status.textContent = `embed.html: ${problems.join(' ')}`;
@@ -70,21 +95,9 @@ if (problems.length > 0) {
   for (const problem of problems) console.warn(`embed.html: ${problem}`);
 }
 
-/** The parent's origin if the page was told it, otherwise any ('*'): the messages hold no secrets. */
-function targetOrigin() {
-  const given = option('origin');
-  if (!given) return '*';
-  try {
-    const { origin } = new URL(given);
-    return origin === 'null' ? '*' : origin;
-  } catch {
-    return '*';
-  }
-}
-const target = targetOrigin();
-
+/** Post to the parent page (any parent when no origin was given: the messages hold no secrets). */
 function post(message) {
-  if (window.parent !== window) window.parent.postMessage(message, target);
+  if (target !== null && window.parent !== window) window.parent.postMessage(message, target);
 }
 
 let lastHeight = -1;

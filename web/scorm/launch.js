@@ -22,20 +22,24 @@
  *   progress  after each change: cmi.core.lesson_status (incomplete until
  *             every question and exercise is done, then passed or failed
  *             against the mastery score, also the manifest's
- *             adlcp:masteryscore; completed for a package with nothing to
- *             score), cmi.suspend_data, then LMSCommit. The section in view
- *             goes to cmi.core.lesson_location.
+ *             adlcp:masteryscore), cmi.suspend_data, then LMSCommit. The
+ *             section in view goes to cmi.core.lesson_location.
  *             cmi.core.score.raw / min / max (points, see progress.js) are
  *             sent only once the status is final: an LMS that applies the
  *             mastery score itself (SCORM 1.2 lets it) sets lesson_status
  *             from raw at LMSFinish, and would turn a partial score into
  *             "failed" for a learner who only paused.
+ *             A package with nothing to score (reading sections only) never
+ *             sends a score, which an LMS could file as a grade of 0: it is
+ *             incomplete until the learner has visited every section it
+ *             holds (progress-panel.js watchSections), then completed.
  *   leaving   cmi.core.session_time, cmi.core.exit ("suspend" while
  *             incomplete, so that the next launch resumes), LMSCommit,
  *             LMSFinish.
  */
 import { scorm } from '@gamestdio/scorm';
 import { lessonProgress, MAX_SERIALISED } from '../progress.js';
+import { watchSections } from '../progress-panel.js';
 
 const SECTION_ID = /^[a-z][a-z0-9-]{0,31}$/;
 
@@ -89,10 +93,27 @@ const connected = connect();
 const progress = lessonProgress({ persist: !connected, graded: connected });
 const started = Date.now();
 
+/** Whether the package holds anything scored (questions or exercises). */
+function scored() {
+  const { questions, exercises } = progress.summary();
+  return questions + exercises > 0;
+}
+
+/**
+ * The status the LMS is told: the record's, but a package with nothing to
+ * score is completed only once every section it holds has been visited.
+ */
+function lessonStatus() {
+  if (scored()) return progress.status();
+  const { visited, sections } = progress.summary();
+  return visited < sections ? 'incomplete' : 'completed';
+}
+
 function report() {
-  const status = progress.status();
-  // No score while incomplete (see the top of this file); a relaunch after the end sends it again.
-  if (status !== 'incomplete') {
+  const status = lessonStatus();
+  // No score while incomplete (see the top of this file), nor ever with nothing to score;
+  // a relaunch after the end sends it again.
+  if (status !== 'incomplete' && scored()) {
     const { raw, max } = progress.score();
     scorm.set('cmi.core.score.min', '0');
     scorm.set('cmi.core.score.max', String(max));
@@ -111,7 +132,7 @@ function finish() {
   finished = true;
   scorm.set('cmi.core.session_time', timespan(Date.now() - started));
   // Leaving before the lesson was drawn: score, status and suspend data stay as the LMS has them.
-  const done = drawn && progress.status() !== 'incomplete';
+  const done = drawn && lessonStatus() !== 'incomplete';
   scorm.set('cmi.core.exit', done ? '' : 'suspend');
   if (drawn) report();
   else scorm.commit();
@@ -140,6 +161,9 @@ if (connected) {
   const ready = new MutationObserver(() => {
     if (document.documentElement.dataset.ready !== 'true') return;
     ready.disconnect();
+    // The sections read count towards completion (the quiz, when the package
+    // has it, is already watching them: this call then does nothing).
+    watchSections(progress, document.querySelectorAll('main > section[id]'));
     drawn = true;
     // Back to where the learner was, then the first report.
     if (SECTION_ID.test(place || '')) document.getElementById(place)?.scrollIntoView({ block: 'start' });
