@@ -694,6 +694,30 @@ test('multi-head errors use the field names and the stale maps are marked as the
 // The widget's attributes
 // ---------------------------------------------------------------------------
 
+test('two widgets of one course page showing the same map that scrolls sideways stay axe-clean (no two landmarks of one name)', async () => {
+  const { context, page, problems } = await suite.open('course-demo.html', { viewport: { width: 390, height: 844 }, ready: false });
+  await page.evaluate(async () => {
+    await import('/attention-lab.js');
+    // A course page of its own: a heading, and the same widget twice.
+    // (a narrow column: the mask, which has no control of its own, scrolls and becomes a named tab stop)
+    document.body.replaceChildren(Object.assign(document.createElement('main'), { innerHTML: '<h1>A course page</h1>' }));
+    document.querySelector('main').style.maxWidth = '300px';
+    for (let n = 0; n < 2; n++) {
+      const el = document.createElement('attention-lab');
+      el.setAttribute('preset', 'causal');
+      el.setAttribute('seq-len', '8');
+      document.querySelector('main').append(el);
+      await el.ready;
+    }
+  });
+  // The boxes that scroll are marked once the page is idle.
+  await page.waitForFunction(() => [...document.querySelectorAll('attention-lab')].every((el) => el.shadowRoot.querySelector('[data-overflows][tabindex="0"][aria-label]')), null, { timeout: 10000 })
+    .catch(() => assert.fail('no box of either widget was marked as scrolling sideways at 390 px'));
+  await runAxe(page, 'two causal widgets at 390 px');
+  assertClean(problems, 'two widgets');
+  await context.close();
+});
+
 test('widget: heads alone picks a d_model that splits, d-model is an attribute, unknown show values warn, padding is padding only', async () => {
   const { context, page, problems } = await open();
   await page.evaluate(() => import('/attention-lab.js'));

@@ -429,7 +429,9 @@ function markScrollBox(box, mode) {
     const label = box.dataset.scrollLabel
       ?? box.closest('figure, [data-slot], section')?.querySelector('figcaption, caption, h2, h3')?.textContent.trim();
     box.setAttribute('tabindex', '0');
-    box.setAttribute('role', 'region');
+    // A group, not a region: a region is a landmark, and two widgets of one
+    // course page showing the same map would give two landmarks of one name.
+    box.setAttribute('role', 'group');
     box.setAttribute('aria-label', `${label || 'Table'} (scrolls sideways)`);
     box.dataset.autoScroll = mode;
   } else if (mode === 'sliver') {

@@ -769,7 +769,7 @@ export function valueTable(host, { values, rows, cols, rowLabel, colLabel, capti
     }
     table.append(tbody);
     // A wide table scrolls sideways; make its scroll box reachable by keyboard.
-    const wrap = scrollable ? h('div', { class: 'grid-wrap', tabindex: 0, role: 'region', 'aria-label': caption }, table) : h('div', { class: 'grid-wrap' }, table);
+    const wrap = scrollable ? h('div', { class: 'grid-wrap', tabindex: 0, role: 'group', 'aria-label': caption }, table) : h('div', { class: 'grid-wrap' }, table);
     host.replaceChildren(wrap);
     built = host.valueTableParts = { key, table, tds };
   }
