@@ -176,6 +176,25 @@ test('at 390 px no map cuts its numbers, and a box that scrolls sideways says so
   await context.close();
 });
 
+test('a legend names the blocked look only where a map has a blocked cell', async () => {
+  const { context, page, problems } = await open('');
+  await renderEverySection(page);
+  const keyed = (id) => page.$$eval(`#${id} .ramp-legend`, (ls) => ls.map((l) => Boolean(l.querySelector('.ramp-blocked'))));
+  assert.deepEqual(await keyed('three-by-three'), [false], 'the 3×3 example blocks nothing');
+  assert.deepEqual(await keyed('dropout'), [false], 'a dropped weight is a 0, not a blocked cell');
+  assert.ok((await keyed('masks')).some(Boolean), 'the causal mask\'s map has blocked cells, and its legend says so');
+  const causal = page.locator('#multi-head input[data-field="mha-causal"]');
+  const hatched = () => page.$$eval('#multi-head .hm-cell.blocked', (ns) => ns.length);
+  if (!(await causal.isChecked())) await causal.check();
+  assert.ok(await hatched() > 0, 'multi-head, causal: hatched cells');
+  assert.deepEqual(await keyed('multi-head'), [true], 'multi-head, causal: the legend names the blocked look');
+  await causal.uncheck();
+  assert.equal(await hatched(), 0, 'multi-head without the causal mask: no hatched cell');
+  assert.deepEqual(await keyed('multi-head'), [false], 'multi-head without the causal mask: the legend does not name a look no cell has');
+  assertClean(problems, 'legends');
+  await context.close();
+});
+
 test('at 390 px every legend keeps the blocked swatch on the line of its words', async () => {
   const { context, page, problems } = await open('', { width: 390, height: 844 });
   await renderEverySection(page);

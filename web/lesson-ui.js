@@ -460,12 +460,14 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
   const refused = (i) => Boolean(refusedRows && refusedRows.has(i));
   const rowNames = Array.from({ length: rows }, (_, i) => rowLabel(i));
   const colNames = Array.from({ length: cols }, (_, j) => colLabel(j));
+  // The legend names the blocked look only while some cell has it.
+  const withBlocked = legend && anyBlocked(rows, cols, blocked);
   // The same layout as last time (a new value, not a new shape): only the cells change.
   // (New labels alone are set in place too: a token's word on an axis.)
-  const key = JSON.stringify([name, rows, cols, extra ? extra.label : null, caption, legend, domain,
+  const key = JSON.stringify([name, rows, cols, extra ? extra.label : null, caption, legend, withBlocked, domain,
     rowNames.map((_, i) => refused(i)), link]);
   let built = host.heatmapParts;
-  if (!built || built.key !== key || !host.contains(built.visual)) built = buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain, link });
+  if (!built || built.key !== key || !host.contains(built.visual)) built = buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, withBlocked, domain, link });
   built.rowHeads.forEach(([visual, th], i) => { setText(visual, refused(i) ? `${rowNames[i]} ⚠` : rowNames[i]); if (th) setTextLater(th, rowNames[i]); });
   built.colHeads.forEach(([visual, th], j) => { setText(visual, colNames[j]); if (th) setTextLater(th, colNames[j]); });
   const [lo, hi] = domain;
@@ -501,6 +503,13 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
       if (td) setTextLater(td, fmt(extra.values[i], digits));
     }
   }
+}
+
+/** Whether blocked(i, j) holds for some cell of a rows × cols map (false without a rule). */
+export function anyBlocked(rows, cols, blocked) {
+  if (!blocked) return false;
+  for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) if (blocked(i, j)) return true;
+  return false;
 }
 
 /** The device's pixels per CSS pixel (1 where unknown). */
@@ -643,7 +652,7 @@ export function afterFrameIdle(fn) {
  * row of the map a role row box that the layout ignores, see lesson.css), and
  * it has no table.
  */
-function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain, link }) {
+function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, withBlocked, domain, link }) {
   const visual = h('div', { class: 'heatmap', 'aria-hidden': link ? null : 'true', role: link ? 'grid' : null, 'aria-label': link ? caption : null, 'data-heatmap': name });
   visual.style.setProperty('--cols', String(cols + (extra ? 1 : 0)));
   // Where a row of the map goes: a row box of a linked map, else the map itself.
@@ -699,7 +708,7 @@ function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extr
     tbody?.append(tr);
   }
   const [lo, hi] = domain;
-  host.replaceChildren(h('div', { class: 'heatmap-wrap' }, visual), ...(table ? [srOnly(table)] : []), ...(legend ? [rampLegend(document, { lo, hi })] : []));
+  host.replaceChildren(h('div', { class: 'heatmap-wrap' }, visual), ...(table ? [srOnly(table)] : []), ...(legend ? [rampLegend(document, { lo, hi, blocked: withBlocked })] : []));
   if (link) rovingCells(visual);
   host.heatmapParts = { key, visual, cells, extras, rowHeads, colHeads };
   return host.heatmapParts;

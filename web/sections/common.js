@@ -1,6 +1,6 @@
 // Labels, example tensors and helpers that several sections use.
 
-import { heatmap, h, legend, figures, emptyRowsOf } from '../lesson-ui.js';
+import { heatmap, h, legend, figures, emptyRowsOf, anyBlocked } from '../lesson-ui.js';
 import { headColour } from '../palette.js';
 import { deferWhileFar } from '../lesson-context.js';
 
@@ -126,7 +126,15 @@ export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabe
     if (far) far.draw(mapHost, draw, lazy);
     else draw();
   });
-  if (!host.querySelector(':scope > .ramp-legend')) host.append(legend());
+  // One legend for all the heads, naming the blocked look only while some cell has it.
+  const withBlocked = anyBlocked(Tq, Tk, blocked);
+  const shared = host.querySelector(':scope > .ramp-legend');
+  if (!shared || shared.dataset.blocked !== String(withBlocked)) {
+    const fresh = legend({ blocked: withBlocked });
+    fresh.dataset.blocked = String(withBlocked);
+    if (shared) shared.replaceWith(fresh);
+    else host.append(fresh);
+  }
 }
 
 /**
