@@ -140,14 +140,25 @@ function expo(x, d) {
   return x.toExponential(d).replace('e+', 'e');
 }
 
-/** A number with `digits` decimals, with no "-0.000"; scientific for large or tiny magnitudes. */
+/**
+ * The significant digits a float32 holds (about 7): a large number is shown
+ * with fewer decimals rather than with digits the core never computed.
+ */
+const FLOAT_DIGITS = 7;
+
+/**
+ * A number with `digits` decimals (fewer for a large one: at most
+ * FLOAT_DIGITS significant digits, 707106.8 rather than 707106.750), with no
+ * "-0.000"; scientific for large or tiny magnitudes.
+ */
 export function fmt(x, digits = 3) {
   if (Number.isNaN(x)) return 'NaN';
   if (x === Infinity) return '∞';
   if (x === -Infinity) return '−∞';
   const a = Math.abs(x);
   if (a >= SCI_ABOVE || (a > 0 && a < 0.5 * 10 ** -digits)) return expo(x, Math.max(1, digits - 2));
-  const text = Number(x).toFixed(digits);
+  const whole = a >= 1 ? Math.floor(Math.log10(a)) + 1 : 0; // digits before the point
+  const text = Number(x).toFixed(Math.min(digits, Math.max(0, FLOAT_DIGITS - whole)));
   return /^-0(\.0*)?$/.test(text) ? text.slice(1) : text;
 }
 

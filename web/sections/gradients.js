@@ -7,7 +7,7 @@
 // (lab.sdpaLossSlope).
 
 import {
-  h, numberGrid, numberField, checkbox, heatmap, valueTable, legend, statusLine, fmt, fmtSci, figures, blockedFrom, redraw, redrawNode, keptChildren,
+  h, numberGrid, numberField, checkbox, heatmap, valueTable, legend, statusLine, fmt, fmtSci, fmtPlain, figures, blockedFrom, redraw, redrawNode, keptChildren,
 } from '../lesson-ui.js';
 import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 import { codec } from '../lesson-state.js';
@@ -215,7 +215,7 @@ export const gradients = {
     const analytic = dq[i * D + j];
     redraw(ctx.slot(this.id, 'fd'),
       `Query ${st.row}, entry ${st.col}: the backward pass gives `, h('strong', { 'data-out': 'grad-analytic', text: fmtSci(analytic, 4) }),
-      `; nudging by ±${st.eps} gives a slope of `, h('strong', { 'data-out': 'grad-slope', text: fmtSci(slope, 4) }),
+      `; nudging by ±${fmtPlain(st.eps)} gives a slope of `, h('strong', { 'data-out': 'grad-slope', text: fmtSci(slope, 4) }),
       '. Difference: ', h('span', { 'data-out': 'grad-fd-diff', text: fmtSci(Math.abs(analytic - slope), 2) }),
       '. The float32 forward pass limits the agreement: a very small ε loses digits to rounding, a large one to curvature.');
     return `Query ${st.row}, entry ${st.col}: the backward pass gives ${fmtSci(analytic, 4)}, the nudge a slope of ${fmtSci(slope, 4)}.`;
