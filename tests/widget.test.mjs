@@ -431,6 +431,49 @@ test('a size attribute on a preset without that size is named in the status line
   await context.close();
 });
 
+test('a state for a section the preset does not show, or with a d_model its heads do not split, is named in the status line', async () => {
+  const { context, page, problems } = await openFixture('host.html');
+  const warnings = consoleWarnings(page);
+
+  // Another section's fields: kept in the state, but named, with the fields this preset reads.
+  const other = await addWidget(page, 'other', { preset: 'causal', state: 'mha.heads=2&mha.dmodel=8' });
+  let said = await statusText(other);
+  assert.equal(said, 'The state sets mha.heads and mha.dmodel, which the preset "causal" does not show, so they change nothing here '
+    + '(its state fields start with mask. or ex.).', 'the fields are named');
+  assert.equal(await other.evaluate((el) => el.state), 'mha.dmodel=8&mha.heads=2', 'and kept, as given');
+  // The same through the state property; a preset that shows them says nothing.
+  await other.evaluate((el) => { el.removeAttribute('state'); el.state = 'mask.ct=3&kv.seed=4'; });
+  said = await statusText(other);
+  assert.match(said, /^The state sets kv\.seed, which the preset "causal" does not show, so it changes nothing here/, `the property's state too; seen ${JSON.stringify(said)}`);
+  await other.evaluate((el) => { el.state = 'mha.heads=2'; el.setAttribute('preset', 'multi-head'); });
+  assert.equal(await statusText(other), '', 'multi-head shows mha.*');
+  assert.equal(await other.locator('.head-map').count(), 2);
+  // The fields of a section this preset reads (masks read the 3×3 inputs) are not named.
+  const reads = await addWidget(page, 'reads', { preset: 'custom-mask', state: 'ex.q=2,0,1,0;0,1,0,1;1,1,0,0' });
+  assert.equal(await statusText(reads), '', 'custom-mask reads ex.*');
+
+  // A d_model from the state that its heads do not split: said as for the d-model attribute.
+  const sizes = (w) => Promise.all(['mha-dmodel', 'mha-heads'].map((f) => w.locator(`input[data-field="${f}"]`).inputValue()));
+  const both = await addWidget(page, 'both', { preset: 'multi-head', state: 'mha.heads=3&mha.dmodel=8' });
+  assert.deepEqual(await sizes(both), ['9', '3'], 'heads win, as with the attributes');
+  assert.equal(await statusText(both), 'mha.dmodel=8 (from the state) was not used: it cannot be split evenly over 3 heads, so d-model = 9 was used.',
+    'state="mha.heads=3&mha.dmodel=8": the d_model used instead is said');
+  const attr = await addWidget(page, 'attr', { preset: 'multi-head', heads: '3', state: 'mha.dmodel=8' });
+  assert.deepEqual(await sizes(attr), ['9', '3']);
+  assert.equal(await statusText(attr), 'mha.dmodel=8 (from the state) was not used: it cannot be split evenly over heads="3", so d-model = 9 was used.',
+    'heads="3" state="mha.dmodel=8": the d_model used instead is said');
+  // The heads alone, from the state: d_model follows them, as it does for heads="5".
+  const heads = await addWidget(page, 'heads', { preset: 'multi-head', state: 'mha.heads=5' });
+  assert.deepEqual(await sizes(heads), ['30', '5']);
+  assert.equal(await statusText(heads), '');
+
+  // Three for causal (mha.heads alone was drawn there before the preset changed), each once.
+  assert.equal(warnings.filter((t) => /does not show/.test(t)).length, 3, `each state problem warned once; seen ${JSON.stringify(warnings)}`);
+  assert.equal(warnings.filter((t) => /from the state/.test(t)).length, 2, `seen ${JSON.stringify(warnings)}`);
+  assertClean(problems, 'state problems');
+  await context.close();
+});
+
 test('theme, show and preset are read in any case, and show="inputs" is accepted', async () => {
   const { context, page, problems } = await openFixture('host.html');
   const background = (w) => w.locator('.al-root').evaluate((n) => getComputedStyle(n).backgroundColor);
@@ -452,7 +495,14 @@ test('show naming a panel the preset does not draw says so; hidden steps keep th
   const { context, page, problems } = await openFixture('host.html');
   const causal = await addWidget(page, 'causal', { preset: 'causal', show: 'scores' });
   const said = await statusText(causal);
-  assert.match(said, /^show="scores": the preset "causal" has no scores panel \(it has [a-z, ]+\), so it shows nothing\.$/, `status line: ${JSON.stringify(said)}`);
+  assert.match(said, /^show="scores": the preset "causal" has no scores panel \(it has [a-z, ]+\), so it shows none of its panels\.$/, `status line: ${JSON.stringify(said)}`);
+  assert.equal(await causal.locator('[data-heatmap="mask-causal-weights"]').isVisible(), false, 'show="scores": no weights either');
+  // A panel it has, and one it has not: the sentence says what is shown.
+  await causal.evaluate((el) => el.setAttribute('show', 'weights scores'));
+  const mixed = await statusText(causal);
+  assert.match(mixed, /^show="weights scores": the preset "causal" has no scores panel \(it has [a-z, ]+\), so it shows only its weights panel\.$/,
+    `status line: ${JSON.stringify(mixed)}`);
+  assert.equal(await causal.locator('[data-heatmap="mask-causal-weights"]').isVisible(), true, 'show="weights scores": the weights show, as said');
   await causal.evaluate((el) => el.setAttribute('show', 'weights'));
   assert.equal(await statusText(causal), '', 'a panel the preset draws: no message');
   // The one-query steps are numbered 1-4; show="weights" leaves step 3 alone, still
@@ -932,6 +982,43 @@ test('the iframe posts resize and result messages to a parent on another origin,
     assert.deepEqual(problems.pageErrors, []);
     assert.deepEqual(problems.consoleErrors, []);
     await context.close();
+  } finally {
+    await other.close();
+  }
+});
+
+test('the iframe\'s origin option: a valid one gets the messages; one that is not an origin is named, and nothing is posted', async () => {
+  const other = await startServer({ root: ROOT }); // the iframe on another origin than its parent
+  const parentOrigin = suite.server.url.replace(/\/$/, '');
+  const openParent = async (options) => {
+    const { context, page, problems } = await openPage(suite.browser, suite.server.url);
+    await context.unroute('**/*'); // the parent loads its iframe from the other origin on purpose
+    const warnings = consoleWarnings(page); // a frame's console messages come to its page
+    const embedUrl = `${other.url}web/embed.html?${options}&preset=causal`;
+    await page.goto(`${suite.server.url}tests/fixtures/parent.html?embed=${encodeURIComponent(embedUrl)}`);
+    const frame = page.frameLocator('iframe');
+    await frame.locator('attention-lab').evaluate((el) => el.ready);
+    const status = await frame.locator('#embed-status').evaluate((n) => (n.hidden ? '' : n.textContent));
+    return { context, page, problems, warnings, status, fromFrame: () => page.evaluate(() => window.messages.filter((m) => m.fromFrame)) };
+  };
+  try {
+    // The parent's own origin: the messages reach it.
+    const valid = await openParent(`origin=${encodeURIComponent(parentOrigin)}`);
+    assert.equal(valid.status, '', 'a valid origin: no message');
+    await valid.page.waitForFunction(() => window.messages.some((m) => m.fromFrame && m.data?.type === 'attention-lab:resize'), null, { timeout: 5000 });
+    assertClean(valid.problems, 'valid origin');
+    await valid.context.close();
+
+    for (const given of ['lms.example.edu', 'null']) {
+      const bad = await openParent(`origin=${given}`);
+      assert.equal(bad.status, `embed.html: the option origin="${given}" is not an origin (write one as https://lms.example.edu: a scheme, a host, and a port if any), `
+        + 'so no message is posted to the parent page.', `origin=${given} is named`);
+      assert.equal(bad.warnings.filter((t) => t.startsWith('embed.html:') && t.includes(`origin="${given}"`)).length, 1, `and warned once in the console; seen ${JSON.stringify(bad.warnings)}`);
+      await bad.page.waitForTimeout(300); // the first resize message is posted as soon as the widget is drawn
+      assert.deepEqual(await bad.fromFrame(), [], `origin=${given}: nothing is posted to the parent`);
+      assertClean(bad.problems, `origin=${given}`);
+      await bad.context.close();
+    }
   } finally {
     await other.close();
   }

@@ -37,6 +37,10 @@
  *             (so "inputs" may be listed, and changes nothing).
  *   state     a state string: the same text as the lesson page's URL hash
  *             (without "#"). heads, d-model and seq-len, when given, win over it.
+ *             Fields for a section the preset does not show are kept, and
+ *             named in the status line. A d_model in the attribute's state that
+ *             the heads do not split is replaced by the nearest one they do, and
+ *             said, as for d-model (the state property applies it as it is).
  *   theme     light (default), dark, or auto (follows prefers-color-scheme);
  *             another value is named in the status line and ignored
  *   label     the accessible name of the widget (default from the preset)
