@@ -7,9 +7,10 @@ import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import {
-  browserSuite, assertClean, typeInto, runAxe, checkShown as checkShownBy, screenshot, renderEverySection } from './helpers/browser.mjs';
+  browserSuite, assertClean, typeInto, runAxe, checkShown as checkShownBy, screenshot, renderEverySection, openPage, shownText } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
 import { fmt } from '../web/lesson-ui.js';
+import { sectionName } from '../web/sections/registry.js';
 
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const PRODUCTION_SECTIONS = ['rotary', 'kv-cache', 'online-softmax', 't-squared', 'dropout'];
@@ -568,7 +569,7 @@ test('mask conventions: the refused-row note speaks only of rows that exist', as
 // ---------------------------------------------------------------------------
 
 test('online softmax: with a large value the two results differ in the last digits shown, and no sentence calls them exactly equal', async () => {
-  const { page, problems } = await suite.open('#view=online-softmax&flash.step=3&flash.v=1000000,1;0.1,0.3;1,1;2,0;0,2;1,-1');
+  const { page, problems } = await suite.open('#view=online-softmax&flash.step=3&flash.v=100000,1;0.1,0.3;1,1;2,0;0,2;1,-1');
   const section = page.locator('#online-softmax');
   const [tiled] = await texts(page, 'flash-tiled');
   const [plain] = await texts(page, 'flash-plain');
@@ -707,4 +708,116 @@ test('rotary and KV cache: beside each 0-based position the page says which 1-ba
   assert.match(prose, /positions count from 0: token t stands at position t − 1/, 'the prose pairs tokens and positions');
   assertClean(kv.problems, 'KV cache: positions and tokens');
   await kv.context.close();
+});
+
+// ---------------------------------------------------------------------------
+// Masks and watching the invariants: references to other sections, refusals
+// in the part's own words, and a control that has no effect in a mode
+// ---------------------------------------------------------------------------
+
+/**
+ * The lesson page as a package of `sections` only (dist.mjs writes them into
+ * <main data-sections>), served from web/ like the full page.
+ */
+async function openPackage(sections, hash = '') {
+  const session = await openPage(suite.browser, suite.server.url);
+  await session.page.route((url) => url.pathname === '/', async (route) => {
+    const response = await route.fetch();
+    const body = (await response.text()).replace('<main id="lesson">', `<main id="lesson" data-sections="${sections}">`);
+    assert.match(body, /data-sections=/, 'web/index.html no longer has <main id="lesson">');
+    await route.fulfill({ response, body });
+  });
+  await session.page.goto(`${suite.server.url}${hash}`);
+  await session.page.waitForSelector('html[data-ready="true"]', { timeout: 15000 });
+  return session;
+}
+
+const obsOptions = (page) => page.$$eval('select[data-field="obs-src"] option', (ns) => ns.map((n) => n.textContent));
+const masksProse = async (page) => (await page.locator('#masks').textContent()).match(/applied to the 3×3 example[^.]*\./)?.[0];
+
+test('masks and watching the invariants name another section by its number only where it is shown', async () => {
+  // The whole lesson: the numbers are the registry's.
+  const { page, problems } = await suite.open('#observability');
+  const masks = sectionName('masks');
+  assert.match(masks, /^section \d+$/);
+  assert.equal(await page.locator('#masks .sec-num').textContent(), masks.replace('section ', ''), 'the masks heading shows the number the text uses');
+  assert.deepEqual((await obsOptions(page)).slice(2), [
+    `The 3×3 example with the custom mask of ${masks}`, `The two padded sequences of ${masks}, causal AND padding`]);
+  assert.equal(await masksProse(page), `applied to the 3×3 example of ${sectionName('three-by-three')}.`);
+  assertClean(problems, 'full lesson');
+  await page.context().close();
+
+  // A package without the masks section, and one without the 3×3 example: no number that points nowhere.
+  const obs = await openPackage('observability');
+  const options = await obsOptions(obs.page);
+  assert.deepEqual(options.slice(2), ['The 3×3 example with the custom mask', 'The two padded sequences, causal AND padding'],
+    `the package has no masks section: ${JSON.stringify(options)}`);
+  assertClean(obs.problems, 'package: observability');
+  await obs.context.close();
+  const pkg = await openPackage('masks,observability');
+  assert.equal(await masksProse(pkg.page), 'applied to the 3×3 example.', 'the package has no section with the 3×3 example');
+  const sections = await pkg.page.$$eval('main > section', (ns) => ns.map((n) => n.id));
+  assert.deepEqual(sections, ['masks', 'observability']);
+  assert.ok((await obsOptions(pkg.page)).includes(`The 3×3 example with the custom mask of ${masks}`), 'masks is in this package: its number stays');
+  assertClean(pkg.problems, 'package: masks, observability');
+  await pkg.context.close();
+
+  // A widget shows one section alone.
+  const widget = await suite.open('embed.html?preset=observability', { ready: false });
+  await widget.page.locator('select[data-field="obs-src"]').waitFor();
+  assert.deepEqual((await obsOptions(widget.page)).filter((t) => /section/.test(t)), [], 'a widget has no other sections to point to');
+  assertClean(widget.problems, 'widget: observability');
+  await widget.context.close();
+});
+
+test('masks, padding part: a sequence that starts with padding is refused in the part\'s words (sequence, query; no batch or head)', async () => {
+  const { page, problems } = await suite.open('#masks');
+  const section = page.locator('#masks');
+  await typeInto(page, section.locator('[data-grid="mask-tokens"] input[data-row="1"][data-col="0"]'), '0');
+  await page.keyboard.press('Enter');
+  const status = section.locator('[data-slot="padding-status"] .core-error');
+  await status.waitFor({ state: 'visible' });
+  const text = await shownText(status);
+  assert.match(text, /^Query row has no allowed key \(sequence 2, query 1\)/, `the padding part shows sequences and no heads: "${text}"`);
+  assert.doesNotMatch(text, /batch|head/, `"${text}"`);
+  assertClean(problems, 'masks, padding refused');
+  await page.context().close();
+});
+
+test('watching the invariants: a refused row says where to fix it; the multiplier is disabled, with its reason, for the padded sequences', async () => {
+  const masks = sectionName('masks');
+  // The custom mask blocks every key of query 1.
+  let { page, problems } = await suite.open('#view=observability&obs.src=custom&mask.custom=000;111;111');
+  let text = await shownText(page.locator('#observability [data-slot="status"] .core-error'));
+  assert.match(text, new RegExp(`^Query row has no allowed key \\(query 1\\): every key of query 1 is blocked by the custom mask of ${masks} — allow one there`),
+    `the refusal says where to fix it: "${text}"`);
+  assertClean(problems, 'observability, custom refused');
+  await page.context().close();
+  // Sequence 2 starts with padding.
+  ({ page, problems } = await suite.open('#view=observability&obs.src=padding&mask.tokens=12,91,33,0,0;0,17,29,81,5'));
+  const section = page.locator('#observability');
+  text = await shownText(section.locator('[data-slot="status"] .core-error'));
+  assert.match(text, new RegExp(`^Query row has no allowed key \\(sequence 2, query 1\\): .*change the token ids of sequence 2 in ${masks}`),
+    `the refusal names the sequence and where to fix it: "${text}"`);
+  assert.doesNotMatch(text, /batch|head/, `"${text}"`);
+
+  // The padded sequences' queries are zeros: "Multiply Q by" changes nothing there, so it is disabled and says why.
+  const mult = section.locator('input[data-field="obs-mult"]');
+  const hint = () => shownText(section.locator('[data-slot="controls"] .field:has(input[data-field="obs-mult"]) .hint'));
+  assert.equal(await mult.isDisabled(), true, 'the multiplier is disabled for the padded sequences');
+  assert.match(await hint(), /Not used by the two padded sequences/);
+  // Chosen by keyboard: another example enables it again, and its hint is back.
+  await section.locator('select[data-field="obs-src"]').focus();
+  await page.keyboard.press('ArrowUp');
+  await page.waitForFunction(() => !document.querySelector('input[data-field="obs-mult"]').disabled);
+  assert.equal(await section.locator('select[data-field="obs-src"]').inputValue(), 'custom');
+  assert.match(await hint(), /Scales the 3×3 example’s queries/);
+  await page.keyboard.press('ArrowDown');
+  await page.waitForFunction(() => document.querySelector('input[data-field="obs-mult"]').disabled);
+  // Tab from the example goes past the disabled field.
+  await page.keyboard.press('Tab');
+  assert.notEqual(await page.evaluate(() => document.activeElement?.dataset.field), 'obs-mult', 'a disabled field takes no focus');
+  await runAxe(page, 'observability, padded sequences', { include: '#observability' });
+  assertClean(problems, 'observability, padded');
+  await page.context().close();
 });

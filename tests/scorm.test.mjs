@@ -236,7 +236,9 @@ async function answerQuestions(frame, questions, right) {
     else if (q.kind === 'number') await answerQuiz(frame, q.id, good ? '32' : '64');
     else {
       const form = frame.locator(`form[data-quiz="${q.id}"]`);
-      const cells = good ? [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]] : [[1, 0]];
+      // Right: every key after its query blocked, the upper triangle of the question's T × T grid.
+      const upper = Array.from({ length: q.T }, (_, i) => Array.from({ length: q.T - 1 - i }, (_, k) => [i, i + 1 + k])).flat();
+      const cells = good ? upper : [[1, 0]];
       for (const [i, j] of cells) await form.locator(`button[data-row="${i}"][data-col="${j}"]`).click();
       await form.locator('button[type="submit"]').click();
     }

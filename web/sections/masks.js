@@ -8,6 +8,7 @@ import { announcer, isEdit } from '../lesson-announce.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros, emptyRows, causalBits } from './common.js';
 import { slot, group, unused } from './markup.js';
+import { sectionName } from './registry.js';
 
 export const TOKEN_DEFAULTS = [[12, 91, 33, 0, 0], [44, 17, 29, 81, 5]];
 
@@ -67,7 +68,7 @@ export const masks = {
 <p class="aside" data-aside="mask-value"><strong>Why −∞ and not just a large negative number.</strong> e<sup>−∞</sup> is exactly 0, so a blocked key gets no weight at all. A large but finite negative score only makes its weight tiny, and the constant has to fit the number format: −1e9, common in float32 code, does not exist in float16 (whose largest magnitude is about 65504), so such code breaks under mixed precision. Some libraries fill blocked scores with the lowest finite value of the dtype instead (<code>torch.finfo(dtype).min</code>), so that a row with no allowed key still gives numbers rather than NaN. Such a row does not fail: its softmax spreads evenly over keys it was never allowed to see, so the output looks plausible and is wrong. That is why the core refuses a row with no allowed key, as above.</p>
 
 <h3>Your own mask</h3>
-<p>Click or tap the cells (or, on a keyboard, Tab into the grid, move with the arrow keys and press Space) to allow ✓ or block ✕ each pair, applied to the 3×3 example of section 2. Block a whole row and watch the core flag it.</p>
+<p>Click or tap the cells (or, on a keyboard, Tab into the grid, move with the arrow keys and press Space) to allow ✓ or block ✕ each pair, applied to the 3×3 example<span data-ref="three-by-three"></span>. Block a whole row and watch the core flag it.</p>
 <div class="result two-col" data-link-scope>
   <div data-slot="custom"></div>
   <div data-slot="custom-weights"></div>
@@ -126,6 +127,10 @@ export const masks = {
     ctx.slot(this.id, 'padding-alone-status').replaceChildren(this.paddingAloneStatus.node);
     ctx.slot(this.id, 'padding-status').replaceChildren(this.paddingStatus.node, this.said.padding.node);
     ctx.slot(this.id, 'custom-status').replaceChildren(this.customStatus.node, this.said.custom.node);
+    // The prose names the 3×3 example's section only where that section is
+    // shown (a package may leave it out): its defaults still define the example.
+    const ref = node.querySelector('[data-ref="three-by-three"]');
+    if (ref) ref.textContent = ctx.node('three-by-three') ? ` of ${sectionName('three-by-three')}` : '';
     this.drawCustom(ctx, st);
   },
 
@@ -191,6 +196,8 @@ export const masks = {
       label: `Padding allowed mask, shape ${fmtShape(pm.shape)}: 1 = real token`,
       rowLabel: (b) => `sequence ${b + 1}`, colLabel: keyLabel, text: (on) => (on ? '1' : '0') });
     const z = zeros([2, 1], 5);
+    // This part shows sequences and no heads: the core's "batch 2, head 1, " reads "sequence 2, " here.
+    const explain = (err) => refusalText(err.code, oneBased(err.message).replace(/batch (\d+), head 1, /, 'sequence $1, '));
     // Which pairs are blocked comes from the core's own rule for the same options.
     const twoMaps = (host, name, what, weights, options) => {
       const pairs = ctx.lab.allowedPairs(weights.shape, options);
@@ -202,7 +209,7 @@ export const masks = {
     const padWeightsHost = ctx.slot(this.id, 'padding-weights');
     // A refusal of padding alone is said under its own maps; the combined
     // rule is then not asked, and its line below says nothing of its own.
-    const alone = ctx.core(this.paddingAloneStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm }), [padWeightsHost, combinedHost, shapesHost]);
+    const alone = ctx.core(this.paddingAloneStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm }), [padWeightsHost, combinedHost, shapesHost], { explain });
     if (!alone) {
       this.paddingStatus.clear();
       return;
@@ -220,7 +227,7 @@ export const masks = {
       const z2 = zeros([B, 2], T);
       const twoHeads = ctx.lab.sdpa(z2, z2, z2, { mask: pm, causal: true });
       return { r, combinedShape: both.shape, twoHeadShape: twoHeads.weights.shape };
-    }, [combinedHost, shapesHost]);
+    }, [combinedHost, shapesHost], { explain });
     if (!got) return;
     const out = got.r;
     ctx.publish(`${this.prefix}.combined`, out);

@@ -1,18 +1,51 @@
 // The four numbers the core measures on every call, on an example of the learner's choice.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, select, heatmap, statusLine, fmt, fmtSci, figures, blockedFrom, redraw } from '../lesson-ui.js';
+import { h, numberField, select, heatmap, statusLine, fmt, fmtSci, figures, blockedFrom, redraw, setText, refusalText } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros } from './common.js';
 import { slot, group } from './markup.js';
 import { announcer, EDITED, isEdit } from '../lesson-announce.js';
+import { sectionName } from './registry.js';
 
-const OBS_SOURCES = [
+const OBS_SOURCES = ['plain', 'causal', 'custom', 'padding'];
+
+/**
+ * Where the masks of the custom and padded examples are set: " of section 5",
+ * or '' where the masks section is not shown (a package or a widget without
+ * it; its state still defines them).
+ */
+const masksRef = (ctx) => (ctx.node('masks') ? ` of ${sectionName('masks')}` : '');
+
+/** The examples to choose from: [value, label]. */
+const sourceOptions = (ctx) => [
   ['plain', 'The 3×3 example, no mask'],
   ['causal', 'The 3×3 example, causal'],
-  ['custom', 'The 3×3 example with the custom mask of section 5'],
-  ['padding', 'The two padded sequences of section 5, causal AND padding'],
+  ['custom', `The 3×3 example with the custom mask${masksRef(ctx)}`],
+  ['padding', `The two padded sequences${masksRef(ctx)}, causal AND padding`],
 ];
+
+const MULT_HINT = 'Scales the 3×3 example’s queries: larger queries, larger scores.';
+const MULT_UNUSED = 'Not used by the two padded sequences: their queries are all zeros, so scaling them changes nothing.';
+
+/**
+ * A row left with no key, in the chosen example's words and with where to
+ * change it; null for any other refusal (the core's own words then).
+ */
+function refusal(err, src, ctx) {
+  const at = /batch (\d+), head \d+, query (\d+)/.exec(err.message);
+  if (err.code !== 'ALL_MASKED_ROW' || !at || (src !== 'custom' && src !== 'padding')) return null;
+  const b = Number(at[1]) + 1, q = Number(at[2]) + 1;
+  const masks = ctx.node('masks') ? sectionName('masks') : null;
+  if (src === 'custom') {
+    return refusalText(err.code, `Query row has no allowed key (query ${q}): every key of query ${q} is blocked by the custom mask${masksRef(ctx)}`
+      + ` — ${masks ? 'allow one there, or ' : ''}choose another example`);
+  }
+  // Under causal AND padding, query q sees keys 1 to q: all of them are padding.
+  const keys = q === 1 ? 'key 1 only, and it is padding' : `keys 1 to ${q}, and all are padding`;
+  return refusalText(err.code, `Query row has no allowed key (sequence ${b}, query ${q}): under causal AND padding query ${q} sees ${keys}`
+    + ` — ${masks ? `change the token ids of sequence ${b} in ${masks}, or ` : ''}choose another example`);
+}
 
 /** A largest weight at or above this makes a row one-hot in all but name. */
 const ONE_HOT = 0.99;
@@ -79,22 +112,32 @@ export const observability = {
     },
   },
   fields: [
-    ['src', codec.choice(OBS_SOURCES.map(([v]) => v)), () => 'causal'],
+    ['src', codec.choice(OBS_SOURCES), () => 'causal'],
     ['mult', codec.num(-1000, 1000), () => 1],
   ],
 
   mount(ctx, st) {
     const commit = () => ctx.commit(this.prefix, EDITED);
+    this.mult = numberField({ label: 'Multiply Q by', name: 'obs-mult', value: st.mult, min: -1000, max: 1000, size: 'sm',
+      hint: MULT_HINT, onValue: (v) => { st.mult = v; commit(); } });
     ctx.slot(this.id, 'controls').replaceChildren(
-      select({ label: 'Example', name: 'obs-src', value: st.src, options: OBS_SOURCES, onValue: (v) => { st.src = v; commit(); } }),
-      numberField({ label: 'Multiply Q by', name: 'obs-mult', value: st.mult, min: -1000, max: 1000, size: 'sm',
-        hint: 'Scales the 3×3 example’s queries: larger queries, larger scores.', onValue: (v) => { st.mult = v; commit(); } }),
+      select({ label: 'Example', name: 'obs-src', value: st.src, options: sourceOptions(ctx),
+        onValue: (v) => { st.src = v; this.showMode(st); commit(); } }),
+      this.mult,
     );
+    this.showMode(st);
     this.said = announcer(ctx.node(this.id), 'observability');
     this.status = statusLine(this.said);
     // An edit's result (the four numbers, with the note on the largest
     // score) is said once the edits pause.
     ctx.slot(this.id, 'status').replaceChildren(this.status.node, this.said.node);
+  },
+
+  /** The multiplier scales the 3×3 example's queries: with the padded sequences it is disabled, and its hint says why. */
+  showMode(st) {
+    const unused = st.src === 'padding';
+    this.mult.querySelector('input').disabled = unused;
+    setText(this.mult.querySelector('.hint'), unused ? MULT_UNUSED : MULT_HINT);
   },
 
   // Redrawn only when what the chosen example reads has changed.
@@ -119,7 +162,7 @@ export const observability = {
       if (st.src === 'causal') opts.causal = true;
       if (st.src === 'custom') opts.mask = mk.custom;
       return ctx.lab.sdpa(q, ex.k, ex.v, opts);
-    }, [host, ctx.slot(this.id, 'weights')]);
+    }, [host, ctx.slot(this.id, 'weights')], { explain: (err) => refusal(err, st.src, ctx) });
     if (!res) return;
     ctx.publish(`${this.prefix}.main`, res);
     const s = res.stats;
@@ -156,7 +199,7 @@ export const observability = {
     // The four numbers, kept by redraw() from one edit to the next. They are
     // not live (a typed multiplier changes them at every keystroke): an edit
     // of this section says them once the edits pause; a redraw because the
-    // 3×3 example or a mask of section 5 changed says nothing.
+    // 3×3 example or a mask of the masks section changed says nothing.
     redraw(host, h('dl', { class: 'stats' }, rows.map(([name, value, key, note]) => h('div', { class: 'stat' },
       h('dt', { text: name }), h('dd', {}, h('strong', { 'data-out': key, text: value }), h('span', { class: 'hint', text: note }))))));
     if (!edited) return;
