@@ -415,3 +415,58 @@ test('at 390 px the C scrolls in its box, not the page', async () => {
   assert.deepEqual(problems.pageErrors, []);
   await context.close();
 });
+
+test('at 390 px a marked entry reads as one line, "◆ −0.381", and its check\'s reason writes the number the same way', async () => {
+  const { page, problems, context } = await open({ viewport: { width: 390, height: 844 } });
+  const card = page.locator('#bk-heads-without-transpose');
+  await card.locator('summary').click();
+  await card.locator('button.bk-switch').click();
+  await card.locator('[data-check="matchesReference"] button.bk-show').click();
+  const marked = card.locator('[data-table="output"] td.bk-worst');
+  assert.equal(await marked.count(), 1, `output cells marked for matchesReference, one wanted; marked: ${await cellsAt(marked)}`);
+  await marked.scrollIntoViewIfNeeded();
+  // The marked cell's row is no taller than the table's other rows: its ◆ sits beside its number.
+  const heights = await marked.evaluate((td) => ({
+    marked: td.parentElement.getBoundingClientRect().height,
+    others: [...td.closest('tbody').rows].filter((tr) => tr !== td.parentElement).map((tr) => tr.getBoundingClientRect().height),
+    diamondTop: td.querySelector('.bk-diamond').getBoundingClientRect().top,
+    numberTop: (() => { const r = document.createRange(); r.selectNodeContents(td); return [...r.getClientRects()].at(-1).top; })(),
+  }));
+  assert.ok(heights.others.every((hgt) => Math.abs(hgt - heights.marked) < 1), `the marked cell's row is ${heights.marked} px high, the other rows ${heights.others.join(', ')} px`);
+  assert.ok(Math.abs(heights.diamondTop - heights.numberTop) < 2, `the ◆ starts at ${heights.diamondTop} px, its number's line at ${heights.numberTop} px: they are on two lines`);
+  // The reason names the entry with the number the table shows, sign and all.
+  const number = (await marked.evaluate((td) => td.bkNumber.data));
+  const reason = await card.locator('[data-check="matchesReference"] .bk-check-reason').textContent();
+  assert.match(number, /^−\d/, `the marked entry is a negative number: "${number}"`);
+  assert.ok(reason.includes(`is ${number};`), `the reason names the marked entry as the table shows it, "${number}": "${reason}"`);
+  assert.doesNotMatch(reason, /-\d/, `the reason writes a negative with a hyphen: "${reason}"`);
+  assertClean(problems, '390 px marked cell');
+  await context.close();
+});
+
+test('a card writes d_k with a subscript where it is drawn, and d_k in plain text where it is a label', async () => {
+  const { page, problems, context } = await open();
+  const card = page.locator('#bk-no-scale');
+  await card.locator('summary').click();
+  await card.locator('input[value="scoresScaled"]').check();
+  await card.locator('button.bk-switch').click();
+  const drawn = await card.evaluate((node) => {
+    const html = (sel) => [...node.querySelectorAll(sel)].map((n) => n.innerHTML.replace(/<input[^>]*>/, '').trim());
+    return {
+      title: html('.bk-title'), setting: html('.bk-setting'), option: html('.bk-option:has(input[value="scoresScaled"])'),
+      check: html('[data-check="scoresScaled"] .bk-check-title'), reason: html('[data-check="scoresScaled"] .bk-check-reason'),
+      verdict: html('.bk-verdict'),
+    };
+  });
+  assert.deepEqual(drawn, {
+    title: ['No 1/√d<sub>k</sub>'],
+    setting: ['Input: 4 tokens, no mask, d<sub>k</sub> = 4.'],
+    option: ['Scores scaled by 1/√d<sub>k</sub>'],
+    check: ['Scores scaled by 1/√d<sub>k</sub>'],
+    reason: ['The score of query 1 on key 4 is 3.000; q·k/√d<sub>k</sub> is 1.500: √d<sub>k</sub> = 2.000 times too large, so the 1/√d<sub>k</sub> is missing.'],
+    verdict: ['Your prediction was right: “Scores scaled by 1/√d<sub>k</sub>” fails. Your prediction is locked: it was made before the checks were seen, so this card scores 1 point.'],
+  });
+  assert.equal(await card.locator('[data-check="scoresScaled"] button.bk-show').getAttribute('aria-label'), 'Mark it below: Scores scaled by 1/√d_k');
+  assertClean(problems, 'subscripts');
+  await context.close();
+});

@@ -116,7 +116,39 @@ test('every failing reason reads as a sentence: an entry\'s head and batch come 
   }
   assert.deepEqual(garbled, [], 'reasons with "the head N," or "the batch N,"');
   const stale = runChecks(lab, EXERCISES.find((e) => e.bug === 'stale-cache-offset')).find((r) => r.name === 'diagonalAllowed');
-  assert.equal(stale.reason, 'Query 2 may see itself, yet the weight of query 2 on key 2 in head 1 is 0.');
+  assert.equal(stale.reason, 'Query 2 may see itself, yet the weight of query 2 on key 2 in head 1 is 0.000.');
+});
+
+test('a reason writes its numbers as the card\'s tables do: a negative with the sign −, not a hyphen', () => {
+  const lab = labs.true;
+  const hyphens = [];
+  const negatives = [];
+  for (const exercise of EXERCISES) {
+    for (const r of runChecks(lab, exercise)) {
+      if (/-\d/.test(r.reason)) hyphens.push(`${exercise.bug} / ${r.name}: ${r.reason}`);
+      if (/−\d/.test(r.reason)) negatives.push(r.reason);
+    }
+  }
+  assert.deepEqual(hyphens, [], 'reasons that write a negative number with a hyphen');
+  assert.ok(negatives.length > 0, 'some reason names a negative number, so the sign is tested');
+  const heads = runChecks(lab, EXERCISES.find((e) => e.bug === 'heads-without-transpose')).find((r) => r.name === 'matchesReference');
+  assert.equal(heads.reason, 'The output row 4, column 4 is −0.381; the bug-free core gives −0.079.');
+});
+
+test('the cards\' texts write d_k, d_v, T_k and d_model in plain form, and count tokens from 1', () => {
+  // "gradient dk" is the gradient of k, a tensor's name, not the width d_k.
+  const old = /(?<!gradient )\b(dk|dv|Tk|dModel)\b/i;
+  const texts = [
+    ...EXERCISES.flatMap((e) => ['title', 'setting', 'prompt'].map((field) => [`${e.bug}.${field}`, e[field]])),
+    ...CHECKS.flatMap((c) => ['title', 'says'].map((field) => [`${c.name}.${field}`, c[field]])),
+    ...EXERCISES.flatMap((e) => runChecks(labs.true, e).map((r) => [`${e.bug} / ${r.name} reason`, r.reason])),
+  ];
+  const unsubscripted = texts.filter(([, text]) => old.test(text)).map(([where, text]) => `${where}: ${text}`);
+  assert.deepEqual(unsubscripted, [], 'texts with dk, dv, Tk or dModel where d_k, d_v, T_k or d_model is meant');
+  assert.equal(CHECKS.find((c) => c.name === 'scoresScaled').title, 'Scores scaled by 1/√d_k');
+  // A position counts from 0 and a token from 1: a text that names position 0 says which token stands there.
+  const positions = texts.filter(([, text]) => /position 0/.test(text) && !/position 0[^.]*token 1/.test(text)).map(([where, text]) => `${where}: ${text}`);
+  assert.deepEqual(positions, [], 'texts naming position 0 without saying it is token 1');
 });
 
 describe('the bug switches in the core', () => {

@@ -152,7 +152,7 @@ test('a reset lets the learner practise, but the first outcome stays: no second 
   // The scored round: a wrong prediction.
   await card.getByLabel('Rows sum to 1').check();
   await card.locator('button.bk-switch').click();
-  assert.match(await verdict(), /still passes.*made before the checks were seen/, `scored round: "${await verdict()}"`);
+  assert.match(await verdict(), /still passes.*locked.*no point/, `scored round: "${await verdict()}"`);
   await card.locator('button.bk-repair-button').click();
   await page.waitForTimeout(50);
   assert.deepEqual(results.map(({ exercise, passed }) => ({ exercise, passed })), [{ exercise: 'no-scale', passed: false }]);
@@ -172,5 +172,55 @@ test('a reset lets the learner practise, but the first outcome stays: no second 
   assert.match(text, /[Pp]ractice.*first.*no point/, `the verdict says the score keeps the first outcome: "${text}"`);
   assert.match(waiting, /[Pp]ractice.*no point/, `before the practice round the verdict says it is practice: "${waiting}"`);
   assertClean(problems, 'reset and practise');
+  await context.close();
+});
+
+test('a card that a link opens with its bug on scores no point, and a prediction after a reset cannot buy one', async () => {
+  const bug = 'no-scale';
+  const index = EXERCISES.findIndex((e) => e.bug === bug);
+  const savedOutcome = (page) => page.evaluate((b) => JSON.parse(localStorage.getItem('attention-lab.progress.v1') || '{}').o?.[b], bug);
+  // Card 8 with its bug on and no prediction ("-3"); then, in a second page, with the right prediction already made ("h3").
+  for (const [cardState, before] of [['-3', /before a prediction was made, so this card scores no point/], ['h3', /right.*opened with its bug already on.*no point/]]) {
+    const { page, problems, context } = await openPage(browser, server.url);
+    const state = '-0'.repeat(index) + cardState + '-0'.repeat(EXERCISES.length - index - 1);
+    await page.goto(`${server.url}web/index.html#view=break-it&brk.s=${state}`);
+    await page.waitForSelector('html[data-ready="true"]', { timeout: 15000 });
+    const card = page.locator(`#bk-${bug}`);
+    const verdict = async () => (await shownText(card.locator('.bk-verdict'))).trim();
+    await page.waitForFunction((b) => document.querySelector(`#bk-${b} button.bk-switch`).getAttribute('aria-pressed') === 'true', bug);
+    assert.equal(await card.locator('[data-check="scoresScaled"]').getAttribute('data-state'), 'fail', 'the link shows the check failing');
+    assert.match(await verdict(), before, `${cardState}: the card opened with its bug on says: "${await verdict()}"`);
+    assert.equal(await savedOutcome(page), 0, `${cardState}: the card's checks were shown, so its outcome is no point`);
+
+    // Reset, then predict the check the card showed failing.
+    await page.locator('button.bk-reset').click();
+    assert.match(await verdict(), /[Pp]ractice.*no point/, `${cardState}: after the reset the card says it is practice: "${await verdict()}"`);
+    await card.getByLabel('Scores scaled by 1/√dk').check();
+    await card.locator('button.bk-switch').click();
+    const text = await verdict();
+    assert.match(text, /prediction was right/, text);
+    assert.doesNotMatch(text, /1 point|made before the checks were seen/, `${cardState}: a prediction made after the checks were seen scored: "${text}"`);
+    assert.match(text, /[Pp]ractice.*no point/, `${cardState}: the verdict says it is practice: "${text}"`);
+    assert.equal(await savedOutcome(page), 0, `${cardState}: the saved outcome after the practice round`);
+    assertClean(problems, `link ${cardState}`);
+    await context.close();
+  }
+});
+
+test('a link that changes a scored card\'s prediction starts the card again as practice: its verdict speaks of the first outcome', async () => {
+  const bug = 'no-scale';
+  const index = EXERCISES.findIndex((e) => e.bug === bug);
+  const { page, problems, context } = await lesson();
+  const card = page.locator(`#bk-${bug}`);
+  await card.locator('summary').click();
+  await card.getByLabel('Rows sum to 1').check();
+  await card.locator('button.bk-switch').click();
+  // The same card, bug on, with the right prediction in its place.
+  const state = '-0'.repeat(index) + 'h3' + '-0'.repeat(EXERCISES.length - index - 1);
+  await page.evaluate((s) => { location.hash = `view=break-it&brk.s=${s}`; }, state);
+  await page.waitForFunction((b) => document.querySelector(`#bk-${b} input[value="scoresScaled"]`).checked, bug);
+  const text = (await shownText(card.locator('.bk-verdict'))).trim();
+  assert.match(text, /prediction was right.*[Pp]ractice.*first outcome, no point/, `the verdict after the link: "${text}"`);
+  assertClean(problems, 'prediction changed by a link');
   await context.close();
 });

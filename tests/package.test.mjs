@@ -250,7 +250,7 @@ test('npm run dist says how the SCORM package is graded: its score max and maste
   assert.equal(graded, `attention-lab-scorm12.zip: 2 files, 2 KiB; sections masks, quiz; score max ${max}, mastery ${mastery}`);
   // A reading-only package has no mastery score: the line says so in words, not "null".
   const reading = line('masks');
-  assert.match(reading, /; sections masks; nothing to score: no mastery score \(the LMS is told completed, never passed or failed\)$/, reading);
+  assert.match(reading, /; sections masks; nothing to score: no mastery score and no score \(the LMS is told incomplete until every section is visited, then completed; never passed or failed\)$/, reading);
   assert.doesNotMatch(reading, /null|score max 0/, reading);
 });
 

@@ -24,19 +24,22 @@
  * the catch-all "Matches the reference", which every bug fails. An
  * exercise's outcome is decided the first time a learner turns its bug
  * on: onResult({ exercise, passed }) is called then, and only then; passed
- * is whether the predicted check failed (false without a prediction). From
- * that moment the prediction is locked, so that it cannot be changed after
- * the checks have been seen. "Reset these cards" ("Reset this card" when
- * there is one) starts the cards again for practice (progress.js): the
- * prediction unlocks, but the outcome, and so the score, stays the first
- * one, and the verdict says so.
+ * is whether the predicted check failed (false without a prediction). A
+ * card that a state (a link, a saved record) shows broken before any
+ * outcome is decided then too, as no point: its checks could be seen before
+ * a prediction was made here. From that moment the prediction is locked, so
+ * that it cannot be changed after the checks have been seen. "Reset these
+ * cards" ("Reset this card" when there is one) starts the cards again for
+ * practice (progress.js), and so does a state that changes a decided card's
+ * prediction: the prediction unlocks, but the outcome, and so the score,
+ * stays the first one, and the verdict says so.
  *
  * The DOM is built with createElement and textContent only; styles are
  * classes from breakit.css; every number shown comes from the core.
  */
-import { CHECKS, runChecks, intendedRule } from './checks.js';
+import { CHECKS, runChecks, intendedRule, fmt } from './checks.js';
 import { EXERCISES, PREDICTION_CHECKS } from './exercises.js';
-import { h, fmt as fmtNumber, oneBased, setText, setClass, uid } from './lesson-ui.js';
+import { h, oneBased, setText, setClass, uid } from './lesson-ui.js';
 import { Progress, lessonProgress, BREAKIT_DEFAULT, isBreakItState } from './progress.js';
 import { paintRamp, rampLegend } from './palette.js';
 import { cCode, placeName } from './lesson-flow.js';
@@ -87,8 +90,28 @@ function encodeState(cards) {
 const el = (tag, { cls, text, attrs } = {}, ...children) =>
   h(tag, { class: cls || null, text, ...attrs }, ...children.filter(Boolean));
 
-/** lesson-ui.js's number text, with a typographic minus. */
-const fmt = (x) => fmtNumber(x).replace('-', '−');
+/**
+ * The card's texts keep d_k, d_v, T_k and d_model in plain form (they are
+ * also labels, README text and test results); on the card they are drawn
+ * with subscripts, built node by node, never parsed as markup.
+ */
+function subscripted(text) {
+  const nodes = [];
+  let at = 0;
+  for (const m of text.matchAll(/\b([A-Za-z])_([a-z]+)\b/g)) {
+    nodes.push(text.slice(at, m.index), m[1], el('sub', { text: m[2] }));
+    at = m.index + m[0].length;
+  }
+  nodes.push(text.slice(at));
+  return nodes.filter((n) => n !== '');
+}
+
+/** Write `text` into `node` with subscripts, unless it already holds it. */
+function setSubscripted(node, text) {
+  if (node.bkText === text) return;
+  node.bkText = text;
+  node.replaceChildren(...subscripted(text));
+}
 
 // ---------------------------------------------------------------------------
 // Tables: weights / scores (queries × keys) and output (tokens × features)
@@ -322,7 +345,7 @@ class Card {
     const summary = el('summary', {},
       // Alone (one card in a widget), it has no number: its place in the lesson's list means nothing to a learner who sees only this card.
       alone ? null : el('span', { cls: 'bk-num', text: String(index + 1) }),
-      el('h3', { cls: 'bk-title', text: exercise.title }),
+      el('h3', { cls: 'bk-title' }, ...subscripted(exercise.title)),
       this.badges);
 
     const mistake = el('pre', { cls: 'bk-code bk-mistake' }, el('code', { text: exercise.mistake }));
@@ -330,10 +353,10 @@ class Card {
     this.options = PREDICTION_CHECKS.map((check) => {
       const input = el('input', { attrs: { type: 'radio', name: `${id}-predict`, value: check.name, id: `${id}-p-${check.name}` } });
       input.addEventListener('change', () => { if (input.checked) owner.change(index, { prediction: check.name }); });
-      return { input, label: el('label', { cls: 'bk-option', attrs: { for: input.id } }, input, ` ${check.title}`) };
+      return { input, label: el('label', { cls: 'bk-option', attrs: { for: input.id } }, input, ' ', ...subscripted(check.title)) };
     });
     const predict = el('fieldset', { cls: 'bk-predict' },
-      el('legend', { text: `Predict: ${exercise.prompt}` }),
+      el('legend', {}, ...subscripted(`Predict: ${exercise.prompt}`)),
       el('div', { cls: 'bk-option-list' }, ...this.options.map((o) => o.label)));
 
     // A toggle keeps one accessible name; aria-pressed says whether it is on.
@@ -370,7 +393,7 @@ class Card {
 
     this.node = el('details', { cls: 'bk-card', attrs: { id, 'data-bug': exercise.bug } }, summary,
       el('div', { cls: 'bk-body' },
-        el('p', { cls: 'bk-setting', text: `Input: ${exercise.setting}` }),
+        el('p', { cls: 'bk-setting' }, ...subscripted(`Input: ${exercise.setting}`)),
         el('h4', { text: 'The mistake, in PyTorch terms' }), mistake, cSource(exercise.bug),
         predict,
         el('div', { cls: 'bk-actions' }, this.toggle),
@@ -418,7 +441,7 @@ class Card {
     setText(this.status, state.on
       ? `Bug “${exercise.bug}” is on: ${failed.length} of ${applied} checks fail${notApplied}.`
       : `Bug off: ${failed.length === 0 ? `all ${applied} checks pass` : `${failed.length} of ${applied} checks fail`}${notApplied}${state.repaired ? ' (repaired)' : ''}.`);
-    setText(this.verdict, this.verdictText(state));
+    setSubscripted(this.verdict, this.verdictText(state));
 
     results.forEach((r, n) => this.drawCheck(this.checkItems[n], r));
     const run = results.run;
@@ -449,14 +472,16 @@ class Card {
 
   /**
    * What this round showed, then what the card scores: the outcome in the
-   * record, decided in the card's first round. After a reset a round is
+   * record, decided in the card's first round, or as no point when the card
+   * was first shown broken (BreakIt.decideSeen). After a reset a round is
    * practice, and says so rather than claim it was scored.
    */
   verdictText(state) {
     const { record } = this.owner;
     const { bug } = this.exercise;
     const practice = record.inPractice(bug);
-    const points = record.outcome(bug) ? '1 point' : 'no point';
+    const outcome = record.outcome(bug);
+    const points = outcome ? '1 point' : 'no point';
     const kept = practice ? ` This is practice: the score keeps the card’s first outcome, ${points}.` : '';
     if (!state.broken) return `${state.prediction ? 'Prediction saved. Now turn the bug on.' : 'Choose a check, then turn the bug on.'}${kept}`;
     if (!state.prediction) {
@@ -465,13 +490,16 @@ class Card {
     }
     const check = CHECKS.find((c) => c.name === state.prediction);
     const names = this.caughtBy().map((name) => `“${CHECKS.find((c) => c.name === name).title}”`).join(', ');
-    const round = this.predictedRight(state) ? `Your prediction was right: “${check.title}” fails.`
+    const right = this.predictedRight(state);
+    const round = right ? `Your prediction was right: “${check.title}” fails.`
       : PREDICTION_CHECKS.includes(check) ? `“${check.title}” still passes. This bug is caught by ${names}.`
         : `“${check.title}” fails for every bug, so it does not count as a prediction. This bug is caught by ${names}.`;
     if (practice) return `${round}${kept}`;
-    // A card switched on by a state in the URL, not by the learner, has no outcome to report.
-    if (record.outcome(bug) === null) return round;
-    return `${round} Your prediction is locked: it was made before the checks were seen, so this card scores ${points}.`;
+    if (outcome) return `${round} Your prediction is locked: it was made before the checks were seen, so this card scores 1 point.`;
+    // A right prediction without its point came with the bug already on (a link):
+    // this card's checks were shown before a prediction was made here.
+    if (right) return `${round} The card opened with its bug already on, before a prediction was made here, so this card scores no point.`;
+    return `${round} Your prediction is locked now that the checks have been seen, and this card scores no point.`;
   }
 
   /** The intended rule (which key each query may see) for weights of this shape, from the core, asked once per shape. */
@@ -490,7 +518,7 @@ class Card {
     const mark = el('span', { cls: 'bk-check-mark' });
     const reason = el('span', { cls: 'bk-check-reason' });
     const li = el('li', { cls: 'bk-check', attrs: { 'data-check': check.name } },
-      mark, el('span', { cls: 'bk-check-title', text: check.title }), reason);
+      mark, el('span', { cls: 'bk-check-title' }, ...subscripted(check.title)), reason);
     // Shown on a failed check that blames one entry.
     const show = el('button', { cls: 'bk-show', text: 'Mark it below', attrs: { type: 'button', 'aria-label': `Mark it below: ${check.title}` } });
     show.addEventListener('click', () => {
@@ -506,7 +534,7 @@ class Card {
     setClass(li, `bk-check is-${state}`);
     if (li.dataset.state !== state) li.dataset.state = state;
     setText(mark, { pass: '✓ pass', fail: '✗ fail', skip: '– n/a' }[state]);
-    setText(reason, result.reason);
+    setSubscripted(reason, result.reason);
     if (!result.passed && result.worst) {
       const pressed = String(this.selected === result.name);
       if (show.getAttribute('aria-pressed') !== pressed) show.setAttribute('aria-pressed', pressed);
@@ -558,12 +586,14 @@ class BreakIt {
         this.setState(this.record.record.breakIt);
         if (this.onChange) this.onChange(this.getState());
       }
-      this.cards.forEach((card, i) => { if (card) setText(card.verdict, card.verdictText(this.state[i])); });
+      this.decideSeen();
+      this.cards.forEach((card, i) => { if (card) setSubscripted(card.verdict, card.verdictText(this.state[i])); });
       this.showProgress();
     });
 
     // Draw the cards before they join the page, so that their status lines
     // do not all announce themselves at once.
+    this.decideSeen();
     this.cards.forEach((c, i) => {
       if (!c) return;
       c.node.open = i === 0 || shown.length === 1 || this.isTouched(i);
@@ -585,6 +615,20 @@ class BreakIt {
     const toolbar = [el('div', { cls: 'bk-toolbar' }, ...(shown.length > 1 ? [this.progress] : []), reset, resetNote)];
     container.replaceChildren(...intro, ...toolbar, ...shown.map((c) => c.node));
     this.showProgress();
+  }
+
+  /**
+   * A card shown broken with no outcome had its bug turned on by a state
+   * (a link, a saved record), not by a learner's round: its checks can be
+   * seen before any prediction made here. Its outcome is decided now, as no
+   * point, so that a prediction made after a reset is practice.
+   */
+  decideSeen() {
+    this.cards.forEach((card, i) => {
+      const { bug } = card?.exercise ?? {};
+      if (!card || !this.state[i].broken || !this.record.decide(bug, false)) return;
+      if (this.onResult) this.onResult({ exercise: bug, passed: false });
+    });
   }
 
   /** A card drew a new result from the core. */
@@ -654,16 +698,22 @@ class BreakIt {
     if (!isValidState(text)) return false;
     if (text === this.getState()) return true;
     const next = decodeState(text);
+    // A decided card whose prediction the new state changes (a link, the
+    // back button) is started again: the verdict speaks of the learner's own
+    // round only.
     next.forEach((s, i) => {
-      const before = JSON.stringify(this.state[i]);
-      this.state[i] = s;
-      const card = this.cards[i];
-      if (card && JSON.stringify(s) !== before) {
-        if (this.isTouched(i)) card.node.open = true;
-        card.render(s);
-      }
+      const bug = EXERCISES[i].bug;
+      if (this.record.outcome(bug) !== null && s.prediction !== this.state[i].prediction) this.record.startPractice(bug);
     });
+    const changed = next.map((s, i) => JSON.stringify(s) !== JSON.stringify(this.state[i]));
+    this.state = next;
     this.record.setBreakIt(text);
+    this.decideSeen();
+    this.cards.forEach((card, i) => {
+      if (!card || !changed[i]) return;
+      if (this.isTouched(i)) card.node.open = true;
+      card.render(this.state[i]);
+    });
     this.showProgress();
     return true;
   }

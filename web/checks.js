@@ -37,6 +37,7 @@
  *     module's KV cache, causal; the steps are laid out as one pass.
  */
 import { AttentionError } from './attention.js';
+import { fmt as fmtNumber } from './lesson-ui.js';
 
 /** The checks, in the order they run and are shown. */
 export const CHECKS = Object.freeze([
@@ -47,7 +48,7 @@ export const CHECKS = Object.freeze([
   { name: 'finiteOutputs', title: 'Finite numbers', says: 'no NaN or Infinity in the weights or the output' },
   { name: 'matchesReference', title: 'Matches the reference', says: 'the result equals the bug-free computation of the core' },
   { name: 'permutationEquivariance', title: 'Permuting tokens permutes outputs', says: 'without a mask, reordering the tokens only reorders the outputs' },
-  { name: 'scoresScaled', title: 'Scores scaled by 1/√dk', says: 'the scores equal q·k/√dk, as the bug-free core computes them' },
+  { name: 'scoresScaled', title: 'Scores scaled by 1/√d_k', says: 'the scores equal q·k/√d_k, as the bug-free core computes them' },
   { name: 'allMaskedRowsRefused', title: 'Empty rows are refused', says: 'a query with no allowed key is refused, not turned into numbers' },
   { name: 'gradientMatchesFiniteDifference', title: 'Gradient matches a nudge', says: 'each gradient entry equals the slope of the loss when that input is nudged by ±ε' },
 ]);
@@ -277,13 +278,12 @@ const pass = (name, reason) => ({ name, passed: true, reason, worst: null, skipp
 const skip = (name, reason) => ({ name, passed: true, reason: `Not applicable: ${reason}.`, worst: null, skipped: true });
 const failWith = (name, reason, worst) => ({ name, passed: false, reason, worst, skipped: false });
 
-/** A number for a reason line: 4 decimals, or exponent form when very large or small. */
-function fmt(x) {
-  if (Number.isNaN(x)) return 'NaN';
-  if (!Number.isFinite(x)) return x > 0 ? 'Infinity' : '-Infinity';
-  if (Math.abs(x) >= 1e4 || (x !== 0 && Math.abs(x) < 1e-3)) return x.toExponential(2);
-  return String(Math.round(x * 1e4) / 1e4);
-}
+/**
+ * A number as a break-it card shows it, in its reasons and in its tables
+ * (breakit.js): the page's number form (lesson-ui.js) with a typographic
+ * minus, so that an entry a reason names reads the same in the table below.
+ */
+export const fmt = (x) => fmtNumber(x).replaceAll('-', '−');
 
 /**
  * "weight of query 2 on key 3 in head 1" style name of an entry, 1-based for
@@ -487,13 +487,13 @@ const CHECK_FUNCTIONS = {
     if (run.refused) return skip(name, refusedReason(run));
     if (reference.refused) return skip(name, `the bug-free core refuses this input (${reference.refused.code})`);
     const w = largestDifference(run.scores, reference.scores, 'scores', exercise, { tol: relTol(reference.scores.data) });
-    if (!w) return pass(name, 'Every score equals q·k/√dk.');
+    if (!w) return pass(name, 'Every score equals q·k/√d_k.');
     const root = Math.sqrt(exercise.inputs.q[0].length);
     const ratio = w.value / w.other;
-    const hint = Math.abs(ratio - root) < 1e-3 * root ? `: √dk = ${fmt(root)} times too large, so the 1/√dk is missing`
-      : Math.abs(ratio * root - 1) < 1e-3 ? `: √dk = ${fmt(root)} times too small, so it was divided by dk`
+    const hint = Math.abs(ratio - root) < 1e-3 * root ? `: √d_k = ${fmt(root)} times too large, so the 1/√d_k is missing`
+      : Math.abs(ratio * root - 1) < 1e-3 ? `: √d_k = ${fmt(root)} times too small, so it was divided by d_k`
         : Number.isFinite(ratio) ? ` (${fmt(ratio)} times the right value)` : '';
-    return failWith(name, `The ${where(w)} is ${fmt(w.value)}; q·k/√dk is ${fmt(w.other)}${hint}.`, w);
+    return failWith(name, `The ${where(w)} is ${fmt(w.value)}; q·k/√d_k is ${fmt(w.other)}${hint}.`, w);
   },
 
   allMaskedRowsRefused(ctx) {

@@ -416,7 +416,7 @@ const OPTIONS = {
 
 /** The command line's line about the SCORM package: its files, sections and grading. */
 export function scormSummary({ file, files, bytes, sections, max, mastery }) {
-  const grading = mastery === null ? 'nothing to score: no mastery score (the LMS is told completed, never passed or failed)'
+  const grading = mastery === null ? 'nothing to score: no mastery score and no score (the LMS is told incomplete until every section is visited, then completed; never passed or failed)'
     : `score max ${max}, mastery ${mastery}`;
   return `${file}: ${files.length} files, ${(bytes / 1024).toFixed(0)} KiB; sections ${sections.join(', ')}; ${grading}`;
 }
