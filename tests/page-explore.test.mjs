@@ -374,7 +374,7 @@ test('an edit sets readouts and tables in place: the same elements take the new 
   await phone.page.locator('[data-grid="flash-k"] input[data-row="0"][data-col="0"]').fill('5');
   await phone.page.waitForFunction((t) => document.querySelector('[data-values="flash-scores"] td[data-col="0"]').textContent !== t, old);
   await phone.page.evaluate(() => new Promise((resolve) => requestIdleCallback(resolve, { timeout: 1000 })));
-  assert.deepEqual(await box.evaluate((n) => [n.kept === true, n.getAttribute('tabindex'), n.getAttribute('role'), n.dataset.overflows]), [true, '0', 'region', '1'],
+  assert.deepEqual(await box.evaluate((n) => [n.kept === true, n.getAttribute('tabindex'), n.getAttribute('role'), n.dataset.overflows]), [true, '0', 'group', '1'],
     'the scroll box is the same element and keeps its tab stop, role and sideways hint');
   assertClean(problems, 'gradients');
   assertClean(phone.problems, 'online softmax at 390 px');

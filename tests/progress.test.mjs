@@ -77,7 +77,9 @@ test('a narrower scope (a package with some sections) changes max and what must 
 
 test('the serialised form at its largest fits in 4096 characters, and round-trips', () => {
   const record = {
-    quiz: Object.fromEntries(QUESTIONS.map((q) => [q.id, { first: longestAnswer(q), right: true, latest: longestAnswer(q) }])),
+    // Every answer opened before its first attempt (so none scored): the longest list of opened answers.
+    quiz: Object.fromEntries(QUESTIONS.map((q) => [q.id, { first: longestAnswer(q), right: false, latest: longestAnswer(q) }])),
+    revealed: [...ALL_QUESTIONS],
     breakIt: `${String.fromCharCode(96 + CHECKS.length)}7`.repeat(ALL_EXERCISES.length),
     outcomes: Object.fromEntries(ALL_EXERCISES.map((bug) => [bug, true])),
     practice: Object.fromEntries(ALL_EXERCISES.map((bug) => [bug, true])),
@@ -115,6 +117,9 @@ test('corrupted or hostile saved texts are refused with a notice, and the record
     'a bad practice entry': '{"v":1,"o":{"no-scale":1},"p":{"no-scale":true}}',
     'a bad section id': '{"v":1,"s":["<b>"]}',
     'a grid answer of the wrong size': '{"v":1,"q":{"causal":["0101",0,"0101"]}}',
+    'opened answers not in a list': '{"v":1,"r":"scale"}',
+    'an unknown opened answer': '{"v":1,"r":["toString"]}',
+    'an opened answer that scored': '{"v":1,"q":{"scale":["a",1,"a"]},"r":["scale"]}',
     'null': 'null',
     'an array': '[1,2]',
   };
@@ -123,13 +128,47 @@ test('corrupted or hostile saved texts are refused with a notice, and the record
     p.answer('maps', 'b', true);
     assert.equal(p.restore(text), false, what);
     assert.match(p.notice, /could not be used .* starts fresh/, what);
-    assert.deepEqual(p.record, { quiz: {}, breakIt: BREAKIT_DEFAULT, outcomes: {}, practice: {}, visited: [] }, `${what}: fresh`);
+    assert.deepEqual(p.record, { quiz: {}, revealed: [], breakIt: BREAKIT_DEFAULT, outcomes: {}, practice: {}, visited: [] }, `${what}: fresh`);
     assert.ok(!p.notice.includes(text.slice(0, 12)) || text.length < 6, `${what}: the notice does not echo the text`);
   }
   assert.equal(globalThis.ran, undefined);
   const p = new Progress();
   assert.equal(p.restore(good), true);
   assert.equal(p.notice, null);
+});
+
+test('opening the model answer before the first attempt: that attempt scores nothing, even right; after it, opening costs nothing', () => {
+  const p = full();
+  const events = [];
+  p.subscribe((event) => events.push(event.type));
+  p.reveal('scale');
+  p.reveal('scale'); // once
+  assert.deepEqual(events, ['reveal'], `events after reveal(): ${events.join(', ')}`);
+  assert.equal(p.revealed('scale'), true);
+  p.answer('scale', 'a', true);
+  assert.deepEqual(p.answerTo('scale'), { first: 'a', right: false, latest: 'a' }, 'a right first attempt made with the answer open scores nothing');
+  assert.equal(p.score().raw, 0, 'no point for a question whose answer was opened first');
+  // Answered first, then opened: the point stays, and the answer is not marked revealed.
+  p.answer('maps', 'b', true);
+  p.reveal('maps');
+  assert.equal(p.revealed('maps'), false, 'opening the answer after the first attempt changes nothing');
+  assert.equal(p.score().raw, 1);
+  // The record keeps it, and so does a reload (or an LMS's suspend data).
+  const text = p.serialise();
+  assert.match(text, /"r":\["scale"\]/, text);
+  const again = full();
+  assert.equal(again.restore(text), true, again.notice);
+  assert.equal(again.revealed('scale'), true);
+  assert.deepEqual(again.score(), p.score());
+  again.answer('scale', 'a', true); // a retry is practice too
+  assert.equal(again.score().raw, 1);
+  // A record saved before answers could be opened first still loads, as it was scored.
+  const old = full();
+  assert.equal(old.restore('{"v":1,"q":{"scale":["a",1,"a"],"maps":["a",0,"b"]}}'), true, old.notice);
+  assert.deepEqual([old.revealed('scale'), old.score().raw], [false, 1]);
+  // A reset (outside an LMS) forgets which answers were opened.
+  again.reset();
+  assert.equal(again.revealed('scale'), false);
 });
 
 test('a graded record (an LMS grades it) refuses reset(): first attempts stay final; an ungraded one starts over', () => {
@@ -223,5 +262,9 @@ test('summary(): visited counts the page\'s watched sections only, out of their 
   assert.deepEqual([p.summary().visited, p.summary().sections], [3, 4]);
   // The saved form is unchanged: the ids, all of them (the other page's too).
   assert.equal(p.serialise(), '{"v":1,"s":["masks","quiz","break-it","why-scale","kv-cache"]}');
-  assert.equal(p.status(), 'completed', 'visiting is not scored: it does not change the status');
+  // Visiting is not scored; with nothing scored in scope it decides when the work is complete.
+  assert.equal(p.status(), 'incomplete', 'nothing scored, 3 of 4 sections visited');
+  p.visit('dropout');
+  assert.equal(p.status(), 'completed', 'nothing scored, every section visited');
+  assert.deepEqual([p.score().raw, p.score().max], [0, 0], 'and nothing scored');
 });

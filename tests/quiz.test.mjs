@@ -217,13 +217,17 @@ test('axe-core finds no violations in the answered quiz, at 1280 px and 390 px',
   }
 });
 
-test('the intro says how the model answers are reached: they start closed, so it never calls them open', async () => {
+test('the intro says how the model answers are reached: they start closed, so it never calls them open; it says what opening one first costs', async () => {
   const { page, problems, context } = await lesson();
-  const intro = await shownText(page.locator('#quiz [data-quiz-intro]'));
+  assert.equal(await page.locator('#quiz [data-quiz-intro]').isVisible(), false, 'the intro for reading alone is hidden once answers are checked');
+  assert.equal(await page.locator('#quiz [data-quiz-rules]').isVisible(), true, 'the intro for checked answers is shown');
+  const intro = await shownText(page.locator('#quiz [data-quiz-rules]'));
   const open = await page.locator('#quiz details.answer').evaluateAll((ds) => ds.filter((d) => d.open).length);
   assert.equal(open, 0, 'every model answer starts closed');
   assert.doesNotMatch(intro, /\b(stay|are|is) open\b/, `the intro must not call the closed answers open: "${intro}"`);
   assert.match(intro, /Show the answer/, `the intro names the control that opens a model answer: "${intro}"`);
+  assert.match(intro, /only your first attempt scores/i, `the intro says which attempt scores: "${intro}"`);
+  assert.match(intro, /before your first attempt gives up that question’s point/, `the intro says what opening the answer first costs: "${intro}"`);
   assertClean(problems, 'intro');
   await context.close();
 });
@@ -236,6 +240,80 @@ test('a wrong choice\'s explanation never opens with the words of the choice it 
       assert.notEqual(opening(c.why), opening(c.text), `${q.id} ${c.id}: the explanation "${c.why}" opens like the choice "${c.text}"`);
     }
   }
+});
+
+test('the choices give nothing away: the right one is not marked by its length or its place', () => {
+  const choiceQuestions = QUESTIONS.filter((question) => question.kind === 'choice');
+  const shown = (c) => c.text.replace(/_/g, ''); // d_k is drawn as d with a subscript k
+  let longest = 0;
+  const places = new Map();
+  for (const q of choiceQuestions) {
+    const right = q.choices.find((c) => c.right);
+    const wrong = q.choices.filter((c) => !c.right).map((c) => shown(c).length);
+    const lengths = q.choices.map((c) => `${c.id}${c.right ? '*' : ''}: ${shown(c).length}`).join(', ');
+    // Each wrong choice is about as long as the right one: within a fifth of it.
+    for (const n of wrong) assert.ok(Math.abs(n - shown(right).length) <= 0.2 * shown(right).length, `${q.id}: lengths (right starred) ${lengths}`);
+    if (shown(right).length > Math.max(...wrong)) longest += 1;
+    const place = q.choices.indexOf(right);
+    places.set(place, (places.get(place) || 0) + 1);
+  }
+  assert.ok(longest <= 1, `the right choice is the longest in ${longest} of ${choiceQuestions.length} questions`);
+  const most = Math.max(...places.values());
+  assert.ok(most <= choiceQuestions.length / 3, `one place (a, b, c…) holds ${most} of ${choiceQuestions.length} right choices: ${JSON.stringify([...places])}`);
+});
+
+test('opening the model answer before the first attempt gives up the point: the feedback, the first-attempt line and the score say so, after a reload too', async () => {
+  const { page, problems, context } = await lesson();
+  const scale = QUESTIONS.find((q) => q.id === 'scale');
+  const f = form(page, 'scale');
+  const details = page.locator('li[data-question="scale"] details.answer');
+  await details.locator('summary').click();
+  assert.match(await shownText(f.locator('.qz-feedback')), /answer was opened before your first attempt.*practice.*no point/,
+    'opening the answer first says at once what it costs');
+  const saved = await page.evaluate(() => localStorage.getItem('attention-lab.progress.v1'));
+  assert.match(saved ?? '', /"r":\["scale"\]/, `the record keeps the opened answer: ${saved}`);
+  await details.locator('summary').click(); // closing it again changes nothing
+  await answer(page, scale);
+  const feedback = await shownText(f.locator('.qz-feedback'));
+  assert.match(feedback, /^✓?\s*Right\..*The answer was open before your first attempt: practice, no point\./s, feedback);
+  assert.match(await shownText(f.locator('.qz-first')), /First attempt: right ✓, made after the answer was opened \(practice, no point\)/);
+  assert.match(await shownText(page.locator('.pg-line')), new RegExp(`Score 0 of ${MAX} .* 1 of 8 questions answered`));
+  // Answered first, opened after: the point stays.
+  const maps = QUESTIONS.find((q) => q.id === 'maps');
+  await answer(page, maps);
+  await page.locator('li[data-question="maps"] details.answer summary').click();
+  assert.match(await shownText(form(page, 'maps').locator('.qz-first')), /First attempt: right ✓ \(1 point\)/);
+  assert.doesNotMatch(await shownText(form(page, 'maps').locator('.qz-feedback')), /practice/);
+  assert.match(await shownText(page.locator('.pg-line')), new RegExp(`Score 1 of ${MAX} .* 2 of 8 questions answered`));
+
+  await page.reload();
+  await page.waitForSelector('html[data-ready="true"]');
+  assert.match(await shownText(f.locator('.qz-feedback')), /practice, no point/, 'the reload keeps the practice note');
+  assert.match(await shownText(f.locator('.qz-first')), /made after the answer was opened/);
+  assert.match(await shownText(page.locator('.pg-line')), new RegExp(`Score 1 of ${MAX}`));
+  // A reset starts over, but an answer still open (maps's, from the link the reload kept) is open before the next first attempt.
+  await page.locator('button.pg-reset').click();
+  await page.locator('button.pg-erase').click();
+  assert.match(await shownText(form(page, 'maps').locator('.qz-feedback')), /answer was opened before your first attempt/, 'the open answer counts again');
+  assert.equal(await shownText(f.locator('.qz-feedback')), '', 'a closed answer costs nothing after the reset');
+  assertClean(problems, 'answer opened first');
+  await context.close();
+});
+
+test('a link that opens a model answer counts as opening it: that question is practice', async () => {
+  const session = await openPage(browser, server.url);
+  await session.page.goto(`${server.url}web/index.html#ui.open=quiz-answer-2`);
+  await session.page.waitForSelector('html[data-ready="true"]');
+  const { page, problems, context } = session;
+  const f = form(page, 'softmax-axis');
+  // The link's open answers are applied after the quiz is drawn: wait for that, then say what is shown.
+  await page.waitForFunction(() => document.querySelector('details[data-disclosure="quiz-answer-2"]').open);
+  assert.match(await shownText(f.locator('.qz-feedback')), /answer was opened before your first attempt/, 'the opened answer is noted at once');
+  await answer(page, QUESTIONS.find((q) => q.id === 'softmax-axis'));
+  assert.match(await shownText(f.locator('.qz-first')), /made after the answer was opened/);
+  assert.match(await shownText(page.locator('.pg-line')), new RegExp(`Score 0 of ${MAX}`));
+  assertClean(problems, 'answer opened by a link');
+  await context.close();
 });
 
 test('a number answer is judged by its value: leading zeros do not make the right number wrong', async () => {

@@ -4,12 +4,15 @@
 /** One saved quiz answer: the first attempt (what scores) and the latest. */
 export interface SavedAnswer {
   first: string;
+  /** Whether the first attempt scores: right, and made before the model answer was opened. */
   right: boolean;
   latest: string;
 }
 
 export interface ProgressRecord {
   quiz: Record<string, SavedAnswer>;
+  /** The questions whose model answer was opened before their first attempt: practice, no point. */
+  revealed: string[];
   /** The break-it cards' state string (two characters per card). */
   breakIt: string;
   /** Per exercise (bug name): whether the locked prediction was right the first time its bug was turned on. */
@@ -78,6 +81,10 @@ export class Progress {
   subscribe(listener: (event: ProgressEvent, progress: Progress) => void): () => boolean;
   answer(question: string, answer: string, right: boolean): void;
   answerTo(question: string): SavedAnswer | null;
+  /** The model answer was opened: before the first attempt, the question becomes practice (nothing once answered). */
+  reveal(question: string): void;
+  /** Whether the model answer was opened before the first attempt. */
+  revealed(question: string): boolean;
   setBreakIt(state: string): void;
   /** Records the outcome the first time only; returns whether this call recorded it. */
   decide(exercise: string, right: boolean): boolean;

@@ -7,8 +7,11 @@
  *   progress.subscribe((event) => ...);       // after every change
  *
  * The record holds:
- *   quiz      per question: the first answer, whether it was right, and the
+ *   quiz      per question: the first answer, whether it scored, and the
  *             latest answer (a learner may retry; the first attempt counts)
+ *   revealed  the questions whose model answer was opened before their first
+ *             attempt: that attempt scores nothing, even when right (it is
+ *             practice), so reading the answer first earns no point
  *   breakIt   the break-it cards' state string (breakit.js: prediction, bug
  *             on, broken once, repaired, two characters per card)
  *   outcomes  per exercise: whether the prediction was right, decided the
@@ -23,17 +26,19 @@
  *             a moment or worked in (progress-panel.js watchSections decides,
  *             and calls visit()); being scrolled past is not a visit
  *
- * Score: 1 point per quiz question answered right on the first attempt, and
+ * Score: 1 point per quiz question answered right on the first attempt
+ * (with its model answer not opened before), and
  * 1 point per break-it exercise whose prediction was right the first time
  * its bug was turned on. raw is the points, max the number of questions and
  * exercises in scope (those the page shows: include() sets them). The work
  * is complete when every question in scope is answered and every exercise
  * in scope has been broken and repaired (once is enough: a reset keeps it
  * finished); it is passed when raw ≥ masteryScore(max) = ⌈70 % of max⌉.
- * With nothing scored in scope (only reading sections) it is completed.
+ * With nothing scored in scope (only reading sections) it is completed once
+ * every section in scope has been visited.
  *
  * Serialised form (localStorage, SCORM's cmi.suspend_data): compact JSON,
- *   {"v":1,"q":{"id":[first,0|1,latest]},"b":"-0c3…","o":{"bug":0|1},"p":{"bug":0|1},"s":["masks"]}
+ *   {"v":1,"q":{"id":[first,0|1,latest]},"r":["id"],"b":"-0c3…","o":{"bug":0|1},"p":{"bug":0|1},"s":["masks"]}
  * at most MAX_SERIALISED (4096) characters. restore() checks every part
  * (size, keys, answer forms, the break-it pattern) and takes nothing from a
  * text that fails: the record stays empty and `notice` says why. Nothing in
@@ -78,7 +83,7 @@ export const masteryScore = (max) => Math.ceil(MASTERY * max);
 
 export class ProgressError extends Error {}
 
-const emptyRecord = () => ({ quiz: {}, breakIt: BREAKIT_DEFAULT, outcomes: {}, practice: {}, visited: [] });
+const emptyRecord = () => ({ quiz: {}, revealed: [], breakIt: BREAKIT_DEFAULT, outcomes: {}, practice: {}, visited: [] });
 
 /** Parse and check a serialised record; throws ProgressError with a short reason (never echoing the text). */
 export function parseRecord(text) {
@@ -92,7 +97,7 @@ export function parseRecord(text) {
   }
   const isObject = (x) => x !== null && typeof x === 'object' && !Array.isArray(x);
   if (!isObject(data) || data.v !== VERSION) throw new ProgressError('it is not a progress record of this version');
-  for (const key of Object.keys(data)) if (!['v', 'q', 'b', 'o', 'p', 's'].includes(key)) throw new ProgressError('it has an unknown part');
+  for (const key of Object.keys(data)) if (!['v', 'q', 'r', 'b', 'o', 'p', 's'].includes(key)) throw new ProgressError('it has an unknown part');
   const record = emptyRecord();
   if (data.q !== undefined) {
     if (!isObject(data.q)) throw new ProgressError('its quiz part has the wrong form');
@@ -103,6 +108,14 @@ export function parseRecord(text) {
         || !validAnswer(q, entry[2])) throw new ProgressError('an answer has the wrong form');
       record.quiz[id] = { first: entry[0], right: entry[1] === 1, latest: entry[2] };
     }
+  }
+  // A record saved before answers could be revealed has no "r": nothing was.
+  if (data.r !== undefined) {
+    // An answer opened before the first attempt cannot have scored.
+    if (!Array.isArray(data.r) || !data.r.every((id) => typeof id === 'string' && questionById(id) && !record.quiz[id]?.right)) {
+      throw new ProgressError('its list of opened answers has the wrong form');
+    }
+    record.revealed = [...new Set(data.r)];
   }
   if (data.b !== undefined) {
     if (!isBreakItState(data.b)) throw new ProgressError('its break-it part has the wrong form');
@@ -136,6 +149,7 @@ export function serialiseRecord(record) {
   const data = { v: VERSION };
   const quiz = Object.entries(record.quiz);
   if (quiz.length) data.q = Object.fromEntries(quiz.map(([id, a]) => [id, [a.first, a.right ? 1 : 0, a.latest]]));
+  if (record.revealed.length) data.r = record.revealed;
   if (record.breakIt !== BREAKIT_DEFAULT) data.b = record.breakIt;
   const outcomes = Object.entries(record.outcomes);
   if (outcomes.length) data.o = Object.fromEntries(outcomes.map(([bug, right]) => [bug, right ? 1 : 0]));
@@ -236,14 +250,35 @@ export class Progress {
     this.emit(event);
   }
 
-  /** A learner answered question `id` with `answer` (its text form); `right` as checked. The first answer counts. */
+  /**
+   * A learner answered question `id` with `answer` (its text form); `right`
+   * as checked. The first answer counts, unless the model answer was opened
+   * before it (revealed): then it scores nothing.
+   */
   answer(id, answer, right) {
     const q = questionById(id);
     if (!q || !validAnswer(q, answer)) throw new ProgressError(`not an answer to question ${id}`);
     const before = this.record.quiz[id];
     const first = !before;
-    this.record.quiz[id] = first ? { first: answer, right: Boolean(right), latest: answer } : { ...before, latest: answer };
+    const scores = Boolean(right) && !this.revealed(id);
+    this.record.quiz[id] = first ? { first: answer, right: scores, latest: answer } : { ...before, latest: answer };
     this.changed({ type: 'question', question: id, passed: Boolean(right), first });
+  }
+
+  /**
+   * The model answer to question `id` was opened. Before the first attempt,
+   * that attempt becomes practice (it scores nothing); after it, nothing
+   * changes.
+   */
+  reveal(id) {
+    if (!questionById(id) || this.record.quiz[id] || this.revealed(id)) return;
+    this.record.revealed.push(id);
+    this.changed({ type: 'reveal', question: id });
+  }
+
+  /** Whether question `id`'s model answer was opened before its first attempt. */
+  revealed(id) {
+    return this.record.revealed.includes(id);
   }
 
   /** The saved answer to question `id`, or null. */
@@ -376,12 +411,13 @@ export class Progress {
 
   /**
    * 'incomplete' until everything in scope is done, then 'passed' or 'failed'
-   * against the mastery score; 'completed' when nothing in scope is scored
-   * (a package of reading sections only).
+   * against the mastery score. When nothing in scope is scored (a package of
+   * reading sections only), 'completed' once every section in scope has
+   * been visited.
    */
   status() {
-    const { answered, questions, finished, exercises } = this.summary();
-    if (questions + exercises === 0) return 'completed';
+    const { answered, questions, finished, exercises, visited, sections } = this.summary();
+    if (questions + exercises === 0) return visited < sections ? 'incomplete' : 'completed';
     if (answered < questions || finished < exercises) return 'incomplete';
     const { raw, mastery } = this.score();
     return raw >= mastery ? 'passed' : 'failed';

@@ -9,8 +9,10 @@
  * built from quiz-questions.js: choices, a mask grid or a number. "Check"
  * marks the answer and explains it; a wrong choice says why it is wrong.
  * A learner may try again; the first attempt is what counts, and the form
- * says so. Grid and number answers are checked against the core (a causal
- * run, the multi-head module), never against maths redone here.
+ * says so. Opening the model answer before the first attempt gives up the
+ * question's point (progress.reveal): every attempt there is then practice,
+ * and the feedback says so. Grid and number answers are checked against the
+ * core (a causal run, the multi-head module), never against maths redone here.
  *
  * Answers live in the page's progress record (progress.js): on load each
  * answered question shows the latest answer and its feedback. A progress
@@ -62,8 +64,16 @@ class Question {
     const checkButton = h('button', { type: 'submit', class: 'action', text: 'Check', 'aria-label': `Check your answer to question ${number}` });
     this.form.append(input, h('div', { class: 'qz-actions' }, checkButton, this.first), this.feedback);
     this.describe();
-    const answer = item.querySelector('details.answer');
-    item.insertBefore(this.form, answer);
+    this.answer = item.querySelector('details.answer');
+    item.insertBefore(this.form, this.answer);
+    // Opened by the learner or by a link (the page's open answers are in its URL).
+    this.answer?.addEventListener('toggle', () => this.noteOpen());
+    this.noteOpen();
+  }
+
+  /** An open model answer, before the first attempt, makes the question practice. */
+  noteOpen() {
+    if (this.answer?.open) this.progress.reveal(this.q.id);
   }
 
   choices(id, number) {
@@ -169,18 +179,23 @@ class Question {
   render() {
     this.markInvalid(false); // what is shown next is a checked answer, or nothing
     const saved = this.progress.answerTo(this.q.id);
+    const revealed = this.progress.revealed(this.q.id);
     if (!saved) {
       this.show(this.q.kind === 'grid' ? '0'.repeat(this.q.T * this.q.T) : '');
       this.feedback.className = 'qz-feedback';
-      this.feedback.textContent = '';
+      this.feedback.textContent = revealed ? 'The answer was opened before your first attempt: this question is practice now, with no point.' : '';
       this.first.textContent = '';
       return;
     }
     this.show(saved.latest);
     const right = saved.latest === this.expected;
+    const practice = revealed ? ' The answer was open before your first attempt: practice, no point.' : '';
     this.feedback.className = `qz-feedback ${right ? 'qz-right' : 'qz-wrong'}`;
-    this.feedback.replaceChildren(...withSubscripts(`${right ? 'Right. ' : 'Not quite. '}${this.explain(saved.latest, right)}${right ? '' : ' Try again, or open the answer below.'}`));
-    this.first.textContent = `First attempt: ${saved.right ? 'right ✓ (1 point)' : 'wrong ✗ (no point)'}. Only the first attempt counts.`;
+    this.feedback.replaceChildren(...withSubscripts(`${right ? 'Right. ' : 'Not quite. '}${this.explain(saved.latest, right)}${practice}${right ? '' : ' Try again, or open the answer below.'}`));
+    // A revealed question scored nothing (saved.right is false): its first attempt is judged again only to be shown.
+    this.first.textContent = revealed
+      ? `First attempt: ${saved.first === this.expected ? 'right ✓' : 'wrong ✗'}, made after the answer was opened (practice, no point).`
+      : `First attempt: ${saved.right ? 'right ✓ (1 point)' : 'wrong ✗ (no point)'}. Only the first attempt counts.`;
   }
 
   explain(answer, right) {
@@ -221,12 +236,21 @@ export function mountQuiz(section, lab, progress = lessonProgress()) {
   progress.include({ questions: [...questions.keys()] });
   const renderAll = () => { for (const question of questions.values()) question.render(); };
   progress.subscribe((event) => {
-    if (event.type === 'question') questions.get(event.question)?.render();
-    else if (event.type === 'reset' || event.type === 'restore') renderAll();
+    if (event.type === 'question' || event.type === 'reveal') questions.get(event.question)?.render();
+    else if (event.type === 'reset' || event.type === 'restore') {
+      renderAll();
+      // A model answer still open counts against the record now in place.
+      for (const question of questions.values()) question.noteOpen();
+    }
   });
   renderAll();
+  // The intro for answers that are checked and scored replaces the one for reading alone.
   const intro = section.querySelector('[data-quiz-intro]');
-  if (intro) intro.textContent = 'Answer each question, then press Check. You may try again, but only your first attempt scores. Under each question, “Show the answer” opens the model answer whenever you want it.';
+  const rules = section.querySelector('[data-quiz-rules]');
+  if (intro && rules) {
+    intro.hidden = true;
+    rules.hidden = false;
+  }
   section.append(progressPanel(progress, { pageNotice: section.ownerDocument.getElementById('notice') }));
   watchSections(progress, section.ownerDocument.querySelectorAll('main > section[id]'));
   return { questions };

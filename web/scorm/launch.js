@@ -99,18 +99,8 @@ function scored() {
   return questions + exercises > 0;
 }
 
-/**
- * The status the LMS is told: the record's, but a package with nothing to
- * score is completed only once every section it holds has been visited.
- */
-function lessonStatus() {
-  if (scored()) return progress.status();
-  const { visited, sections } = progress.summary();
-  return visited < sections ? 'incomplete' : 'completed';
-}
-
 function report() {
-  const status = lessonStatus();
+  const status = progress.status();
   // No score while incomplete (see the top of this file), nor ever with nothing to score;
   // a relaunch after the end sends it again.
   if (status !== 'incomplete' && scored()) {
@@ -132,7 +122,7 @@ function finish() {
   finished = true;
   scorm.set('cmi.core.session_time', timespan(Date.now() - started));
   // Leaving before the lesson was drawn: score, status and suspend data stay as the LMS has them.
-  const done = drawn && lessonStatus() !== 'incomplete';
+  const done = drawn && progress.status() !== 'incomplete';
   scorm.set('cmi.core.exit', done ? '' : 'suspend');
   if (drawn) report();
   else scorm.commit();

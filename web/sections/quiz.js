@@ -2,7 +2,9 @@
 // from quiz-questions.js into each <li data-question>) and a model answer to
 // open. Which answers are open is kept in the URL hash with the page's other
 // disclosures (see lesson-disclosures.js); the learner's answers live in the
-// progress record (progress.js).
+// progress record (progress.js). The first paragraph is for reading alone;
+// once the answers can be checked, quiz.js shows the second, which says how
+// they score.
 
 import { makeSection } from '../quiz.js';
 
@@ -13,6 +15,7 @@ export const quiz = {
   create: () => ({ ...makeSection(), title: 'Quiz' }),
   body: `
 <p data-quiz-intro>Answer in your head first, then open each answer.</p>
+<p data-quiz-rules hidden>Answer each question, then press Check. Only your first attempt scores; you may try again for practice. Under each question, “Show the answer” opens the model answer whenever you want it, but opening it before your first attempt gives up that question’s point: your attempts at it are then practice.</p>
 <ol class="quiz">
   <li data-question="scale">
     <p>Why are the scores divided by √d<sub>k</sub>, and not by d<sub>k</sub> or by a number the model learns?</p>
