@@ -11,11 +11,13 @@ import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import {
-  browserSuite, assertClean, typeInto, runAxe, waitForLesson, checkShown, screenshot, renderEverySection } from './helpers/browser.mjs';
+  browserSuite, assertClean, typeInto, runAxe, waitForLesson, checkShown, screenshot, renderEverySection, openPage } from './helpers/browser.mjs';
 import {
   loadAttention, paddingMask, blockedFromAllowed, additiveFromAllowed,
 } from '../web/attention.js';
-import { oneBased, refusalText } from '../web/lesson-ui.js';
+import { oneBased, refusalText, TYPING_PAUSE } from '../web/lesson-ui.js';
+import { codec, readHash } from '../web/lesson-state.js';
+import { SECTIONS, VIEW_IDS, sectionNumber } from '../web/sections/registry.js';
 
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const SECTION_IDS = ['one-query', 'three-by-three', 'why-scale', 'shapes', 'masks', 'gradients', 'self-cross',
@@ -389,6 +391,7 @@ test('invalid text shows an inline message on that cell and keeps the last valid
   const { context, page, problems } = await open();
   await typeInto(page, gridInput(page, 'ex-q', 0, 0), '3');
   await page.waitForFunction(() => /ex\.q=3,0,1,0;/.test(location.hash)); // written once the edits pause
+  await page.waitForTimeout(TYPING_PAUSE); // 3 has stood: it is the learner's value, which invalid text keeps
   const before = { weights: await heat(page, 'ex-weights'), output: await table(page, 'ex-output'), hash: await page.evaluate(() => location.hash) };
   assert.match(before.hash, /ex\.q=3,0,1,0;/);
   const cell = gridInput(page, 'ex-q', 0, 0);
@@ -470,7 +473,9 @@ test('the core\'s errors are shown inline and the last valid result stays', asyn
   const padRefusal = refusal(() => lab.sdpa(z, z, z, { mask: paddingMask(tokens, 0), causal: true }));
   assert.match(padRefusal, /^ALL_MASKED_ROW: .*batch 0.*query 0\b/);
   const padShown = await page.locator('#masks [data-slot="padding-status"]').textContent();
-  assert.ok(padShown.startsWith(onPage(padRefusal)), `section 5 padding shows "${padShown}", the core's refusal (counting from 1, words first) is "${onPage(padRefusal)}"`);
+  // This part shows sequences and no heads: "batch 1, head 1, " reads "sequence 1, ".
+  const padOnPage = onPage(padRefusal).replace(/batch (\d+), head 1, /, 'sequence $1, ');
+  assert.ok(padShown.startsWith(padOnPage), `section 5 padding shows "${padShown}", the core's refusal (counting from 1, words first, in the part's words) is "${padOnPage}"`);
   // Multi-head: heads that do not divide d_model.
   await typeInto(page, field(page, 'mha-heads'), '5');
   const headRefusal = refusal(() => lab.createMultiHeadAttention({ dModel: 32, numHeads: 5 }));
@@ -923,4 +928,184 @@ test('multi-head: the parameter count is the core module\'s weight arrays, 4 · 
   assert.equal(seen[0][1], seen[2][1], `at d_model 32 the count does not change with H: ${JSON.stringify(seen)}`);
   assertClean(problems, 'multi-head parameters');
   await context.close();
+});
+
+// ---------------------------------------------------------------------------
+// Share links, the contents list and the Back button
+// ---------------------------------------------------------------------------
+
+test('share links: a number reads back as exactly the value the page used, in its shortest text', () => {
+  const num = codec.num();
+  const grid = codec.matrix(() => 1, () => 5);
+  const values = [2.5e-7, 1.5e-6, 1e6, -0.125, 1 / 3, 0.1, -1e6, 1e-300];
+  for (const v of values) {
+    const text = num.encode(v);
+    assert.equal(num.decode(text), v, `${v} was written as "${text}" and read back as ${num.decode(text)}`);
+  }
+  const row = [values.slice(0, 5)];
+  assert.deepEqual(grid.decode(grid.encode(row)), row, `a row written as "${grid.encode(row)}"`);
+  // Ordinary values stay as short as the learner typed them.
+  assert.deepEqual([0.5, -2.25, 10, 0, 1e-6].map(num.encode), ['0.5', '-2.25', '10', '0', '0.000001']);
+});
+
+test('share links: a page opened from a link shows the same numbers as the page that made it, tiny values too', async () => {
+  const { context, page, problems } = await open();
+  // q = [1, 1000000] and k1 = [1, 0.00000025]: the tiny entry adds 0.25 to the dot product.
+  await typeInto(page, gridInput(page, 'one-q', 0, 1), '1000000');
+  await typeInto(page, gridInput(page, 'one-k', 0, 1), '0.00000025');
+  await typeInto(page, field(page, 'grad-eps'), '0.0000015');
+  await page.keyboard.press('Tab');
+  await page.waitForFunction(() => location.hash.includes('grad.eps='));
+  const href = page.url();
+  assert.ok(href.includes('one.k=1,2.5e-7;0,1'), `the link holds the key exactly: ${href}`);
+  assert.ok(href.includes('grad.eps=0.0000015'), `the link holds ε exactly: ${href}`);
+  const shown = async (p) => ({
+    scaled: await out(p, 'one-scaled'),
+    weights: await out(p, 'one-weights'),
+    fd: await p.locator('#gradients [data-slot="fd"]').textContent(),
+    // The page writes a number back in its own notation (2.5e-7 for 0.00000025): the values are compared.
+    inputs: await p.$$eval('#one-query input:not([type="checkbox"]), #gradients input:not([type="checkbox"])', (ns) => ns.map((n) => Number(n.value))),
+  });
+  const first = await shown(page);
+  // The first scaled score, (1 + 0.25) / √2, from the core; without the tiny entry it would be 0.707.
+  const core = lab.sdpa([[1, 1e6]], [[1, 2.5e-7], [0, 1]], [[10, 0], [0, 20]]);
+  checkShown('the first scaled score', [first.scaled.split(',')[0]], [core.scores.data[0]], 3);
+  assert.match(first.scaled, /^\[0\.884,/, 'the tiny key entry counts on the page that made the link');
+  assert.match(first.fd, /±(0\.0000015|1\.5e-6) /, 'the nudge is the ε typed');
+
+  const second = await open(href.slice(href.indexOf('#')));
+  assert.deepEqual(await shown(second.page), first, 'the page opened from the link shows the same inputs and numbers');
+  assertClean(problems, 'page that made the link');
+  assertClean(second.problems, 'page opened from it');
+  await second.context.close();
+  await context.close();
+});
+
+test('a link with parts the page cannot use: the notice names each, what was given and what is allowed; the rest applies', async () => {
+  const problems = readHash('view=dropout&drop.p=5&py.b=3&one.q=1,2,3&one.first=1', SECTIONS.filter((s) => s.fields && !s.create), VIEW_IDS).problems;
+  assert.deepEqual(problems, [
+    'one.q (“One query, two keys”) is “1,2,3”, but 1 row of 2 numbers was expected (“,” between numbers, “;” between rows)',
+    'drop.p (“Dropout and row sums”) is “5”, but a number from 0 to 0.95 was expected',
+    'py.b is not a key this page knows',
+  ]);
+
+  const { context, page, problems: seen } = await open('#view=dropout&drop.p=5');
+  const notice = page.locator('#notice [data-notice-text]');
+  const inView = async (p, id) => {
+    const marked = await p.evaluate(() => document.querySelector('nav.toc a[aria-current="true"]')?.getAttribute('href') ?? null);
+    assert.equal(marked, `#${id}`, `the link's section, ${id}, is the one the contents mark`);
+    const top = await p.locator(`#${id}`).evaluate((n) => n.getBoundingClientRect().top);
+    assert.ok(Math.abs(top) < 40, `${id} is scrolled to (top ${top})`);
+  };
+  assert.equal(await notice.textContent(), 'Part of this link could not be used: drop.p (“Dropout and row sums”) is “5”, '
+    + 'but a number from 0 to 0.95 was expected. The rest of the link was applied.');
+  await inView(page, 'dropout');
+  assert.equal(await field(page, 'drop-p').inputValue(), '0.3', 'p keeps its default');
+  assert.equal(await page.evaluate(() => location.hash), '#view=dropout', 'the part that was used is written back');
+
+  // Every valid field applies, the bad one keeps its default.
+  const second = await open('#view=one-query&one.q=1,2,3&one.first=1');
+  assert.match(await second.page.locator('#notice [data-notice-text]').textContent(), /one\.q \(“One query, two keys”\) is “1,2,3”, but 1 row of 2 numbers was expected/);
+  await inView(second.page, 'one-query');
+  assert.equal(await second.page.locator('input[data-field="one-first"]').isChecked(), true, 'one.first=1 applies');
+  assert.deepEqual(await readGrid(second.page, 'one-q'), [[1, 0]], 'q keeps its default');
+  await expectSection1(second.page);
+
+  // An unknown key is named; with nothing else in the link the page says it shows its defaults.
+  const third = await open('#py.b=3');
+  assert.equal(await third.page.locator('#notice [data-notice-text]').textContent(),
+    'Part of this link could not be used: py.b is not a key this page knows. The page shows its defaults.');
+
+  // Typed into a page in use: the values stay, the section named is shown.
+  await typeInto(third.page, gridInput(third.page, 'ex-q', 0, 0), '4');
+  await third.page.waitForFunction(() => /ex\.q=4,/.test(location.hash));
+  await third.page.evaluate(() => { document.getElementById('notice').hidden = true; location.hash = '#view=masks&ex.q=1'; });
+  await third.page.waitForFunction(() => !document.getElementById('notice').hidden);
+  assert.match(await third.page.locator('#notice [data-notice-text]').textContent(), /ex\.q \(“The 3×3 example”\) is “1”, but 3 rows of 4 numbers were expected .*\. The page keeps its current values\./);
+  await inView(third.page, 'masks');
+  assert.match(third.page.url(), /view=masks&ex\.q=4,/, 'the values in use are kept');
+  for (const s of [seen, second.problems, third.problems]) assertClean(s, 'links with bad parts');
+  await third.context.close();
+  await second.context.close();
+  await context.close();
+});
+
+test('contents: following an entry is a step in the history; Back and Forward move between sections, edits and scrolling add none', async () => {
+  const { context, page, problems } = await open();
+  await page.goto('about:blank');
+  await page.goto(suite.server.url);
+  await waitForLesson(page);
+  const where = () => page.evaluate(() => ({
+    current: document.querySelector('nav.toc a[aria-current="true"]')?.getAttribute('href') ?? null,
+    url: location.href,
+    length: history.length,
+  }));
+  const top = (id) => page.locator(`#${id}`).evaluate((n) => Math.round(n.getBoundingClientRect().top));
+  const start = await where();
+
+  await page.locator('nav.toc a[href="#masks"]').click();
+  await page.waitForFunction(() => location.hash.includes('view=masks'));
+  // An edit and some scrolling inside the section replace the entry.
+  await typeInto(page, gridInput(page, 'mask-tokens', 1, 4), '0');
+  await page.waitForFunction(() => location.hash.includes('mask.tokens='));
+  await page.mouse.wheel(0, 200);
+  await page.waitForFunction(() => location.hash.includes('view=masks') && document.getElementById('masks').getBoundingClientRect().top < -100);
+  const scrolled = await page.evaluate(() => window.scrollY);
+  await page.locator('nav.toc a[href="#multi-head"]').click();
+  await page.waitForFunction(() => location.hash.includes('view=multi-head'));
+  assert.equal((await where()).length, start.length + 2, 'two entries followed, two steps in the history');
+
+  await page.goBack();
+  await page.waitForFunction(() => location.hash.includes('view=masks'));
+  assert.equal((await where()).current, '#masks', 'Back: the contents mark the section before');
+  await page.waitForFunction((y) => Math.abs(window.scrollY - y) < 2, scrolled, { timeout: 2000 })
+    .catch(async () => assert.fail(`Back: the page is at ${await page.evaluate(() => window.scrollY)}, not where the learner was (${scrolled})`));
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'h-masks', 'Back: the next Tab goes on in that section');
+  assert.match(page.url(), /mask\.tokens=/, 'Back keeps the edit');
+  await expectSection5(page);
+
+  await page.goBack();
+  await page.waitForFunction(() => !location.hash.includes('view=masks'));
+  assert.notEqual((await where()).current, '#masks', 'Back again: where the learner was before the contents');
+  assert.match(page.url(), /^http/, 'still on the lesson');
+  assert.match(page.url(), /mask\.tokens=/, 'still with the edit');
+
+  await page.goForward();
+  await page.waitForFunction(() => location.hash.includes('view=masks'));
+  await page.goForward();
+  await page.waitForFunction(() => location.hash.includes('view=multi-head'));
+  assert.equal((await where()).current, '#multi-head', 'Forward goes again');
+  assert.ok(Math.abs(await top('multi-head')) < 40, `Forward: multi-head is scrolled to (top ${await top('multi-head')})`);
+  assertClean(problems, 'Back and Forward');
+  await context.close();
+});
+
+test('contents of a page holding some sections: each entry has its section\'s own number, as its heading, and an unnumbered one none (1280 px and 390 px)', async () => {
+  const ids = ['masks', 'quiz', 'break-it'];
+  for (const width of [1280, 390]) {
+    const session = await openPage(suite.browser, suite.server.url, { viewport: { width, height: 900 } });
+    await session.page.route(suite.server.url, async (route) => {
+      const response = await route.fetch();
+      const body = (await response.text()).replace('<main id="lesson">', `<main id="lesson" data-sections="${ids.join(',')}">`);
+      await route.fulfill({ response, body });
+    });
+    await session.page.goto(suite.server.url);
+    await waitForLesson(session.page);
+    const seen = await session.page.evaluate(() => [...document.querySelectorAll('nav.toc li')].map((li) => ({
+      text: li.innerText.replace(/\s+/g, ' ').trim(),
+      // What the list would draw by itself: a marker, or a counter before the link.
+      marker: getComputedStyle(li).listStyleType,
+      before: getComputedStyle(li.querySelector('a'), '::before').content,
+      heading: document.querySelector(`${li.querySelector('a').getAttribute('href')} .sec-num`)?.textContent ?? null,
+    })));
+    const expected = ids.map((id) => {
+      const n = sectionNumber(id);
+      const title = SECTIONS.find((s) => s.id === id).title;
+      return { text: n == null ? title : `${n}. ${title}`, marker: 'none', before: 'none', heading: n == null ? null : String(n) };
+    });
+    assert.deepEqual(seen.map((s) => ({ ...s, before: s.before === 'normal' ? 'none' : s.before })), expected, `${width} px: the contents`);
+    await screenshot(session.page, `${SHOTS}toc-some-sections-${width}.png`);
+    assertClean(session.problems, `${width} px`);
+    await session.context.close();
+  }
 });

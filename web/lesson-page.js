@@ -2,7 +2,7 @@
 // registry, the state in the URL hash, and the section in view.
 // lesson.js puts these together.
 
-import { decodeHash, encodeHash, defaultSectionState, HashError } from './lesson-state.js';
+import { readHash, encodeHash, defaultSectionState, HashError } from './lesson-state.js';
 import { markScrollBoxes } from './lesson-context.js';
 import { SECTIONS, VIEW_IDS, sectionNumber } from './sections/registry.js';
 import { sectionElement, tocItem } from './sections/markup.js';
@@ -16,45 +16,88 @@ export function pageSections(doc) {
   return listed ? SECTIONS.filter((def) => listed.split(',').includes(def.id)) : SECTIONS;
 }
 
-/** Build the page's sections (pageSections) into <main>, and the table of contents. */
+/**
+ * Build the page's sections (pageSections) into <main>, and the table of
+ * contents. Each entry shows its section's own number, as its heading does
+ * (a page holding some sections keeps the lesson's numbers), and an
+ * unnumbered section none; the list draws no numbers of its own.
+ */
 export function renderLesson(doc) {
   const shown = pageSections(doc);
   doc.querySelector('main').replaceChildren(...shown.map((def) => sectionElement(def, sectionNumber(def.id))));
-  doc.querySelector('nav.toc ol').replaceChildren(...shown.map(tocItem));
+  doc.querySelector('nav.toc ol').replaceChildren(...shown.map((def) => {
+    const item = tocItem(def);
+    const number = sectionNumber(def.id);
+    if (number != null) {
+      const num = doc.createElement('span');
+      num.className = 'toc-num';
+      num.textContent = `${number}.`;
+      item.prepend(num, ' ');
+    }
+    return item;
+  }));
 }
 
 /**
  * Keep the state in the URL hash: read it at start and when the address bar
- * changes, write it after every change. A hash that cannot be used is
- * reported through showNotice and the defaults (or the current state) stay.
+ * changes, write it after every change. The parts of a hash that cannot be
+ * used are named through showNotice; a link opened at start still applies
+ * its other parts, a hash typed into a page in use only moves to its section.
  *
  * Writing the address bar is slow (several ms) and rate-limited by browsers,
  * so changes are written once they pause (HASH_DELAY ms), after the edit's
- * frame is on screen, and at once when the page is left.
+ * frame is on screen, and at once when the page is left. Edits and scrolling
+ * replace the current history entry; following a link of the contents adds
+ * one (step), so Back and Forward move between the sections visited. Each
+ * entry records its section in view ({ lessonView }): going back to it
+ * returns there and keeps the values as they are now.
  */
 const HASH_DELAY = 120;
+/** At most this many problems of one link are listed in the notice. */
+const PROBLEMS_SHOWN = 3;
+
+/** The notice for a link whose parts listed in `problems` were left out; `rest` says what happened to the others. */
+function problemsNotice(problems, rest) {
+  const more = problems.length - PROBLEMS_SHOWN;
+  const listed = problems.slice(0, PROBLEMS_SHOWN).join('; ') + (more > 0 ? `; and ${more} more` : '');
+  return `Part of this link could not be used: ${listed}. ${rest}`;
+}
 
 export function hashState({ ctx, sections, showNotice, onApplied }) {
   const lessonMain = document.querySelector('main');
   let timer = null;
+  const stateUrl = () => {
+    const text = encodeHash(ctx.view, sections, ctx.states);
+    return `${location.pathname}${location.search}${text ? `#${text}` : ''}`;
+  };
+  const isEntry = (state) => state !== null && typeof state === 'object' && 'lessonView' in state;
   const writeNow = () => {
     clearTimeout(timer);
     timer = null;
-    const text = encodeHash(ctx.view, sections, ctx.states);
-    const url = `${location.pathname}${location.search}${text ? `#${text}` : ''}`;
-    if (`${location.pathname}${location.search}${location.hash}` !== url) history.replaceState(null, '', url);
+    const url = stateUrl();
+    const changed = `${location.pathname}${location.search}${location.hash}` !== url;
+    if (changed || !isEntry(history.state) || history.state.lessonView !== ctx.view) history.replaceState({ lessonView: ctx.view }, '', url);
   };
   const write = () => {
     clearTimeout(timer);
     timer = setTimeout(writeNow, HASH_DELAY);
   };
+  /** A new history entry for the section now in view; the entry left keeps the section it had. */
+  const step = () => {
+    clearTimeout(timer);
+    timer = null;
+    const url = stateUrl();
+    if (`${location.pathname}${location.search}${location.hash}` === url) writeNow();
+    else history.pushState({ lessonView: ctx.view }, '', url);
+  };
   window.addEventListener('pagehide', () => { if (timer !== null) writeNow(); });
-  const read = () => {
+  /** The hash read (readHash), or null when it is refused whole (the notice says why and what stays: `kept`). */
+  const read = (kept) => {
     try {
-      return decodeHash(location.hash.replace(/^#/, ''), sections, VIEW_IDS);
+      return readHash(location.hash.replace(/^#/, ''), sections, VIEW_IDS);
     } catch (err) {
       if (!(err instanceof HashError)) throw err;
-      showNotice(`The state in this link could not be used (${err.message}), so it was ignored and the page shows its defaults.`);
+      showNotice(`The state in this link could not be used (${err.message}), so it was ignored and ${kept}.`);
       return null;
     }
   };
@@ -67,31 +110,55 @@ export function hashState({ ctx, sections, showNotice, onApplied }) {
     markScrollBoxes([lessonMain], { watch: true });
     onApplied();
   };
-  apply(read());
+  const opened = read('the page shows its defaults');
+  apply(opened);
+  if (opened && opened.problems.length > 0) {
+    const used = opened.view !== null || Object.keys(opened.sections).length > 0;
+    showNotice(problemsNotice(opened.problems, used ? 'The rest of the link was applied.' : 'The page shows its defaults.'));
+  }
   writeNow();
 
-  // Someone edits the address bar or goes back: take the new state if it is valid.
+  // Back or Forward to an entry this page wrote: its section is the one in
+  // view again. The browser puts back the scroll position the entry had.
+  window.addEventListener('popstate', (event) => {
+    if (!isEntry(event.state)) return; // a new address: hashchange reads it
+    clearTimeout(timer);
+    ctx.view = event.state.lessonView;
+    onApplied({ focus: true });
+    writeNow();
+  });
+
+  // Someone edits the address bar: take the new state if it is valid.
   window.addEventListener('hashchange', () => {
+    if (isEntry(history.state)) return; // Back or Forward, handled by popstate
     clearTimeout(timer); // a change typed into the address bar wins over one not yet written
-    const next = read();
+    const next = read('the page keeps its current values');
     if (next && next.anchorOnly) {
       // A plain in-page link such as "#masks": move there, keep everything else.
       ctx.view = next.view;
       onApplied({ scroll: false });
+    } else if (next && next.problems.length > 0) {
+      // Some parts cannot be used: the values in use stay; the section named is shown.
+      showNotice(problemsNotice(next.problems, 'The page keeps its current values.'));
+      if (next.view) {
+        ctx.view = next.view;
+        onApplied({ scroll: true });
+      }
     } else if (next) {
       apply(next);
       onApplied({ scroll: true });
     }
     writeNow();
   });
-  return { write };
+  return { write, step };
 }
 
 /**
  * The section in view is part of the state: the table of contents marks it,
- * scrolling changes it, and its links move to it.
+ * scrolling changes it (onChange), and its links move to it (onStep: a step
+ * in the browser's history).
  */
-export function viewTracking({ ctx, onChange }) {
+export function viewTracking({ ctx, onChange, onStep }) {
   const navLinks = [...document.querySelectorAll('nav.toc a[href^="#"]')];
   const mark = () => {
     for (const a of navLinks) {
@@ -102,11 +169,15 @@ export function viewTracking({ ctx, onChange }) {
   // As a table-of-contents link does, the section's heading takes the
   // focus too: the next Tab goes on inside the section, not from the top.
   // No focus ring is drawn for it: the learner did not move the focus.
+  const focusView = () => {
+    const target = ctx.view && document.getElementById(ctx.view);
+    target?.querySelector('h2')?.focus({ preventScroll: true, focusVisible: false });
+  };
   const scrollToView = () => {
     const target = ctx.view && document.getElementById(ctx.view);
     if (!target) return;
     target.scrollIntoView({ block: 'start' });
-    target.querySelector('h2')?.focus({ preventScroll: true, focusVisible: false });
+    focusView();
   };
   const inView = () => {
     const line = window.innerHeight * 0.3;
@@ -144,13 +215,13 @@ export function viewTracking({ ctx, onChange }) {
       const id = a.getAttribute('href').slice(1);
       const target = document.getElementById(id);
       if (!target) return;
+      ctx.view = id;
+      mark();
+      onStep(); // before scrolling: the entry left keeps the place the learner was at
       target.scrollIntoView({ block: 'start' });
       const heading = target.querySelector('h2');
       if (heading) heading.focus({ preventScroll: true });
-      ctx.view = id;
-      mark();
-      onChange();
     });
   }
-  return { mark, scrollToView };
+  return { mark, scrollToView, focusView };
 }

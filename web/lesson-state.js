@@ -8,11 +8,12 @@
 // Only values that differ from the defaults are written.
 //
 // Reading is defensive: the hash is length-capped, every key must be known,
-// every value must match its field's exact grammar and size, and a single bad
-// part rejects the whole hash (the caller shows a notice and keeps the
-// defaults). Nothing read here is ever inserted into the page as HTML.
+// and every value must match its field's exact grammar and size. A part that
+// does not is left out and named in a problem (readHash): the field keeps its
+// default, the rest of the link still applies. Nothing read here is ever
+// inserted into the page as HTML.
 
-import { parseNumberText, VALUE_LIMIT } from './lesson-ui.js';
+import { parseNumberText, fmtPlain, VALUE_LIMIT } from './lesson-ui.js';
 
 export const MAX_HASH_LENGTH = 8000;
 /** A key of the hash state: `view`, or a section's `prefix.field`. */
@@ -25,8 +26,16 @@ export class HashError extends Error {}
 // Field codecs: encode(value) -> string, decode(text, sectionState) -> value
 // ---------------------------------------------------------------------------
 
+// String() gives the shortest text that reads back as the same double:
+// "0.5", "2.5e-7", "0.3333333333333333". Numbers are read from what the
+// learner typed, so a link keeps exactly the value the page used.
 function encodeNumber(v) {
-  return String(Math.round(v * 1e6) / 1e6);
+  return String(v);
+}
+
+/** "1 row of 2 numbers", "3 rows of 4 whole numbers". */
+function rowsOf(R, C, integer) {
+  return `${R} ${R === 1 ? 'row' : 'rows'} of ${C} ${integer ? 'whole ' : ''}${C === 1 ? 'number' : 'numbers'}`;
 }
 
 export const codec = {
@@ -46,7 +55,7 @@ export const codec = {
       encode: encodeNumber,
       decode(text) {
         const r = parseNumberText(text, { min, max });
-        if (!r.ok) throw new HashError('a usable number was expected');
+        if (!r.ok) throw new HashError(`a number from ${fmtPlain(min)} to ${fmtPlain(max)} was expected`);
         return r.value;
       },
     };
@@ -64,7 +73,7 @@ export const codec = {
     return {
       encode: (v) => v,
       decode(text) {
-        if (!options.includes(text)) throw new HashError('an unknown option was given');
+        if (!options.includes(text)) throw new HashError(`one of ${options.join(', ')} was expected`);
         return text;
       },
     };
@@ -74,16 +83,17 @@ export const codec = {
     return {
       encode: (m) => m.map((row) => row.map(encodeNumber).join(',')).join(';'),
       decode(text, st) {
-        if (!/^[0-9eE.+,;-]*$/.test(text)) throw new HashError('only numbers were expected');
         const R = rows(st), C = cols(st);
+        const shape = `${rowsOf(R, C, integer)} ${R === 1 ? 'was' : 'were'} expected (“,” between numbers, “;” between rows)`;
+        if (!/^[0-9eE.+,;-]*$/.test(text)) throw new HashError(shape);
         const parts = text.split(';');
-        if (parts.length !== R) throw new HashError(`${R} rows were expected`);
+        if (parts.length !== R) throw new HashError(shape);
         return parts.map((part) => {
           const cells = part.split(',');
-          if (cells.length !== C) throw new HashError(`${C} columns were expected`);
+          if (cells.length !== C) throw new HashError(shape);
           return cells.map((cell) => {
             const r = parseNumberText(cell, { integer, min, max });
-            if (!r.ok) throw new HashError('a value is not a usable number');
+            if (!r.ok) throw new HashError(`${integer ? 'whole ' : ''}numbers from ${fmtPlain(min)} to ${fmtPlain(max)} were expected`);
             return r.value;
           });
         });
@@ -118,40 +128,59 @@ export function defaultSectionState(section) {
   return st;
 }
 
+/** What a link gave, quoted for a message: at most 24 characters of it. */
+function given(text) {
+  return `“${text.length > 24 ? `${text.slice(0, 24)}…` : text}”`;
+}
+
 /**
- * Parse a hash (without "#") into { view, sections: {prefix: {field: value}} }.
- * Throws HashError with a short, fixed reason (never echoing the input).
+ * Read a hash (without "#") into { view, sections: {prefix: {field: value}},
+ * problems }. A part that cannot be used is left out (its field keeps its
+ * default) and `problems` says, for each, what was given and what is
+ * allowed. Throws HashError only when the whole hash is refused.
  */
-export function decodeHash(hash, sections, viewIds) {
-  if (hash.length > MAX_HASH_LENGTH) throw new HashError('it is too long');
-  const result = { view: null, sections: {} };
+export function readHash(hash, sections, viewIds) {
+  if (hash.length > MAX_HASH_LENGTH) throw new HashError(`it is too long: ${hash.length} characters, at most ${MAX_HASH_LENGTH} are read`);
+  const result = { view: null, sections: {}, problems: [] };
   if (hash === '') return result;
   // A plain anchor such as "#masks" just names the section to show.
   if (viewIds.includes(hash)) return { ...result, view: hash, anchorOnly: true };
 
   const raw = new Map();
+  const twice = new Set();
   const pairs = hash.split('&');
-  if (pairs.length > MAX_PAIRS) throw new HashError('it has too many parts');
+  if (pairs.length > MAX_PAIRS) throw new HashError(`it has too many parts: ${pairs.length}, at most ${MAX_PAIRS} are read`);
   for (const pair of pairs) {
     if (pair === '') continue;
     const eq = pair.indexOf('=');
-    if (eq <= 0) throw new HashError('a part has no value');
+    if (eq <= 0) {
+      result.problems.push(`${given(pair)} is neither a section of this page nor a part written key=value`);
+      continue;
+    }
     const key = pair.slice(0, eq);
+    if (!STATE_KEY.test(key)) {
+      result.problems.push(`${given(key)} is not a key this page knows`);
+      continue;
+    }
     let value;
     try {
       value = decodeURIComponent(pair.slice(eq + 1));
     } catch {
-      throw new HashError('a part is badly encoded');
+      result.problems.push(`the value of ${key} is badly encoded`);
+      continue;
     }
-    if (!STATE_KEY.test(key)) throw new HashError('a key is not recognised');
-    if (raw.has(key)) throw new HashError('a key appears twice');
+    if (raw.has(key)) twice.add(key);
     raw.set(key, value);
+  }
+  for (const key of twice) {
+    result.problems.push(`${key} is given twice`);
+    raw.delete(key);
   }
 
   if (raw.has('view')) {
     const view = raw.get('view');
-    if (!viewIds.includes(view)) throw new HashError('it names an unknown section');
-    result.view = view;
+    if (viewIds.includes(view)) result.view = view;
+    else result.problems.push(`view is ${given(view)}, which is not a section of this page`);
     raw.delete('view');
   }
 
@@ -160,23 +189,32 @@ export function decodeHash(hash, sections, viewIds) {
     let touched = false;
     for (const [name, fieldCodec, init] of section.fields) {
       const key = `${section.prefix}.${name}`;
-      if (raw.has(key)) {
-        try {
-          st[name] = fieldCodec.decode(raw.get(key), st);
-        } catch (err) {
-          if (err instanceof HashError) throw new HashError(`the value for “${section.title}” (${name}) is not valid: ${err.message}`);
-          throw err;
-        }
-        raw.delete(key);
+      st[name] = init(st);
+      if (!raw.has(key)) continue;
+      const text = raw.get(key);
+      raw.delete(key);
+      try {
+        st[name] = fieldCodec.decode(text, st);
         touched = true;
-      } else {
-        st[name] = init(st);
+      } catch (err) {
+        if (!(err instanceof HashError)) throw err;
+        result.problems.push(`${key} (“${section.title}”) is ${given(text)}, but ${err.message}`);
       }
     }
     if (touched) result.sections[section.prefix] = st;
   }
-  if (raw.size > 0) throw new HashError('it contains a key this page does not know');
+  for (const key of raw.keys()) result.problems.push(`${key} is not a key this page knows`);
   return result;
+}
+
+/**
+ * Parse a hash (without "#") into { view, sections: {prefix: {field: value}} }.
+ * Throws HashError naming the first part that cannot be used.
+ */
+export function decodeHash(hash, sections, viewIds) {
+  const { problems, ...decoded } = readHash(hash, sections, viewIds);
+  if (problems.length > 0) throw new HashError(problems[0]);
+  return decoded;
 }
 
 /** Serialise the state; fields equal to their default (for the current sizes) are left out. */

@@ -50,13 +50,17 @@ async function main() {
   // A section may read another's state (masks reads the 3×3 example's), and a
   // package may leave that one out: it then keeps its defaults.
   for (const def of SECTIONS) if (def.fields && !shown.includes(def)) ctx.states[def.prefix] = defaultSectionState(def);
-  const view = viewTracking({ ctx, onChange: () => hash.write() });
+  const view = viewTracking({ ctx, onChange: () => hash.write(), onStep: () => hash.step() });
   const hash = hashState({
     ctx, sections, showNotice,
-    onApplied: ({ scroll = false } = {}) => { view.mark(); if (scroll) view.scrollToView(); },
+    onApplied: ({ scroll = false, focus = false } = {}) => {
+      view.mark();
+      if (scroll) view.scrollToView();
+      else if (focus) view.focusView();
+    },
   });
 
-  bootStatus.textContent = `Computed live by the attention core (${lab.simd ? 'WebAssembly SIMD' : 'WebAssembly, scalar'} build).`;
+  bootStatus.textContent = `Computed live by the attention core (${lab.simd ? 'WebAssembly SIMD128' : 'scalar WebAssembly'} build).`;
   document.getElementById('engine').textContent = lab.simd ? 'WebAssembly SIMD128 build' : 'scalar WebAssembly build';
   view.scrollToView();
   document.documentElement.dataset.ready = 'true';
