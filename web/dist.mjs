@@ -206,7 +206,7 @@ function withLoadFailure(html, moduleTag) {
   return html.replace(BOOT_TAGS, () => `<script src="${LOAD_FAILURE}"></script>\n${moduleTag}`);
 }
 
-const ADDRESS_BAR = ' Your edits live in the address bar: copy the link to share exactly what you see.';
+const ADDRESS_BAR = ' Your edits live in the address bar: copy the link to share the sections exactly as you see them. Your quiz answers and progress stay in this browser.';
 
 /**
  * The launch page: index.html running the SCORM bundle, its <main> naming

@@ -114,7 +114,7 @@ export function hashState({ ctx, sections, showNotice, onApplied }) {
   apply(opened);
   if (opened && opened.problems.length > 0) {
     const used = opened.view !== null || Object.keys(opened.sections).length > 0;
-    showNotice(problemsNotice(opened.problems, used ? 'The rest of the link was applied.' : 'The page shows its defaults.'));
+    showNotice(problemsNotice(opened.problems, used ? 'The rest of the link was applied.' : 'The page shows its defaults.'), opened.view);
   }
   writeNow();
 
@@ -139,7 +139,7 @@ export function hashState({ ctx, sections, showNotice, onApplied }) {
       onApplied({ scroll: false });
     } else if (next && next.problems.length > 0) {
       // Some parts cannot be used: the values in use stay; the section named is shown.
-      showNotice(problemsNotice(next.problems, 'The page keeps its current values.'));
+      showNotice(problemsNotice(next.problems, 'The page keeps its current values.'), next.view);
       if (next.view) {
         ctx.view = next.view;
         onApplied({ scroll: true });

@@ -13,20 +13,23 @@ import { disclosureSection } from './lesson-disclosures.js';
 const bootStatus = document.getElementById('boot-status');
 const notice = document.getElementById('notice');
 
-function showNotice(text) {
+let noticeView = null; // the section named by the link that raised the notice, if any
+function showNotice(text, view = null) {
+  noticeView = view;
   notice.querySelector('[data-notice-text]').textContent = text;
   notice.hidden = false;
 }
 /**
  * Hide the notice. Focus inside it moves on to the lesson, to the heading of
- * the section in view (the table of contents marks it) or else the first
- * one, instead of falling back to the top of the page.
+ * the section the link named (reaching the notice scrolled the page to its
+ * top), else of the section in view (the table of contents marks it), else
+ * of the first one, instead of falling back to the top of the page.
  */
 function dismissNotice() {
   const hadFocus = notice.contains(document.activeElement);
   notice.hidden = true;
   if (!hadFocus) return;
-  const current = document.querySelector('nav.toc a[aria-current]')?.getAttribute('href');
+  const current = noticeView ? `#${noticeView}` : document.querySelector('nav.toc a[aria-current]')?.getAttribute('href');
   const heading = (current && document.querySelector(`${current} > h2`)) || document.querySelector('main h2');
   heading?.focus();
 }

@@ -43,7 +43,7 @@ export const masks = {
   title: 'Masks',
   body: `
 <p>A mask says which keys each query may read, without changing any tensor’s size. On this page a mask is an <em>allowed</em> mask: 1 means the query may attend to that key. A blocked key’s score is replaced by −∞ <em>before</em> the softmax, so its weight comes out exactly 0 and the other weights still add up to 1. Masking after the softmax would be too late: the forbidden key would already have shaped the denominator.</p>
-<p>In the pictures, a <span class="legend-blocked blocked">hatched cell marked ×</span> is blocked. The causal and padding examples use equal scores (all queries and keys zero), so each of their rows simply spreads its weight evenly over the keys it is allowed to see. Your own mask, at the end, is applied to the scores of the 3×3 example instead.</p>
+<p>In the pictures, a <span class="legend-blocked blocked">hatched cell</span> is blocked; in a map of weights it is also marked × in its corner, and in your own mask below it reads ✕. The causal and padding examples use equal scores (all queries and keys zero), so each of their rows simply spreads its weight evenly over the keys it is allowed to see. Your own mask, at the end, is applied to the scores of the 3×3 example instead.</p>
 
 <h3>Causal: no peeking ahead</h3>
 <p>A decoder generating text must not look at positions it has not produced yet, so query <em>i</em> may see keys 1…<em>i</em> only: a lower triangle. Deleting the future keys instead would give every row a different length and ruin the rectangular tensors that make the computation fast.</p>
