@@ -39,7 +39,7 @@
  */
 import { CHECKS, runChecks, intendedRule, fmt } from './checks.js';
 import { EXERCISES, PREDICTION_CHECKS } from './exercises.js';
-import { h, oneBased, setText, setClass, uid } from './lesson-ui.js';
+import { h, oneBased, setText, setClass, uid, subscripted } from './lesson-ui.js';
 import { Progress, lessonProgress, BREAKIT_DEFAULT, isBreakItState } from './progress.js';
 import { paintRamp, rampLegend } from './palette.js';
 import { cCode, placeName } from './lesson-flow.js';
@@ -91,22 +91,10 @@ const el = (tag, { cls, text, attrs } = {}, ...children) =>
   h(tag, { class: cls || null, text, ...attrs }, ...children.filter(Boolean));
 
 /**
- * The card's texts keep d_k, d_v, T_k and d_model in plain form (they are
- * also labels, README text and test results); on the card they are drawn
- * with subscripts, built node by node, never parsed as markup.
+ * Write `text` into `node` with subscripts (subscripted in lesson-ui.js: the
+ * card's texts keep d_k, d_v, T_k and d_model in plain form, as labels,
+ * README text and test results), unless it already holds it.
  */
-function subscripted(text) {
-  const nodes = [];
-  let at = 0;
-  for (const m of text.matchAll(/\b([A-Za-z])_([a-z]+)\b/g)) {
-    nodes.push(text.slice(at, m.index), m[1], el('sub', { text: m[2] }));
-    at = m.index + m[0].length;
-  }
-  nodes.push(text.slice(at));
-  return nodes.filter((n) => n !== '');
-}
-
-/** Write `text` into `node` with subscripts, unless it already holds it. */
 function setSubscripted(node, text) {
   if (node.bkText === text) return;
   node.bkText = text;

@@ -586,6 +586,22 @@ export function setText(node, text) {
 }
 
 /**
+ * Nodes for `text` with d_k, T_q, d_model and the like drawn as subscripts
+ * ("d", then <sub>k</sub>): built node by node, never parsed as markup. The
+ * plain form stays the text of labels, results and the README.
+ */
+export function subscripted(text) {
+  const nodes = [];
+  let at = 0;
+  for (const m of text.matchAll(/\b([A-Za-z])_([a-z]+)\b/g)) {
+    nodes.push(text.slice(at, m.index), m[1], h('sub', { text: m[2] }));
+    at = m.index + m[0].length;
+  }
+  nodes.push(text.slice(at));
+  return nodes.filter((n) => n !== '');
+}
+
+/**
  * The screen-reader tables beside the maps are written once edits pause:
  * they are read on demand, and writing every hidden cell in the edit's own
  * frame would double its layout work. The last text given for a node wins.

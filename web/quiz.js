@@ -18,24 +18,12 @@
  * answered question shows the latest answer and its feedback. A progress
  * panel at the end of the section shows the score and offers a reset.
  */
-import { h, maskGrid, refocusMaskCell } from './lesson-ui.js';
+import { h, maskGrid, refocusMaskCell, subscripted } from './lesson-ui.js';
 import { QUESTIONS, questionById, validAnswer } from './quiz-questions.js';
 import { lessonProgress } from './progress.js';
 import { progressPanel, watchSections } from './progress-panel.js';
 
 const LETTERS = 'abcdefgh';
-
-/** Text nodes, with d_k, T_q, d_model and the like drawn as subscripts (built node by node, never parsed as markup). */
-function withSubscripts(text) {
-  const nodes = [];
-  let at = 0;
-  for (const m of text.matchAll(/\b([A-Za-z])_([a-z]+)\b/g)) {
-    nodes.push(text.slice(at, m.index), m[1], h('sub', { text: m[2] }));
-    at = m.index + m[0].length;
-  }
-  nodes.push(text.slice(at));
-  return nodes.filter((n) => n !== '');
-}
 
 class Question {
   constructor(q, number, item, lab, progress) {
@@ -82,7 +70,7 @@ class Question {
       const input = h('input', { type: 'radio', name: id, value: c.id, id: `${id}-${c.id}` });
       input.addEventListener('change', () => { if (input.checked) this.draft = c.id; });
       fs.append(h('label', { class: 'qz-choice', for: input.id }, input, h('span', { class: 'qz-letter', text: `${LETTERS[k]}.` }),
-        h('span', { class: 'qz-text' }, ...withSubscripts(c.text))));
+        h('span', { class: 'qz-text' }, ...subscripted(c.text))));
       return input;
     });
     return fs;
@@ -118,7 +106,7 @@ class Question {
   number(id) {
     this.numberInput = h('input', { id: `${id}-n`, type: 'text', inputmode: 'numeric', autocomplete: 'off', size: '6', class: 'qz-number' });
     this.numberInput.addEventListener('input', () => { this.draft = this.numberInput.value.trim(); });
-    return h('p', { class: 'qz-number-row' }, h('label', { for: this.numberInput.id }, ...withSubscripts('d_head = ')), this.numberInput);
+    return h('p', { class: 'qz-number-row' }, h('label', { for: this.numberInput.id }, ...subscripted('d_head = ')), this.numberInput);
   }
 
   /** Put an answer (text form) back into the controls. */
@@ -191,7 +179,7 @@ class Question {
     const right = saved.latest === this.expected;
     const practice = revealed ? ' The answer was open before your first attempt: practice, no point.' : '';
     this.feedback.className = `qz-feedback ${right ? 'qz-right' : 'qz-wrong'}`;
-    this.feedback.replaceChildren(...withSubscripts(`${right ? 'Right. ' : 'Not quite. '}${this.explain(saved.latest, right)}${practice}${right ? '' : ' Try again, or open the answer below.'}`));
+    this.feedback.replaceChildren(...subscripted(`${right ? 'Right. ' : 'Not quite. '}${this.explain(saved.latest, right)}${practice}${right ? '' : ' Try again, or open the answer below.'}`));
     // A revealed question scored nothing (saved.right is false): its first attempt is judged again only to be shown.
     this.first.textContent = revealed
       ? `First attempt: ${saved.first === this.expected ? 'right ✓' : 'wrong ✗'}, made after the answer was opened (practice, no point).`
