@@ -200,6 +200,17 @@ test('a legend names the blocked look only where a map has a blocked cell', asyn
   await causal.uncheck();
   assert.equal(await hatched(), 0, 'multi-head without the causal mask: no hatched cell');
   assert.deepEqual(await keyed('multi-head'), [false], 'multi-head without the causal mask: the legend does not name a look no cell has');
+  // The custom mask: blocking its one blocked pair again and again changes the legend only, never the map's cells.
+  const customKeyed = () => page.$$eval('[data-slot="custom-weights"] .ramp-legend', (ls) => ls.map((l) => Boolean(l.querySelector('.ramp-blocked'))));
+  const pair = page.locator('[data-mask="mask-custom"] button[data-row="0"][data-col="1"]');
+  await page.evaluate(() => { window.keptCell = document.querySelector('[data-heatmap="mask-custom-weights"] .hm-cell'); });
+  const before = await customKeyed();
+  await pair.click();
+  const after = await customKeyed();
+  assert.deepEqual([before, after], [[false], [true]], 'the custom mask\'s legend names the blocked look once a pair is blocked');
+  await pair.click();
+  assert.deepEqual(await customKeyed(), [false], 'and no longer once it is allowed again');
+  assert.equal(await page.evaluate(() => window.keptCell.isConnected), true, 'the map\'s cells were kept (updated in place), not built again');
   assertClean(problems, 'legends');
   await context.close();
 });

@@ -471,14 +471,20 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
   const refused = (i) => Boolean(refusedRows && refusedRows.has(i));
   const rowNames = Array.from({ length: rows }, (_, i) => rowLabel(i));
   const colNames = Array.from({ length: cols }, (_, j) => colLabel(j));
-  // The legend names the blocked look only while some cell has it.
-  const withBlocked = legend && anyBlocked(rows, cols, blocked);
   // The same layout as last time (a new value, not a new shape): only the cells change.
   // (New labels alone are set in place too: a token's word on an axis.)
-  const key = JSON.stringify([name, rows, cols, extra ? extra.label : null, caption, legend, withBlocked, domain,
+  const key = JSON.stringify([name, rows, cols, extra ? extra.label : null, caption, legend, domain,
     rowNames.map((_, i) => refused(i)), link]);
   let built = host.heatmapParts;
-  if (!built || built.key !== key || !host.contains(built.visual)) built = buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, withBlocked, domain, link });
+  if (!built || built.key !== key || !host.contains(built.visual)) built = buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, link });
+  // The legend names the blocked look only while some cell has it; it alone is replaced when that changes.
+  const withBlocked = legend && anyBlocked(rows, cols, blocked);
+  if (legend && (!built.legend || built.legend.blocked !== withBlocked)) {
+    const node = rampLegend(document, { lo: domain[0], hi: domain[1], blocked: withBlocked });
+    if (built.legend) built.legend.node.replaceWith(node);
+    else host.append(node);
+    built.legend = { node, blocked: withBlocked };
+  }
   built.rowHeads.forEach(([visual, th], i) => { setText(visual, refused(i) ? `${rowNames[i]} ⚠` : rowNames[i]); if (th) setTextLater(th, rowNames[i]); });
   built.colHeads.forEach(([visual, th], j) => { setText(visual, colNames[j]); if (th) setTextLater(th, colNames[j]); });
   const [lo, hi] = domain;
@@ -672,14 +678,14 @@ export function afterFrameIdle(fn) {
 }
 
 /**
- * The heatmap's elements (a visual grid, a table for screen readers, a
- * legend), with empty cells. A linked map's cells can be focused (one tab
- * stop, arrows move; see lesson-links.js), so that the keyboard can point at
- * a weight too: its grid is then the screen readers' grid (role grid, each
- * row of the map a role row box that the layout ignores, see lesson.css), and
- * it has no table.
+ * The heatmap's elements (a visual grid, a table for screen readers), with
+ * empty cells; heatmap() adds the legend. A linked map's cells can be
+ * focused (one tab stop, arrows move; see lesson-links.js), so that the
+ * keyboard can point at a weight too: its grid is then the screen readers'
+ * grid (role grid, each row of the map a role row box that the layout
+ * ignores, see lesson.css), and it has no table.
  */
-function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, withBlocked, domain, link }) {
+function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, link }) {
   const visual = h('div', { class: 'heatmap', 'aria-hidden': link ? null : 'true', role: link ? 'grid' : null, 'aria-label': link ? caption : null, 'data-heatmap': name });
   visual.style.setProperty('--cols', String(cols + (extra ? 1 : 0)));
   // Where a row of the map goes: a row box of a linked map, else the map itself.
@@ -734,10 +740,10 @@ function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extr
     }
     tbody?.append(tr);
   }
-  const [lo, hi] = domain;
-  host.replaceChildren(h('div', { class: 'heatmap-wrap' }, visual), ...(table ? [srOnly(table)] : []), ...(legend ? [rampLegend(document, { lo, hi, blocked: withBlocked })] : []));
+  // The legend, if any, is added after (heatmap()): it changes with the blocked cells.
+  host.replaceChildren(h('div', { class: 'heatmap-wrap' }, visual), ...(table ? [srOnly(table)] : []));
   if (link) rovingCells(visual);
-  host.heatmapParts = { key, visual, cells, extras, rowHeads, colHeads };
+  host.heatmapParts = { key, visual, cells, extras, rowHeads, colHeads, legend: null };
   return host.heatmapParts;
 }
 
