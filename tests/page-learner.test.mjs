@@ -188,7 +188,7 @@ test('at 390 px no map cuts its numbers, and a box that scrolls sideways says so
 test('a legend names the blocked look only where a map has a blocked cell', async () => {
   const { context, page, problems } = await open('');
   await renderEverySection(page);
-  const keyed = (id) => page.$$eval(`#${id} .ramp-legend`, (ls) => ls.map((l) => Boolean(l.querySelector('.ramp-blocked'))));
+  const keyed = (id) => page.$$eval(`#${id} .ramp-legend`, (ls) => ls.map((l) => Boolean(l.querySelector('.ramp-blocked-key:not([hidden]) .ramp-blocked'))));
   assert.deepEqual(await keyed('three-by-three'), [false], 'the 3×3 example blocks nothing');
   assert.deepEqual(await keyed('dropout'), [false], 'a dropped weight is a 0, not a blocked cell');
   assert.ok((await keyed('masks')).some(Boolean), 'the causal mask\'s map has blocked cells, and its legend says so');
@@ -201,7 +201,7 @@ test('a legend names the blocked look only where a map has a blocked cell', asyn
   assert.equal(await hatched(), 0, 'multi-head without the causal mask: no hatched cell');
   assert.deepEqual(await keyed('multi-head'), [false], 'multi-head without the causal mask: the legend does not name a look no cell has');
   // The custom mask: blocking its one blocked pair again and again changes the legend only, never the map's cells.
-  const customKeyed = () => page.$$eval('[data-slot="custom-weights"] .ramp-legend', (ls) => ls.map((l) => Boolean(l.querySelector('.ramp-blocked'))));
+  const customKeyed = () => page.$$eval('[data-slot="custom-weights"] .ramp-legend', (ls) => ls.map((l) => Boolean(l.querySelector('.ramp-blocked-key:not([hidden]) .ramp-blocked'))));
   const pair = page.locator('[data-mask="mask-custom"] button[data-row="0"][data-col="1"]');
   await page.evaluate(() => { window.keptCell = document.querySelector('[data-heatmap="mask-custom-weights"] .hm-cell'); });
   const before = await customKeyed();
@@ -219,7 +219,7 @@ test('at 390 px every legend keeps the blocked swatch on the line of its words',
   const { context, page, problems } = await open('', { width: 390, height: 844 });
   await renderEverySection(page);
   const apart = await page.$$eval('main .ramp-legend', (legends) => legends.filter((l) => l.checkVisibility()).flatMap((legend) => {
-    const swatch = legend.querySelector('.ramp-blocked');
+    const swatch = legend.querySelector('.ramp-blocked-key:not([hidden]) .ramp-blocked');
     if (!swatch) return [];
     const words = [...swatch.parentNode.childNodes].find((n) => n.nodeType === 3 && n.data.includes('blocked'));
     const range = document.createRange();

@@ -476,15 +476,8 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
   const key = JSON.stringify([name, rows, cols, extra ? extra.label : null, caption, legend, domain,
     rowNames.map((_, i) => refused(i)), link]);
   let built = host.heatmapParts;
-  if (!built || built.key !== key || !host.contains(built.visual)) built = buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, link });
-  // The legend names the blocked look only while some cell has it; it alone is replaced when that changes.
-  const withBlocked = legend && anyBlocked(rows, cols, blocked);
-  if (legend && (!built.legend || built.legend.blocked !== withBlocked)) {
-    const node = rampLegend(document, { lo: domain[0], hi: domain[1], blocked: withBlocked });
-    if (built.legend) built.legend.node.replaceWith(node);
-    else host.append(node);
-    built.legend = { node, blocked: withBlocked };
-  }
+  if (!built || built.key !== key || !host.contains(built.visual)) built = buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain, link });
+  if (built.legend) showBlockedKey(built.legend, anyBlocked(rows, cols, blocked));
   built.rowHeads.forEach(([visual, th], i) => { setText(visual, refused(i) ? `${rowNames[i]} ⚠` : rowNames[i]); if (th) setTextLater(th, rowNames[i]); });
   built.colHeads.forEach(([visual, th], j) => { setText(visual, colNames[j]); if (th) setTextLater(th, colNames[j]); });
   const [lo, hi] = domain;
@@ -520,6 +513,15 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
       if (td) setTextLater(td, fmt(extra.values[i], digits));
     }
   }
+}
+
+/**
+ * Show a map legend's key for the blocked look only while some cell has it
+ * (a key shown or hidden in place: the map is not drawn again).
+ */
+export function showBlockedKey(legendNode, shown) {
+  const key = legendNode.querySelector('.ramp-blocked-key');
+  if (key && key.hidden === shown) key.hidden = !shown;
 }
 
 /** Whether blocked(i, j) holds for some cell of a rows × cols map (false without a rule). */
@@ -678,14 +680,14 @@ export function afterFrameIdle(fn) {
 }
 
 /**
- * The heatmap's elements (a visual grid, a table for screen readers), with
- * empty cells; heatmap() adds the legend. A linked map's cells can be
+ * The heatmap's elements (a visual grid, a table for screen readers, a
+ * legend), with empty cells. A linked map's cells can be
  * focused (one tab stop, arrows move; see lesson-links.js), so that the
  * keyboard can point at a weight too: its grid is then the screen readers'
  * grid (role grid, each row of the map a role row box that the layout
  * ignores, see lesson.css), and it has no table.
  */
-function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, link }) {
+function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain, link }) {
   const visual = h('div', { class: 'heatmap', 'aria-hidden': link ? null : 'true', role: link ? 'grid' : null, 'aria-label': link ? caption : null, 'data-heatmap': name });
   visual.style.setProperty('--cols', String(cols + (extra ? 1 : 0)));
   // Where a row of the map goes: a row box of a linked map, else the map itself.
@@ -740,10 +742,11 @@ function buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extr
     }
     tbody?.append(tr);
   }
-  // The legend, if any, is added after (heatmap()): it changes with the blocked cells.
-  host.replaceChildren(h('div', { class: 'heatmap-wrap' }, visual), ...(table ? [srOnly(table)] : []));
+  const [lo, hi] = domain;
+  const legendNode = legend ? rampLegend(document, { lo, hi }) : null;
+  host.replaceChildren(h('div', { class: 'heatmap-wrap' }, visual), ...(table ? [srOnly(table)] : []), ...(legendNode ? [legendNode] : []));
   if (link) rovingCells(visual);
-  host.heatmapParts = { key, visual, cells, extras, rowHeads, colHeads, legend: null };
+  host.heatmapParts = { key, visual, cells, extras, rowHeads, colHeads, legend: legendNode };
   return host.heatmapParts;
 }
 

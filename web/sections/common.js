@@ -1,6 +1,6 @@
 // Labels, example tensors and helpers that several sections use.
 
-import { heatmap, h, legend, figures, emptyRowsOf, anyBlocked } from '../lesson-ui.js';
+import { heatmap, h, legend, figures, emptyRowsOf, anyBlocked, showBlockedKey } from '../lesson-ui.js';
 import { headColour } from '../palette.js';
 import { deferWhileFar } from '../lesson-context.js';
 
@@ -127,14 +127,9 @@ export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabe
     else draw();
   });
   // One legend for all the heads, naming the blocked look only while some cell has it.
-  const withBlocked = anyBlocked(Tq, Tk, blocked);
-  const shared = host.querySelector(':scope > .ramp-legend');
-  if (!shared || shared.dataset.blocked !== String(withBlocked)) {
-    const fresh = legend({ blocked: withBlocked });
-    fresh.dataset.blocked = String(withBlocked);
-    if (shared) shared.replaceWith(fresh);
-    else host.append(fresh);
-  }
+  let shared = host.querySelector(':scope > .ramp-legend');
+  if (!shared) host.append(shared = legend());
+  showBlockedKey(shared, anyBlocked(Tq, Tk, blocked));
 }
 
 /**
