@@ -155,6 +155,23 @@ test('the cards\' lines agree with their checks and with the progress panel, thr
   await context.close();
 });
 
+test('a card\'s legend names the blocked look exactly when one of its weights is blocked', async () => {
+  const { page, problems, context } = await open();
+  await page.evaluate(() => { for (const d of document.querySelectorAll('#break-it details.bk-card')) d.open = true; });
+  // Every card drawn (its checks have a state); a card whose input the core refuses has no maps.
+  await page.waitForFunction(() => [...document.querySelectorAll('#break-it .bk-card')].every((c) => c.querySelector('.bk-check[data-state]')), null, { timeout: 10000 });
+  const cards = await page.$$eval('#break-it .bk-card:has(.bk-maps .ramp-legend)', (cs) => cs.map((c) => ({
+    bug: c.dataset.bug,
+    blocked: c.querySelectorAll('.bk-maps .bk-cell.blocked').length,
+    keyed: Boolean(c.querySelector('.ramp-legend .ramp-blocked-key:not([hidden])')),
+  })));
+  const wrong = cards.filter(({ blocked, keyed }) => keyed !== blocked > 0);
+  assert.deepEqual(wrong, [], 'cards whose legend names a look none of their cells has, or misses one they have');
+  assert.ok(cards.some((c) => c.blocked > 0) && cards.some((c) => c.blocked === 0), `both kinds of card are on the page: ${JSON.stringify(cards)}`);
+  assertClean(problems, 'card legends');
+  await context.close();
+});
+
 test('a state in the URL hash is applied; a bad one is ignored', async () => {
   const { page, problems, context } = await open();
   // Card 8 (no-scale) with the bug on and a prediction of scoresScaled ('h'),

@@ -200,6 +200,21 @@ test('a legend names the blocked look only where a map has a blocked cell', asyn
   await causal.uncheck();
   assert.equal(await hatched(), 0, 'multi-head without the causal mask: no hatched cell');
   assert.deepEqual(await keyed('multi-head'), [false], 'multi-head without the causal mask: the legend does not name a look no cell has');
+  // Maps at 2 decimals: the hint under them says a row's shown numbers may miss 1 by their rounding, and they do so by no more.
+  for (const id of ['self-cross', 'multi-head']) {
+    const { hint, off } = await page.evaluate((id) => {
+      const maps = [...document.querySelectorAll(`#${id} [data-heatmap*="-h"]`)];
+      const off = maps.flatMap((map) => {
+        const cells = [...map.querySelectorAll('.hm-cell[data-row]')];
+        const rows = new Map();
+        for (const c of cells) rows.set(c.dataset.row, (rows.get(c.dataset.row) ?? []).concat(Number(c.textContent)));
+        return [...rows.values()].map((r) => Math.abs(r.reduce((a, b) => a + b, 0) - 1) - r.length * 0.005).filter((excess) => excess > 1e-9);
+      });
+      return { hint: document.querySelector(`#${id} [data-out="rounded-weights"]`)?.textContent ?? '', off };
+    }, id);
+    assert.match(hint, /2 decimals.*unrounded, every row adds up to 1/, `${id}: the hint under the maps`);
+    assert.deepEqual(off, [], `${id}: rows whose shown weights miss 1 by more than their rounding`);
+  }
   // The custom mask: blocking its one blocked pair again and again changes the legend only, never the map's cells.
   const customKeyed = () => page.$$eval('[data-slot="custom-weights"] .ramp-legend', (ls) => ls.map((l) => Boolean(l.querySelector('.ramp-blocked-key:not([hidden]) .ramp-blocked'))));
   const pair = page.locator('[data-mask="mask-custom"] button[data-row="0"][data-col="1"]');

@@ -39,7 +39,7 @@
  */
 import { CHECKS, runChecks, intendedRule, fmt } from './checks.js';
 import { EXERCISES, PREDICTION_CHECKS } from './exercises.js';
-import { h, oneBased, setText, setClass, uid, subscripted } from './lesson-ui.js';
+import { h, oneBased, setText, setClass, uid, subscripted, showBlockedKey, anyBlocked } from './lesson-ui.js';
 import { Progress, lessonProgress, BREAKIT_DEFAULT, isBreakItState } from './progress.js';
 import { paintRamp, rampLegend } from './palette.js';
 import { cCode, placeName } from './lesson-flow.js';
@@ -258,19 +258,19 @@ function resultTables(host, exercise, result, worst, allowed) {
   if (!built || built.key !== key || !host.contains(built.wrap)) {
     const wrap = el('div', { cls: 'bk-maps' });
     const parts = tables.map(([layout]) => buildNumberTable(layout, exercise.title));
+    // The legend belongs to the weight maps: show="checks" hides both.
+    const legend = rampLegend(document);
+    legend.dataset.panel = 'weights';
     parts.forEach((part, n) => {
       wrap.append(part.node);
-      if (n === H - 1) {
-        // The legend belongs to the weight maps: show="checks" hides both.
-        const legend = rampLegend(document);
-        legend.dataset.panel = 'weights';
-        wrap.append(legend);
-      }
+      if (n === H - 1) wrap.append(legend);
     });
     host.replaceChildren(wrap);
-    built = host.bkTables = { key, wrap, parts };
+    built = host.bkTables = { key, wrap, parts, legend };
   }
   tables.forEach(([, fill], n) => drawNumberTable(built.parts[n], fill));
+  // Its key for the blocked look shows only while some weight is blocked.
+  showBlockedKey(built.legend, tables.some(([{ panel, rows, cols }, { blocked }]) => panel === 'weights' && anyBlocked(rows, cols, blocked)));
   // New numbers can widen a table: its box is measured again once the page is idle.
   markScrollBoxes([built.wrap]);
 }

@@ -128,7 +128,12 @@ export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabe
   });
   // One legend for all the heads, naming the blocked look only while some cell has it.
   let shared = host.querySelector(':scope > .ramp-legend');
-  if (!shared) host.append(shared = legend());
+  if (!shared) {
+    shared = legend();
+    // The maps round to 2 decimals (digits above), which the row sums then show.
+    host.append(shared, h('p', { class: 'hint', 'data-out': 'rounded-weights',
+      text: 'Weights are shown to 2 decimals, so the numbers of a row may add up to a little more or less than 1 on screen (0.98, 1.01); unrounded, every row adds up to 1.' }));
+  }
   showBlockedKey(shared, anyBlocked(Tq, Tk, blocked));
 }
 
