@@ -477,14 +477,15 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
     rowNames.map((_, i) => refused(i)), link]);
   let built = host.heatmapParts;
   if (!built || built.key !== key || !host.contains(built.visual)) built = buildHeatmap(host, { key, rows, cols, rowNames, colNames, refused, extra, caption, name, legend, domain, link });
-  if (built.legend) showBlockedKey(built.legend, anyBlocked(rows, cols, blocked));
   built.rowHeads.forEach(([visual, th], i) => { setText(visual, refused(i) ? `${rowNames[i]} ⚠` : rowNames[i]); if (th) setTextLater(th, rowNames[i]); });
   built.colHeads.forEach(([visual, th], j) => { setText(visual, colNames[j]); if (th) setTextLater(th, colNames[j]); });
   const [lo, hi] = domain;
+  let someBlocked = false; // for the legend's key, below
   for (let i = 0; i < rows; i++) {
     for (let j = 0; j < cols; j++) {
       const { cell, td } = built.cells[i * cols + j];
       const isBlocked = blocked ? Boolean(blocked(i, j)) : false;
+      someBlocked ||= isBlocked;
       if (refused(i)) {
         setClass(cell, `hm-cell refused${isBlocked ? ' blocked' : ''}`);
         continue;
@@ -513,6 +514,7 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
       if (td) setTextLater(td, fmt(extra.values[i], digits));
     }
   }
+  if (built.legend) showBlockedKey(built.legend, someBlocked);
 }
 
 /**
