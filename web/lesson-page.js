@@ -25,17 +25,7 @@ export function pageSections(doc) {
 export function renderLesson(doc) {
   const shown = pageSections(doc);
   doc.querySelector('main').replaceChildren(...shown.map((def) => sectionElement(def, sectionNumber(def.id))));
-  doc.querySelector('nav.toc ol').replaceChildren(...shown.map((def) => {
-    const item = tocItem(def);
-    const number = sectionNumber(def.id);
-    if (number != null) {
-      const num = doc.createElement('span');
-      num.className = 'toc-num';
-      num.textContent = `${number}.`;
-      item.prepend(num, ' ');
-    }
-    return item;
-  }));
+  doc.querySelector('nav.toc ol').replaceChildren(...shown.map((def) => tocItem(def, sectionNumber(def.id))));
 }
 
 /**

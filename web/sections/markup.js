@@ -48,12 +48,19 @@ function headingContent(def) {
   return def.heading ? html(def.heading) : document.createTextNode(def.title);
 }
 
-/** One <li><a href="#id">heading</a></li> of the table of contents. */
-export function tocItem(def) {
+/** One <li>number. <a href="#id">heading</a></li> of the table of contents (number: the section's own, or null). */
+export function tocItem(def, number) {
   const a = document.createElement('a');
   a.href = `#${def.id}`;
   a.append(headingContent(def));
   const li = document.createElement('li');
+  // The section's own number, as its heading shows it; an unnumbered section has none.
+  if (number != null) {
+    const num = document.createElement('span');
+    num.className = 'toc-num';
+    num.textContent = `${number}.`;
+    li.append(num, ' ');
+  }
   li.append(a);
   return li;
 }
