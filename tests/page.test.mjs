@@ -15,7 +15,7 @@ import {
 import {
   loadAttention, paddingMask, blockedFromAllowed, additiveFromAllowed,
 } from '../web/attention.js';
-import { oneBased, refusalText, TYPING_PAUSE } from '../web/lesson-ui.js';
+import { oneBased, parseNumberText, refusalText, TYPING_PAUSE } from '../web/lesson-ui.js';
 import { codec, readHash } from '../web/lesson-state.js';
 import { SECTIONS, VIEW_IDS, sectionNumber } from '../web/sections/registry.js';
 
@@ -946,6 +946,19 @@ test('share links: a number reads back as exactly the value the page used, in it
   assert.deepEqual(grid.decode(grid.encode(row)), row, `a row written as "${grid.encode(row)}"`);
   // Ordinary values stay as short as the learner typed them.
   assert.deepEqual([0.5, -2.25, 10, 0, 1e-6].map(num.encode), ['0.5', '-2.25', '10', '0', '0.000001']);
+});
+
+test('share links: a whole number reads as the page\'s own fields read it, and its range is written in full', () => {
+  const seed = codec.int(0, 2 ** 31 - 1);
+  assert.equal(seed.decode('1e3'), 1000, 'a seed typed in a link as 1e3, as a field accepts it');
+  assert.equal(seed.decode('2147483647'), 2 ** 31 - 1);
+  for (const bad of ['1.5', '3e9', '-1', 'x']) {
+    assert.throws(() => seed.decode(bad), (e) => e.message === 'a whole number from 0 to 2147483647 was expected',
+      `"${bad}" is refused with the range in full, not as 2.147483647e9`);
+  }
+  assert.deepEqual(parseNumberText('3e9', { integer: true, min: 0, max: 2 ** 31 - 1 }).short, 'Out of range (0 to 2147483647)');
+  // A number that is not whole keeps its short form: a limit of a million is 1e6.
+  assert.deepEqual(parseNumberText('2e6', {}).short, 'Out of range (-1e6 to 1e6)');
 });
 
 test('share links: a page opened from a link shows the same numbers as the page that made it, tiny values too', async () => {

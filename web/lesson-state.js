@@ -13,7 +13,7 @@
 // default, the rest of the link still applies. Nothing read here is ever
 // inserted into the page as HTML.
 
-import { parseNumberText, fmtPlain, VALUE_LIMIT } from './lesson-ui.js';
+import { parseNumberText, fmtPlain, fmtLimit, VALUE_LIMIT } from './lesson-ui.js';
 
 export const MAX_HASH_LENGTH = 8000;
 /** A key of the hash state: `view`, or a section's `prefix.field`. */
@@ -42,11 +42,11 @@ export const codec = {
   int(min, max) {
     return {
       encode: (v) => String(v),
+      // Read as the page's own whole-number fields read a typed value (1e3 is 1000).
       decode(text) {
-        if (!/^-?\d{1,10}$/.test(text)) throw new HashError('a whole number was expected');
-        const v = Number(text);
-        if (v < min || v > max) throw new HashError(`a number from ${min} to ${max} was expected`);
-        return v;
+        const r = parseNumberText(text, { integer: true, min, max });
+        if (!r.ok) throw new HashError(`a whole number from ${fmtLimit(min, true)} to ${fmtLimit(max, true)} was expected`);
+        return r.value;
       },
     };
   },
@@ -93,7 +93,7 @@ export const codec = {
           if (cells.length !== C) throw new HashError(shape);
           return cells.map((cell) => {
             const r = parseNumberText(cell, { integer, min, max });
-            if (!r.ok) throw new HashError(`${integer ? 'whole ' : ''}numbers from ${fmtPlain(min)} to ${fmtPlain(max)} were expected`);
+            if (!r.ok) throw new HashError(`${integer ? 'whole ' : ''}numbers from ${fmtLimit(min, integer)} to ${fmtLimit(max, integer)} were expected`);
             return r.value;
           });
         });

@@ -124,7 +124,7 @@ export function parseNumberText(text, { integer = false, min = -VALUE_LIMIT, max
     return { ok: false, short: 'Not a whole number', message: 'Type a whole number.' };
   }
   if (value < min || value > max) {
-    const range = `${fmtPlain(min)} to ${fmtPlain(max)}`;
+    const range = `${fmtLimit(min, integer)} to ${fmtLimit(max, integer)}`;
     return { ok: false, short: `Out of range (${range})`, message: `Use a number from ${range}.` };
   }
   return { ok: true, value: Object.is(value, -0) ? 0 : value };
@@ -168,6 +168,14 @@ export function fmtPlain(x) {
   const a = Math.abs(x);
   if (a >= SCI_ABOVE || (a > 0 && a < 1e-4)) return expo(x);
   return String(Math.round(x * 1e6) / 1e6);
+}
+
+/**
+ * A field's limit as its refusals and hints write it: a whole number in full
+ * (a seed's 2147483647, which is typed as such), any other as fmtPlain.
+ */
+export function fmtLimit(x, integer = false) {
+  return integer && Number.isSafeInteger(x) ? String(x) : fmtPlain(x);
 }
 
 /** Scientific notation for tiny diagnostics such as a row-sum error. */
@@ -352,7 +360,7 @@ export function numberField({ label, value, onValue, integer = false, min, max, 
 
 /** The values a field takes, in the words of its refusals: "Whole number from 1 to 8." */
 function rangeText(integer, min, max) {
-  return `${integer ? 'Whole number' : 'Number'} from ${fmtPlain(min)} to ${fmtPlain(max)}.`;
+  return `${integer ? 'Whole number' : 'Number'} from ${fmtLimit(min, integer)} to ${fmtLimit(max, integer)}.`;
 }
 
 /**
