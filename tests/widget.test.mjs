@@ -451,6 +451,10 @@ test('a state for a section the preset does not show, or with a d_model its head
   // The fields of a section this preset reads (masks read the 3×3 inputs) are not named.
   const reads = await addWidget(page, 'reads', { preset: 'custom-mask', state: 'ex.q=2,0,1,0;0,1,0,1;1,1,0,0' });
   assert.equal(await statusText(reads), '', 'custom-mask reads ex.*');
+  // A lesson link's view: its fields apply, and the view is said not to.
+  const link = await addWidget(page, 'link', { preset: 'causal', state: 'view=masks&mask.ct=3' });
+  assert.equal(await statusText(link), 'The state\'s view (the section a lesson link scrolls to) does not apply to a widget, which shows its preset "causal", so it was ignored.');
+  assert.equal(await link.locator('input[data-field="mask-ct"]').inputValue(), '3', 'the rest of the state applies');
 
   // A d_model from the state that its heads do not split: said as for the d-model attribute.
   const sizes = (w) => Promise.all(['mha-dmodel', 'mha-heads'].map((f) => w.locator(`input[data-field="${f}"]`).inputValue()));

@@ -38,7 +38,8 @@
  *   state     a state string: the same text as the lesson page's URL hash
  *             (without "#"). heads, d-model and seq-len, when given, win over it.
  *             Fields for a section the preset does not show are kept, and
- *             named in the status line. A d_model in the attribute's state that
+ *             named in the status line, as is a view= (the section a lesson
+ *             link scrolls to), which is ignored. A d_model in the attribute's state that
  *             the heads do not split is replaced by the nearest one they do, and
  *             said, as for d-model (the state property applies it as it is).
  *   theme     light (default), dark, or auto (follows prefers-color-scheme);
@@ -122,10 +123,10 @@ function decodeStates(text) {
   return states;
 }
 
-/** The field keys ("mha.heads") a state string that decodes names; none for null. */
-function stateKeys(text) {
+/** The field keys ("mha.heads") a state string that decodes names, and its view too when asked; none for null. */
+function stateKeys(text, withView = false) {
   if (!text) return [];
-  return String(text).replace(/^#/, '').split('&').map((pair) => pair.split('=')[0]).filter((key) => key.includes('.'));
+  return String(text).replace(/^#/, '').split('&').map((pair) => pair.split('=')[0]).filter((key) => key.includes('.') || (withView && key === 'view'));
 }
 
 /**
@@ -489,9 +490,12 @@ export class AttentionLabElement extends ElementBase {
       const prefix = key.split('.')[0];
       return !used.includes(prefix) && prefix !== DISCLOSURE_STATE.prefix;
     });
+    // view= in a lesson link says which section the page scrolls to; a widget shows its preset.
+    const view = stateKeys(this.#given, true).includes('view')
+      ? `The state's view (the section a lesson link scrolls to) does not apply to a widget, which shows its preset "${this.#preset.name}", so it was ignored.` : '';
     this.#notice('stateSections', unused.length === 0 ? ''
       : `The state sets ${wordList(unused, 'and')}, which the preset "${this.#preset.name}" does not show, so ${unused.length > 1 ? 'they change' : 'it changes'} nothing here `
-        + `(its state fields start with ${wordList(used.map((prefix) => `${prefix}.`), 'or')}).`);
+        + `(its state fields start with ${wordList(used.map((prefix) => `${prefix}.`), 'or')}).`, view);
   }
 
   /**
