@@ -43,12 +43,14 @@ const lossText = (x) => (x < 0.01 ? fmtSci(x, 2) : fmt(x, 3));
  */
 function drawMap(canvas, weights, tokens, allowed) {
   const T = tokens.length;
-  const cell = T <= 16 ? 15 : 9;
+  // A long sequence (induction's 31 tokens) takes 10 px cells: the map then
+  // still fits a phone's column, and its letters stay 10 px tall.
+  const cell = T <= 16 ? 15 : 10;
   const margin = cell + 4;
   const size = margin + T * cell + 1;
   const g = sizedCanvas(canvas, size, size);
   g.clearRect(0, 0, size, size);
-  g.font = `${Math.max(8, cell - 3)}px ui-monospace, monospace`;
+  g.font = `${Math.min(12, cell)}px ui-monospace, monospace`;
   g.textAlign = 'center';
   g.textBaseline = 'middle';
   g.fillStyle = '#222';
