@@ -174,6 +174,14 @@ test('the shape-check script: the sizes the prose names, the core\'s shapes, a f
   assert.match(script, /dtype=torch\.bool, device=q\.device/, 'the mask is boolean and on the tensors\' device');
   assert.match(script, /k\.transpose\(-2, -1\)/, 'the last two dims swapped, not .T');
   assert.doesNotMatch(script, /\d_\d|\d,\d/, 'digits are never grouped');
+  // The two edits it suggests each name an assertion the script makes.
+  for (const [edit, message] of [['softmax(dim=-2)', 'a row does not sum to 1'], ['.triu()', 'a query reads a later key']]) {
+    const said = script.split('\n').findIndex((line) => line.startsWith('#') && line.includes(edit));
+    assert.ok(said > 0, `the script suggests the edit ${edit}`);
+    assert.ok(script.split('\n').slice(said, said + 4).some((line) => line.includes(`"${message}"`)), `the edit ${edit} names the check "${message}"`);
+    assert.ok(script.includes(`), "${message}"`), `the script asserts "${message}"`);
+  }
+  assert.match(script, /^assert bool\(\(weights\.triu\(diagonal=1\) == 0\)\.all\(\)\), "a query reads a later key"$/m, 'the causal rule is checked on the weights themselves');
   if (!python.error) {
     const run = spawnSync('python3', ['-c', 'import ast, sys; ast.parse(sys.stdin.read())'], { input: script, encoding: 'utf8' });
     assert.equal(run.status, 0, `python3 cannot parse the script:\n${run.stderr}\n${script}`);

@@ -213,6 +213,8 @@ assert tuple(scores.shape) == ${py(r.scores.shape)}, f"scores {tuple(scores.shap
 weights = scores.masked_fill(~allowed, float("-inf")).softmax(dim=-1)
 assert tuple(weights.shape) == ${py(r.weights.shape)}, f"weights {tuple(weights.shape)}"
 assert bool((weights[..., ~allowed] == 0).all()), "a blocked key got weight"
+# The causal rule itself, not only the mask built above: no query reads a later key.
+assert bool((weights.triu(diagonal=1) == 0).all()), "a query reads a later key"
 assert torch.allclose(weights.sum(dim=-1), torch.ones(B, H, T)), "a row does not sum to 1"
 by_hand = weights @ v
 assert tuple(by_hand.shape) == ${py(r.output.shape)}, f"output {tuple(by_hand.shape)}"
@@ -222,5 +224,12 @@ assert fused.shape == by_hand.shape, f"{tuple(fused.shape)} vs {tuple(by_hand.sh
 print("shapes: scores and weights", tuple(weights.shape), "output", tuple(fused.shape))
 print("largest difference:", (fused - by_hand).abs().max().item())
 print("allclose(atol=1e-5, rtol=1e-4):", torch.allclose(fused, by_hand, atol=1e-5, rtol=1e-4))
+
+# Break it on purpose, one change at a time, and see which check stops it:
+#  - softmax(dim=-2) instead of softmax(dim=-1) normalises over the queries:
+#    "a row does not sum to 1".
+#  - .triu() instead of .tril() lets each query see the later keys (the mask
+#    check still passes: it only compares the weights with the mask built):
+#    "a query reads a later key".
 `;
 }

@@ -44,7 +44,7 @@ export const pytorch = {
 </ul>
 <h3>Copy as a script</h3>
 <p>The first two buttons copy a short script that holds these Q, K, V and mask (each number written with enough digits to give back the same float32) and the numbers shown above. Run it with Python: it computes the same attention with PyTorch’s (or NumPy’s) own functions and prints how far its numbers are from the page’s.</p>
-<p>The third script does not use the numbers above. From a fixed seed it draws q, k and v of shape (B, H, T, d<sub>head</sub>) = (2, 3, 6, 4), asserts the shape of every step (the expected shapes in it come from this page’s core), writes the causal attention out by hand, and compares it with <code>F.scaled_dot_product_attention</code> at <code>dropout_p=0.0</code> using <code>torch.allclose</code> with a tolerance, since the two may round differently.</p>
+<p>The third script does not use the numbers above. From a fixed seed it draws q, k and v of shape (B, H, T, d<sub>head</sub>) = (2, 3, 6, 4), asserts the shape of every step (the expected shapes in it come from this page’s core), writes the causal attention out by hand, and compares it with <code>F.scaled_dot_product_attention</code> at <code>dropout_p=0.0</code> using <code>torch.allclose</code> with a tolerance, since the two may round differently. It ends with two edits to try, one at a time: take the softmax over <code>dim=-2</code>, or build the mask with <code>.triu()</code> instead of <code>.tril()</code>. Each one is caught by a different assertion, which the comments name; then put the line back.</p>
 <div class="controls" data-slot="copy"></div>
 <div data-slot="scripts"></div>
 <h3><code>.T</code> against <code>transpose(-2, -1)</code></h3>
