@@ -18,6 +18,7 @@ import {
 import { oneBased, parseNumberText, refusalText, TYPING_PAUSE } from '../web/lesson-ui.js';
 import { codec, readHash } from '../web/lesson-state.js';
 import { SECTIONS, VIEW_IDS, sectionNumber } from '../web/sections/registry.js';
+import { EX_DEFAULTS } from '../web/sections/three-by-three.js';
 
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const SECTION_IDS = ['one-query', 'three-by-three', 'why-scale', 'shapes', 'masks', 'gradients', 'self-cross',
@@ -788,6 +789,29 @@ test('shapes: with one head the reshape without the transpose mixes nothing, and
   await context.close();
 });
 
+test('observability: the synthetic-input aside quotes the 3×3 example\'s starting keys and values', () => {
+  const body = SECTIONS.find((s) => s.id === 'observability').body.replace(/<[^>]+>/g, '');
+  const values = /its values are \((\d+), (\d+)\), \((\d+), (\d+)\) and \((\d+), (\d+)\)/.exec(body);
+  assert.ok(values, `the aside quotes the values: ${body}`);
+  assert.deepEqual(values.slice(1).map(Number), EX_DEFAULTS.v.flat(), 'the values quoted are the example\'s');
+  assert.match(body, /its first two keys are rows of the identity/);
+  EX_DEFAULTS.k.slice(0, 2).forEach((row, i) => assert.deepEqual(row, row.map((_, j) => Number(i === j)), `key ${i + 1} is row ${i + 1} of the identity`));
+});
+
+test('shapes: H = 2 with the starting sizes gives the shapes the prose quotes, from the core', async () => {
+  const { context, page, problems } = await open('#view=shapes');
+  const prose = (await page.locator('#shapes > p').allTextContents()).join(' ');
+  const quoted = /Try H = 2 .*context per head is then (\([\d, ]+\)) and the weights (\([\d, ]+\))/.exec(prose);
+  assert.ok(quoted, `the prose invites H = 2 and quotes two shapes: "${prose}"`);
+  await typeInto(page, field(page, 'shape-h'), '2');
+  await page.waitForFunction(() => /shape\.h=2/.test(location.hash));
+  const shape = (name) => page.locator(`#shapes td[data-shape="${name}"]`).textContent();
+  assert.equal(await shape('context per head: weights × V'), quoted[1], 'the context per head');
+  assert.equal(await shape('scores and weights'), quoted[2], 'the weights, as the core returned them');
+  assertClean(problems, 'shapes, H = 2');
+  await context.close();
+});
+
 test('shapes: the picture draws each square of the split and of the straight reshape with its head\'s colour', async () => {
   // T = 2, H = 2, D = 2: x is (2, 4); a square is named by its position and its head's letter.
   // The page hears of a new pixel ratio through matchMedia('(resolution: …dppx)'); the
@@ -878,6 +902,9 @@ test('masks: the causal caption, the combined mask and the two-head weights show
     const twoHeads = lab.sdpa(z([B, 2], T), z([B, 2], T), z([B, 2], T), { mask: pm, causal: true });
     assert.equal(await outOrFail(page, 'mask-cshape', when), `(${combined.shape.join(', ')})`, `${when}: the combined mask's shape`);
     assert.equal(await outOrFail(page, 'mask-wshape2', when), `(${twoHeads.weights.shape.join(', ')})`, `${when}: the two-head weights' shape`);
+    const eight = (lead) => ({ data: new Float32Array([...lead, T, 8].reduce((a, b) => a * b, 1)), shape: [...lead, T, 8] });
+    const context = lab.sdpa(eight([B, 2]), eight([B, 2]), eight([B, 2]), { mask: pm, causal: true }).output.shape;
+    assert.equal(await outOrFail(page, 'mask-context2', when), `(${context.join(', ')})`, `${when}: the two-head context's shape (d_head = 8)`);
     // "Padded queries still produce outputs": every padded query row of the
     // combined rule has keys, and the core's weights on it add up to 1.
     const w = lab.sdpa(z([B, 1], T), z([B, 1], T), z([B, 1], T), { mask: pm, causal: true }).weights.data;
@@ -893,6 +920,7 @@ test('masks: the causal caption, the combined mask and the two-head weights show
   assert.ok(await check('defaults') > 0, 'the default tokens have padded queries, which the prose speaks of');
   assert.equal(await out(page, 'mask-cshape'), '(2, 1, 5, 5)', 'the lesson\'s combined mask (B, 1, T, T)');
   assert.equal(await out(page, 'mask-wshape2'), '(2, 2, 5, 5)', 'the lesson\'s weights with H = 2');
+  assert.equal(await out(page, 'mask-context2'), '(2, 2, 5, 8)', 'the lesson\'s context with H = 2 heads of d_head = 8');
   await typeInto(page, field(page, 'mask-ct'), '7');
   await typeInto(page, gridInput(page, 'mask-tokens', 1, 4), '0');
   await page.waitForFunction(() => /mask\.ct=7/.test(location.hash));

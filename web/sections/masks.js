@@ -2,7 +2,7 @@
 // Every number shown comes from the wasm core.
 
 import {
-  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmt, fmtShape, figures, blockedFrom, redraw, keptChildren, oneBased, refusalText,
+  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmt, fmtShape, figures, blockedFrom, redraw, keptChildren, oneBased, refusalText, subscripted,
 } from '../lesson-ui.js';
 import { announcer, isEdit } from '../lesson-announce.js';
 import { codec } from '../lesson-state.js';
@@ -60,12 +60,12 @@ export const masks = {
 <div data-slot="padding-alone-status"></div>
 
 <h3>Both rules at once: AND</h3>
-<p>A key is visible only if every rule allows it, so the masks are combined with a logical AND. The causal mask, (1, 1, T, T), and the padding mask, (B, 1, 1, T), broadcast against each other into one mask with a row of keys per query and a copy per sequence, still shared by every head. The line under the maps gives its shape, and the shape of the weights when the same mask serves two heads.</p>
+<p>A key is visible only if every rule allows it, so the masks are combined with a logical AND. The causal mask, (1, 1, T, T), and the padding mask, (B, 1, 1, T), broadcast against each other into one mask with a row of keys per query and a copy per sequence, still shared by every head. The line under the maps gives its shape, and the shapes of the weights and of the context when the same mask serves two heads.</p>
 <p>Try making a sequence start with the padding id (in the token ids above): its first query is then left with no key at all. A softmax over nothing but −∞ has no answer, so the core refuses with an error instead of quietly returning NaN. A sequence that is padding from start to end would leave <em>every</em> query without a key, so such sequences must be dropped from the batch (or never built) before attention runs.</p>
 <div data-slot="padding-status"></div>
 <div class="result two-col" data-slot="combined"></div>
 <div data-slot="combined-shapes"></div>
-<p class="aside" data-aside="mask-value"><strong>Why −∞ and not just a large negative number.</strong> e<sup>−∞</sup> is exactly 0, so a blocked key gets no weight at all. A large but finite negative score only makes its weight tiny, and the constant has to fit the number format: −1e9, common in float32 code, does not exist in float16 (whose largest magnitude is about 65504), so such code breaks under mixed precision. Some libraries fill blocked scores with the lowest finite value of the dtype instead (<code>torch.finfo(dtype).min</code>), so that a row with no allowed key still gives numbers rather than NaN. Such a row does not fail: its softmax spreads evenly over keys it was never allowed to see, so the output looks plausible and is wrong. That is why the core refuses a row with no allowed key, as above.</p>
+<p class="aside" data-aside="mask-value"><strong>Why −∞ and not just a large negative number.</strong> e<sup>−∞</sup> is exactly 0, so a blocked key gets no weight at all. A large but finite negative score only makes its weight tiny, and the constant has to fit the number format: −1e9, common in float32 code, does not exist in float16 (whose largest magnitude is about 65504), so such code breaks under mixed precision. Some libraries fill blocked scores with the lowest finite value of the dtype instead (<code>torch.finfo(dtype).min</code>), so that a row with no allowed key still gives numbers rather than NaN. Such a row does not fail: its softmax spreads evenly over keys it was never allowed to see, so the output looks plausible and is wrong. That is why the core refuses a row with no allowed key, as above. A model that has to accept such rows needs a fallback designed on purpose, written down and tested, such as an output row of zeros, rather than whatever the fill value happens to produce.</p>
 
 <h3>Your own mask</h3>
 <p>Click or tap the cells (or, on a keyboard, Tab into the grid, move with the arrow keys and press Space) to allow ✓ or block ✕ each pair, applied to the 3×3 example<span data-ref="three-by-three"></span>. Block a whole row and watch the core flag it.</p>
@@ -224,9 +224,10 @@ export const masks = {
     const got = ctx.core(this.paddingStatus, () => {
       const r = ctx.lab.sdpa(z, z, z, { mask: pm, causal: true });
       const both = ctx.lab.allowedPairs([B, 1, T, T], { mask: pm, causal: true });
-      const z2 = zeros([B, 2], T);
+      // Two heads of d_head = 8, as in a real layer: the context keeps d_head.
+      const z2 = { data: new Float32Array(B * 2 * T * 8), shape: [B, 2, T, 8] };
       const twoHeads = ctx.lab.sdpa(z2, z2, z2, { mask: pm, causal: true });
-      return { r, combinedShape: both.shape, twoHeadShape: twoHeads.weights.shape };
+      return { r, combinedShape: both.shape, twoHeadShape: twoHeads.weights.shape, contextShape: twoHeads.output.shape };
     }, [combinedHost, shapesHost], { explain });
     if (!got) return;
     const out = got.r;
@@ -236,8 +237,9 @@ export const masks = {
     redraw(shapeLine, 'Causal AND padding is one mask of shape ',
       h('code', { 'data-out': 'mask-cshape', text: fmtShape(got.combinedShape) }),
       ', that is (B, 1, T, T): a row of keys for every query of every sequence. With H = ', String(got.twoHeadShape[1]),
-      ' heads the weights have shape ', h('code', { 'data-out': 'mask-wshape2', text: fmtShape(got.twoHeadShape) }),
-      ', that is (B, H, T, T): each head reads the same mask.');
+      ' heads of ', ...subscripted('d_head'), ' = ', String(got.contextShape[3]), ' the weights have shape ', h('code', { 'data-out': 'mask-wshape2', text: fmtShape(got.twoHeadShape) }),
+      ', that is (B, H, T, T): each head reads the same mask. The context, weights × V, is ',
+      h('code', { 'data-out': 'mask-context2', text: fmtShape(got.contextShape) }), ', that is ', ...subscripted('(B, H, T, d_head).'));
     if (!edited) return;
     // The padded keys of each sequence, as the mask grid above shows them (0 = padding).
     const padded = [0, 1].map((b) => {

@@ -94,6 +94,7 @@ export const observability = {
   title: 'Watching the invariants',
   body: `
 <p>A broken attention layer often still returns tensors of the right shape, and the loss curve may not tell you. Four numbers, measured by the core on every call, catch most mistakes while you build one. They are meant for development and tests rather than for every step of a production run.</p>
+<p class="aside"><strong>Start from synthetic inputs.</strong> Before a new layer meets real embeddings, give it inputs whose right answer you can read at a glance: keys that are rows of the identity, values whose columns are easy to tell apart, a sequence short enough to print whole. The 3×3 example, as it starts, is such an input: its first two keys are rows of the identity, and its values are (10, 0), (0, 10) and (5, 5). On inputs like these, a query that should read only earlier positions and puts weight on a later one points at the mask or the softmax, not at the data.</p>
 <div class="controls" data-slot="controls"></div>
 <div data-slot="status"></div>
 <div class="result obs">

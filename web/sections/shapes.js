@@ -25,6 +25,8 @@ export const shapes = {
   <li>Swap back, and reshape to join the heads into (B, T, C). After a transpose the tensor’s memory is no longer in row order, so PyTorch’s <code>view</code> refuses it: call <code>.contiguous()</code> first, or use <code>reshape</code>, which copies when it must.</li>
   <li>Apply the output projection.</li>
 </ol>
+<p>Step 1 projects every head at once: Q, K and V each come from one C × C weight matrix, and the reshape cuts its C outputs into H slices of D. You could instead write H separate projections of C × D and loop over the heads. With the matching slices of the same weights it gives the same numbers, but as H small matrix products instead of one large one, and it hides that a head is just a slice of one wide projection: there are no extra parameters per head (the multi-head section counts them).</p>
+<p>Try H = 2 with the other starting sizes: a batch of two sequences of 5 positions, split into two heads of 8 numbers. The context per head is then <span class="keep">(2, 2, 5, 8)</span> and the weights <span class="keep">(2, 2, 5, 5)</span>.</p>
 <div class="controls" data-slot="controls"></div>
 <div data-slot="status"></div>
 <div class="result" data-slot="table"></div>
