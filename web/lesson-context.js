@@ -24,8 +24,10 @@ import { linkHighlights } from './lesson-links.js';
  * @param {object[]} options.sections the sections drawn in this root
  * @param {(prefix: string, redrawn: Element[]) => void} [options.onCommit]
  *   called after a learner's change was redrawn
+ * @param {(id: string) => string} [options.nameOf] how the text names a
+ *   section ("section 5"); without it no section is named (a widget)
  */
-export function createLessonContext({ root, lab, sections, onCommit = () => {} }) {
+export function createLessonContext({ root, lab, sections, onCommit = () => {}, nameOf = null }) {
   const ctx = {
     root,
     lab,
@@ -40,6 +42,11 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {} }
     /** The element with this id in the root (a section's container). */
     node(id) {
       return root.getElementById(id);
+    },
+
+    /** How the text names another section shown in this root ("section 5"); null where it is not shown. */
+    sectionName(id) {
+      return nameOf && root.getElementById(id) ? nameOf(id) : null;
     },
 
     slot(id, name) {

@@ -5,7 +5,7 @@
 import { loadAttention } from './attention.js';
 import { paletteSheet } from './palette.js';
 import { createLessonContext } from './lesson-context.js';
-import { SECTIONS, instantiateSection } from './sections/registry.js';
+import { SECTIONS, instantiateSection, sectionName } from './sections/registry.js';
 import { renderLesson, hashState, viewTracking, pageSections } from './lesson-page.js';
 import { defaultSectionState } from './lesson-state.js';
 import { disclosureSection } from './lesson-disclosures.js';
@@ -49,7 +49,7 @@ async function main() {
   }
   const shown = pageSections(document);
   const sections = [...shown.filter((def) => def.fields || def.create).map((def) => instantiateSection(def)), disclosureSection(document)];
-  const ctx = createLessonContext({ root: document, lab, sections, onCommit: () => hash.write() });
+  const ctx = createLessonContext({ root: document, lab, sections, onCommit: () => hash.write(), nameOf: sectionName });
   // A section may read another's state (masks reads the 3×3 example's), and a
   // package may leave that one out: it then keeps its defaults.
   for (const def of SECTIONS) if (def.fields && !shown.includes(def)) ctx.states[def.prefix] = defaultSectionState(def);

@@ -8,7 +8,6 @@ import { announcer, isEdit } from '../lesson-announce.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros, emptyRows, causalBits } from './common.js';
 import { slot, group, unused } from './markup.js';
-import { sectionName } from './registry.js';
 
 export const TOKEN_DEFAULTS = [[12, 91, 33, 0, 0], [44, 17, 29, 81, 5]];
 
@@ -130,7 +129,8 @@ export const masks = {
     // The prose names the 3×3 example's section only where that section is
     // shown (a package may leave it out): its defaults still define the example.
     const ref = node.querySelector('[data-ref="three-by-three"]');
-    if (ref) ref.textContent = ctx.node('three-by-three') ? ` of ${sectionName('three-by-three')}` : '';
+    const example = ctx.sectionName('three-by-three');
+    if (ref) ref.textContent = example ? ` of ${example}` : '';
     this.drawCustom(ctx, st);
   },
 

@@ -6,7 +6,6 @@ import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, zeros } from './common.js';
 import { slot, group } from './markup.js';
 import { announcer, EDITED, isEdit } from '../lesson-announce.js';
-import { sectionName } from './registry.js';
 
 const OBS_SOURCES = ['plain', 'causal', 'custom', 'padding'];
 
@@ -15,7 +14,10 @@ const OBS_SOURCES = ['plain', 'causal', 'custom', 'padding'];
  * or '' where the masks section is not shown (a package or a widget without
  * it; its state still defines them).
  */
-const masksRef = (ctx) => (ctx.node('masks') ? ` of ${sectionName('masks')}` : '');
+const masksRef = (ctx) => {
+  const name = ctx.sectionName('masks');
+  return name ? ` of ${name}` : '';
+};
 
 /** The examples to choose from: [value, label]. */
 const sourceOptions = (ctx) => [
@@ -36,7 +38,7 @@ function refusal(err, src, ctx) {
   const at = /batch (\d+), head \d+, query (\d+)/.exec(err.message);
   if (err.code !== 'ALL_MASKED_ROW' || !at || (src !== 'custom' && src !== 'padding')) return null;
   const b = Number(at[1]) + 1, q = Number(at[2]) + 1;
-  const masks = ctx.node('masks') ? sectionName('masks') : null;
+  const masks = ctx.sectionName('masks');
   if (src === 'custom') {
     return refusalText(err.code, `Query row has no allowed key (query ${q}): every key of query ${q} is blocked by the custom mask${masksRef(ctx)}`
       + ` — ${masks ? 'allow one there, or ' : ''}choose another example`);
