@@ -196,6 +196,12 @@ test('rotary: a zero query is named as the reason the score does not move; the f
   const text = await line.textContent();
   assert.ok(!/2π/.test(text), `the reason blames the shift: ${text}`);
   assert.match(text, /q is all zeros, so the score is 0 at every position/);
+  // The picture: q's first pair is (0, 0), so q has no arrow (k keeps its own), and the caption says why.
+  const shown = await section.locator('svg.rope-svg').evaluate((svg) => [...svg.querySelectorAll('.rope-arrow, .rope-label')]
+    .map((n) => `${n.getAttribute('class')}:${getComputedStyle(n).visibility}`));
+  assert.deepEqual(shown, ['rope-arrow q faint:hidden', 'rope-arrow k faint:visible', 'rope-arrow q:hidden', 'rope-arrow k:visible',
+    'rope-label q:hidden', 'rope-label k:visible'], 'no arrow nor label for a pair of zeros');
+  assert.match(await section.locator('figure.rope-pic figcaption').textContent(), /q’s first pair is \(0, 0\), which has no direction, so it has no arrow\./);
   assertClean(problems, 'rotary zero query');
   await page.context().close();
 });

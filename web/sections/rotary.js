@@ -101,8 +101,8 @@ export const rotary = {
     setText(oneCheck.tail, movesWhenOne ? ': the distance changed.' : `. ${stillReason(st)}`);
 
     // The first pair (entries 1 and 1 + d/2) of q and k, before and after the rotation.
-    drawPair(parts.picture, st, given);
-    setText(parts.caption, `The first pair of entries (d1, d${1 + D / 2}) as arrows: q turns by its position ${st.pq} in radians, k by ${st.pk}. `);
+    const noArrow = drawPair(parts.picture, st, given);
+    setText(parts.caption, `The first pair of entries (d1, d${1 + D / 2}) as arrows: q turns by its position ${st.pq} in radians, k by ${st.pk}. ${noArrow}`);
     setText(parts.qPair, fmtVec([given.rq.data[0], given.rq.data[D / 2]], 3));
     setText(parts.kPair, fmtVec([given.rk.data[0], given.rk.data[D / 2]], 3));
     if (!isEdit(detail)) return;
@@ -194,7 +194,8 @@ function drawPair(picture, st, given) {
   const reach = Math.max(1e-6, ...[...before.q, ...before.k].map(Math.abs), ...[...after.q, ...after.k].map(Math.abs));
   const scale = (C - 24) / reach;
   const set = (node, attrs) => { for (const [name, value] of Object.entries(attrs)) if (node.getAttribute(name) !== String(value)) node.setAttribute(name, value); };
-  const tip = ([x, y], node) => set(node, { x2: C + x * scale, y2: C - y * scale });
+  // A pair of zeros has no direction: its arrows and label are hidden (the caption says why).
+  const tip = ([x, y], node) => set(node, { x2: C + x * scale, y2: C - y * scale, visibility: x === 0 && y === 0 ? 'hidden' : 'visible' });
   tip(before.q, picture.arrows.qBefore);
   tip(before.k, picture.arrows.kBefore);
   tip(after.q, picture.arrows.q);
@@ -203,13 +204,16 @@ function drawPair(picture, st, given) {
   const label = ([x, y], node) => {
     const r = Math.hypot(x, y) * scale;
     const out = r > 0 ? (r + 11) / r : 1;
-    set(node, { x: C + x * scale * out, y: C - y * scale * out });
+    set(node, { x: C + x * scale * out, y: C - y * scale * out, visibility: r > 0 ? 'visible' : 'hidden' });
   };
   label(after.q, picture.labels.q);
   label(after.k, picture.labels.k);
   const title = `The first pair of q and k before and after RoPE: q at position ${st.pq}, k at position ${st.pk}`;
   set(picture.svg, { 'aria-label': title });
   setText(picture.title, title);
+  const none = ['q', 'k'].filter((name) => before[name][0] === 0 && before[name][1] === 0);
+  if (none.length === 2) return 'The first pairs of q and k are both (0, 0), which has no direction, so neither has an arrow. ';
+  return none.length === 1 ? `${none[0]}’s first pair is (0, 0), which has no direction, so it has no arrow. ` : '';
 }
 
 export default rotary;
