@@ -90,6 +90,25 @@ test('PyTorch section: in the contents; output and scripts from the core; a mask
   await page.context().close();
 });
 
+test('PyTorch section opened from a link the core refuses: no last valid result is promised, and the scripts cannot be copied until there is one', async () => {
+  const { page, problems } = await suite.open('#view=pytorch&pt.allowed=000;110;111');
+  const section = page.locator('#pytorch');
+  const error = await section.locator('.core-error').first().textContent();
+  assert.match(error, /ALL_MASKED_ROW/, 'query 1 has no key: refused');
+  assert.doesNotMatch(error, /[Ll]ast valid/, `nothing was drawn yet, so nothing is kept: "${error}"`);
+  assert.equal(await section.locator('.stale').count(), 0, 'no box is marked as the last valid result');
+  const disabled = () => section.locator('button[data-action^="pt-copy-"]').evaluateAll((bs) => bs.map((b) => `${b.dataset.action}:${b.disabled}`));
+  assert.deepEqual(await disabled(), ['pt-copy-pytorch:true', 'pt-copy-numpy:true', 'pt-copy-check:false'],
+    'the two scripts of the inputs are not written yet; the shape check does not depend on them');
+  // Allow query 1 its own key: everything is drawn, and every script can be copied.
+  await section.locator('[data-mask="pt-mask"] button[data-row="0"][data-col="0"]').focus();
+  await page.keyboard.press('Enter');
+  await expectSection(page);
+  assert.deepEqual(await disabled(), ['pt-copy-pytorch:false', 'pt-copy-numpy:false', 'pt-copy-check:false']);
+  assertClean(problems, 'pytorch section from a refused link');
+  await page.context().close();
+});
+
 test('PyTorch section: the copy buttons by keyboard, with the clipboard and with the fallback selection', async () => {
   const { page, problems, context } = await suite.open('#pytorch');
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: suite.server.url });

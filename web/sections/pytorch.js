@@ -83,10 +83,13 @@ export const pytorch = {
     for (const [key, label, text] of [['pytorch', 'PyTorch', 'Copy as PyTorch'], ['numpy', 'NumPy', 'Copy as NumPy'], ['check', 'shape check', 'Copy the shape check']]) {
       const pre = h('pre', { class: 'c-src pt-script', tabindex: 0, role: 'region', 'aria-label': `The ${label} script`, 'data-script': key });
       this.scripts[key] = pre;
-      const button = h('button', { type: 'button', class: 'action', 'data-action': `pt-copy-${key}`, text });
+      const button = h('button', { type: 'button', class: 'action', 'data-action': `pt-copy-${key}`, 'data-script': key, text });
       button.addEventListener('click', () => this.copyScript(key, label));
+      // A script that is not written yet (no valid input so far) cannot be copied.
+      button.disabled = true;
       buttons.push(button);
     }
+    this.copyButtons = buttons;
     ctx.slot(this.id, 'copy').replaceChildren(h('div', { class: 'controls-row' }, ...buttons), this.copyNote);
     ctx.slot(this.id, 'scripts').replaceChildren(
       h('details', { open: true }, h('summary', { text: 'The PyTorch script' }), this.scripts.pytorch),
@@ -97,6 +100,11 @@ export const pytorch = {
       onValue: (value) => { st[key] = value; ctx.commit(this.prefix, { edited: 'sizes' }); } });
     ctx.slot(this.id, 'sizes').replaceChildren(h('div', { class: 'controls-row' },
       size('B (batch)', 'b'), size('H (heads)', 'h'), size('T (tokens)', 't'), size('d (head width)', 'd')));
+  },
+
+  /** Each copy button works once its script is written. */
+  enableCopies() {
+    for (const button of this.copyButtons) button.disabled = !this.scripts[button.dataset.script].textContent;
   },
 
   /** Copy a script with the clipboard API; where that is refused, select its text for Ctrl+C. */
@@ -140,10 +148,16 @@ export const pytorch = {
       const script = ctx.core(this.status, () => sdpaCheckScript(ctx.lab), [], { keepNote: false });
       if (script) setText(this.scripts.check, script);
     }
-    const hosts = ['calls', 'output', 'weights', 'scripts'].map((name) => ctx.slot(this.id, name));
-    const res = ctx.core(this.status, () => ctx.lab.sdpa(st.q, st.k, st.v, { mask: allowed }), hosts);
+    // Before the first valid result there is nothing to keep (the script boxes
+    // are there from the start, but empty): the message says only why.
+    const hosts = this.shownOnce ? ['calls', 'output', 'weights', 'scripts'].map((name) => ctx.slot(this.id, name)) : [];
+    const res = ctx.core(this.status, () => ctx.lab.sdpa(st.q, st.k, st.v, { mask: allowed }), hosts, { keepNote: hosts.length > 0 });
     const edited = isEdit(detail) && detail.edited !== 'sizes';
-    if (!res) return;
+    if (!res) {
+      this.enableCopies();
+      return;
+    }
+    this.shownOnce = true;
     ctx.publish(`${this.prefix}.main`, res);
     const { blockedFromAllowed, additiveFromAllowed } = ctx.api;
     const blocked = blockedFromAllowed(allowed);
@@ -190,6 +204,7 @@ export const pytorch = {
     const input = { q: st.q, k: st.k, v: st.v, allowed: st.allowed, output: res.output.data, weights: res.weights.data };
     setText(this.scripts.pytorch, pytorchScript(input));
     setText(this.scripts.numpy, numpyScript(input));
+    this.enableCopies();
     if (edited) this.said.say(`Output ${[0, 1, 2].map((i) => fmtVec(res.output.data.subarray(i * DV, (i + 1) * DV), 4)).join(', ')}.`);
   },
 
