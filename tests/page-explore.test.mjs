@@ -300,13 +300,13 @@ test('flow view: the pointed-at row through the passes, numbers from the core, a
   assert.equal(await flow.getAttribute('data-row'), '2');
   const outputRow = await page.$$eval('[data-values="ex-output"] td[data-row="2"]', (ns) => ns.map((n) => n.textContent));
   assert.equal(await page.locator('#three-by-three [data-out="flow-output"]').textContent(),
-    `[${outputRow.map((t) => Number(t).toFixed(3)).join(', ')}]`, 'the flow shows output row 3 as the table does');
+    `[${outputRow.join(', ')}]`, 'the flow shows output row 3 as the table does, with the same decimals');
   // The first step shows the query row only, and says so (the keys are the K grid above it).
   const first = await flow.locator('.flow-step').first().locator('.flow-what').textContent();
   assert.doesNotMatch(first, /keys laid out/, `the first step promises only what it shows: ${first}`);
   const weightsRow = await page.$$eval('[data-heatmap="ex-weights"] .hm-cell[data-row="2"]:not(.hm-extra)', (ns) => ns.map((n) => Number(n.textContent)));
   const flowWeights = await flow.locator('.flow-weights').allTextContents();
-  flowWeights.forEach((t, j) => assert.ok(Math.abs(Number(t) - weightsRow[j]) < 1e-3, `weight ${j + 1}: ${t} vs ${weightsRow[j]}`));
+  flowWeights.forEach((t, j) => assert.equal(Number(t), weightsRow[j], `weight ${j + 1}: the flow shows ${t}, the map ${weightsRow[j]}`));
   // The flow's score of the pointed-at weight is lit with it.
   assert.equal(await flow.locator('.flow-scaled[data-link-k="0"]').evaluate((n) => n.classList.contains('linked')), true);
   // Its C, as in c_src.

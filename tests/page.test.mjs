@@ -15,7 +15,7 @@ import {
 import {
   loadAttention, paddingMask, blockedFromAllowed, additiveFromAllowed,
 } from '../web/attention.js';
-import { oneBased, parseNumberText, refusalText, TYPING_PAUSE } from '../web/lesson-ui.js';
+import { fmt, fmtPlain, oneBased, parseNumberText, refusalText, TYPING_PAUSE } from '../web/lesson-ui.js';
 import { codec, readHash } from '../web/lesson-state.js';
 import { SECTIONS, VIEW_IDS, sectionNumber } from '../web/sections/registry.js';
 import { EX_DEFAULTS } from '../web/sections/three-by-three.js';
@@ -974,6 +974,18 @@ test('share links: a number reads back as exactly the value the page used, in it
   assert.deepEqual(grid.decode(grid.encode(row)), row, `a row written as "${grid.encode(row)}"`);
   // Ordinary values stay as short as the learner typed them.
   assert.deepEqual([0.5, -2.25, 10, 0, 1e-6].map(num.encode), ['0.5', '-2.25', '10', '0', '0.000001']);
+});
+
+test('numbers: a large number keeps a float32\'s 7 significant digits in scientific notation, as the fixed form below 1e6 does; a count keeps 2; a typed value is echoed as typed', () => {
+  // The one-query section with q = [1e6, 1e6] and k1 = [1, 0.2345]: the dot product 1234500 sits beside its scaled 872923.3.
+  assert.equal(fmt(1234500), '1.2345e6');
+  assert.equal(fmt(1234500 / Math.SQRT2), '872923.3');
+  assert.equal(fmt(999999995904), '1.0e12', 'the issue\'s example: not 999999995904.000');
+  assert.equal(fmt(-2.5e6, 4), '-2.5e6');
+  assert.equal(fmt(16777216, 0), '1.7e7', 'a count (T² at T = 4096) stays short');
+  assert.equal(fmt(2.5e-7), '2.5e-7');
+  assert.equal(fmtPlain(0.0001234), '0.0001234', 'a typed value keeps its digits (it was shown as 0.000123)');
+  assert.equal(fmtPlain(1 / 3), '0.3333333');
 });
 
 test('share links: a whole number reads as the page\'s own fields read it, and its range is written in full', () => {

@@ -266,6 +266,18 @@ test('dropout: the core\'s weights and row sums, a new seed resamples, the mean 
   await page.keyboard.press('Enter');
   assert.equal(await section.locator('input[data-field="drop-p"]').getAttribute('aria-invalid'), 'true');
   await expectDropout(page, { 'drop-p': 0 });
+  // The largest seed, written 1e3-style or in full, is shown in full: a whole number is never put in scientific notation.
+  const seed = section.locator('input[data-field="drop-seed"]');
+  await typeInto(page, seed, '2147483647');
+  await page.keyboard.press('Enter');
+  assert.equal(await seed.inputValue(), '2147483647');
+  await expectDropout(page, { 'drop-p': 0 }); // p still holds the refused 1: the page uses 0
+  await typeInto(page, seed, '2147483648');
+  assert.match(await section.locator(`#${await seed.getAttribute('aria-describedby').then((ids) => ids.split(' ').pop())}`).textContent(),
+    /^Out of range \(0 to 2147483647\): still 2147483647$/, 'the refusal names the range and the value kept in full');
+  await page.keyboard.press('Escape');
+  assert.equal(await seed.inputValue(), '2147483647', 'Escape puts the kept value back, in full');
+  assert.equal(await seed.getAttribute('enterkeyhint'), 'done', 'a phone keyboard offers Done: Enter ends the edit');
   assertClean(problems, 'dropout');
   await page.context().close();
 });

@@ -355,7 +355,7 @@ const CHECK_FUNCTIONS = {
     const { run, exercise } = ctx;
     if (run.refused) return skip(name, refusedReason(run));
     const { maxRowSumError, worstRowSumAt } = ctx.stats;
-    if (maxRowSumError <= ROW_SUM_TOL) return pass(name, `Every row of weights sums to 1 (within ${ROW_SUM_TOL}).`);
+    if (maxRowSumError <= ROW_SUM_TOL) return pass(name, `Every row of weights sums to 1 (within ${fmt(ROW_SUM_TOL)}).`);
     // The core names the row; its sum is shown as the learner would add it up.
     const { weights } = run;
     const { H, Tq, Tk } = exerciseDims(exercise);

@@ -67,6 +67,7 @@ function labelled(pre, name) {
  *   raw: q·k_j for each key (the core with scale 1); scaled: the core's scores
  *   dk: the key width; blocked(j): true for a key the mask blocks (optional)
  *   weights: the row's weights; output: the row's output vector
+ *   digits: the decimals shown, those of the section's tables (default 3)
  */
 export function flowView(host, o) {
   const masked = Boolean(o.blocked);
@@ -79,17 +80,19 @@ export function flowView(host, o) {
   const setRow = (node, name) => { if (node.dataset[name] !== row) node.dataset[name] = row; };
   setRow(list, 'row');
   setText(parts.title, `Follow ${o.rowName} through the core`);
-  const vec = (values, digits) => `[${Array.from(values, (v) => fmt(v, digits)).join(', ')}]`;
-  setText(cells.q, vec(o.q, 3));
+  // The section's own decimals, so that a number reads the same here as in its tables.
+  const digits = o.digits ?? 3;
+  const vec = (values) => `[${Array.from(values, (v) => fmt(v, digits)).join(', ')}]`;
+  setText(cells.q, vec(o.q));
   setRow(cells.q, 'linkQ');
   setRow(cells.output, 'linkQ');
-  setText(cells.output, vec(o.output, 3));
+  setText(cells.output, vec(o.output));
   for (let j = 0; j < o.keys; j++) {
     const blocked = masked && o.blocked(j);
     for (const [name, values] of [['raw', o.raw], ['scaled', o.scaled], ['weights', o.weights]]) {
       const node = cells[name][j];
       setRow(node, 'linkQ');
-      setText(node, name === 'scaled' && blocked ? `${fmt(values[j], 3)} → −∞` : fmt(values[j], 3));
+      setText(node, name === 'scaled' && blocked ? `${fmt(values[j], digits)} → −∞` : fmt(values[j], digits));
     }
   }
 }

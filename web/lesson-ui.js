@@ -147,27 +147,45 @@ function expo(x, d) {
 const FLOAT_DIGITS = 7;
 
 /**
+ * Scientific notation with up to FLOAT_DIGITS significant digits, trailing
+ * zeros dropped but one decimal kept: "1.2345e6", "1.0e12".
+ */
+function expoFloat(x) {
+  const [mantissa, exponent] = expo(x, FLOAT_DIGITS - 1).split('e');
+  return `${mantissa.replace(/0+$/, '').replace(/\.$/, '.0')}e${exponent}`;
+}
+
+/**
  * A number with `digits` decimals (fewer for a large one: at most
  * FLOAT_DIGITS significant digits, 707106.8 rather than 707106.750), with no
- * "-0.000"; scientific for large or tiny magnitudes.
+ * "-0.000"; scientific for large or tiny magnitudes. A large number keeps
+ * those significant digits in scientific notation too (1234567.5 is
+ * 1.234568e6, next to 872923.3), except a whole count (digits 0): 1.7e7.
  */
 export function fmt(x, digits = 3) {
   if (Number.isNaN(x)) return 'NaN';
   if (x === Infinity) return '∞';
   if (x === -Infinity) return '−∞';
   const a = Math.abs(x);
-  if (a >= SCI_ABOVE || (a > 0 && a < 0.5 * 10 ** -digits)) return expo(x, Math.max(1, digits - 2));
+  if (a >= SCI_ABOVE) return digits > 0 ? expoFloat(x) : expo(x, 1);
+  if (a > 0 && a < 0.5 * 10 ** -digits) return expo(x, Math.max(1, digits - 2));
   const whole = a >= 1 ? Math.floor(Math.log10(a)) + 1 : 0; // digits before the point
   const text = Number(x).toFixed(Math.min(digits, Math.max(0, FLOAT_DIGITS - whole)));
   return /^-0(\.0*)?$/.test(text) ? text.slice(1) : text;
 }
 
-/** A short plain form of a value the learner typed or a limit (no trailing zeros), exact: it can be typed back. */
+/**
+ * A value the learner typed, or a limit, written so that it can be typed
+ * back: its shortest exact text (0.0001234, -98765.4321), or, when that is
+ * longer than a typed number would be (a computed 1/3), FLOAT_DIGITS
+ * significant digits.
+ */
 export function fmtPlain(x) {
   if (!Number.isFinite(x)) return fmt(x);
   const a = Math.abs(x);
   if (a >= SCI_ABOVE || (a > 0 && a < 1e-4)) return expo(x);
-  return String(Math.round(x * 1e6) / 1e6);
+  const exact = String(x);
+  return exact.length <= 12 ? exact : String(Number(x.toPrecision(FLOAT_DIGITS)));
 }
 
 /**
@@ -221,9 +239,9 @@ export const TYPING_PAUSE = 500;
  * taken as a point, and written as one when the input loses the focus.
  * `where` starts the message when it is shown away from its input (a grid
  * cell's, under the grid: "query 1, d2: "). Escape in an invalid input puts
- * the last valid value back.
+ * the last valid value back. `show(value)` writes a value as the field does.
  */
-function bindNumberInput(input, msg, { parse, current, onValue, where = '' }) {
+function bindNumberInput(input, msg, { parse, current, onValue, show, where = '' }) {
   const describedBy = input.getAttribute('aria-describedby') || '';
   fitWidth(input);
   // The last value the learner settled on: the one the field had when it got
@@ -257,7 +275,7 @@ function bindNumberInput(input, msg, { parse, current, onValue, where = '' }) {
       input.setAttribute('aria-invalid', 'true');
       input.setAttribute('aria-describedby', `${describedBy} ${msg.id}`.trim());
       // The same text again (one more wrong keystroke) is not written: it would be announced again.
-      setText(msg, `${where}${result.short}: still ${fmtPlain(current())}`);
+      setText(msg, `${where}${result.short}: still ${show(current())}`);
     }
   };
   input.addEventListener('input', handle);
@@ -265,7 +283,7 @@ function bindNumberInput(input, msg, { parse, current, onValue, where = '' }) {
   input.addEventListener('keydown', (event) => {
     if (event.key !== 'Escape' || !input.hasAttribute('aria-invalid')) return;
     event.preventDefault();
-    input.value = fmtPlain(current());
+    input.value = show(current());
     fitWidth(input);
     clearInvalid(input, msg, describedBy);
   });
@@ -274,7 +292,7 @@ function bindNumberInput(input, msg, { parse, current, onValue, where = '' }) {
     settled();
     // A decimal comma is shown as the page writes numbers once the edit is done.
     if (input.value.includes(',') && parse(input.value).ok) {
-      input.value = fmtPlain(current());
+      input.value = show(current());
       fitWidth(input);
     }
   });
@@ -328,10 +346,11 @@ export function numberField({ label, value, onValue, integer = false, min, max, 
   const id = uid('num');
   let current = value;
   const input = h('input', {
-    id, type: 'text', inputmode: keypad(integer, min), autocomplete: 'off',
+    id, type: 'text', inputmode: keypad(integer, min), enterkeyhint: 'done', autocomplete: 'off',
     spellcheck: 'false', class: `num num-${size}`, 'data-field': name,
   });
-  input.value = fmtPlain(value);
+  const show = (v) => fmtLimit(v, integer); // a whole number in full: a seed of 2147483647
+  input.value = show(value);
   const msg = messageNode();
   const hintNode = hint ? h('span', { class: 'hint', id: uid('hint'), text: hint }) : null;
   // What the field takes is said before anything is typed, not only in a
@@ -346,12 +365,13 @@ export function numberField({ label, value, onValue, integer = false, min, max, 
     parse: (t) => parseNumberText(t, parseOpts),
     current: () => current,
     onValue: (v) => { current = v; onValue(v); },
+    show,
   });
   const wrapper = h('div', { class: 'field' }, h('label', { for: id, text: label }), input, hintNode, rangeNode, msg);
   /** Set the value from code (e.g. a "draw new weights" button). */
   wrapper.setValue = (v) => {
     current = v;
-    input.value = fmtPlain(v);
+    input.value = show(v);
     fitWidth(input);
     clearInvalid(input, msg, describedBy);
   };
@@ -369,6 +389,7 @@ function rangeText(integer, min, max) {
  *       onChange(), integer, min, max, name (data-grid for tests)
  */
 export function numberGrid({ label, matrix, rowLabel, colLabel, onChange, integer = false, min, max, name, link = null }) {
+  const show = (v) => fmtLimit(v, integer);
   const table = h('table', { class: 'grid-edit', 'data-grid': name });
   table.append(h('caption', { text: label }));
   if (colLabel) {
@@ -396,11 +417,11 @@ export function numberGrid({ label, matrix, rowLabel, colLabel, onChange, intege
     if (rowLabel) tr.append(h('th', { scope: 'row', text: rowLabel(i) }));
     row.forEach((value, j) => {
       const input = h('input', {
-        type: 'text', inputmode: keypad(integer, min), autocomplete: 'off', spellcheck: 'false',
+        type: 'text', inputmode: keypad(integer, min), enterkeyhint: 'done', autocomplete: 'off', spellcheck: 'false',
         class: `num num-cell${integer ? ' num-int' : ''}`, 'aria-label': inputName(i, j),
         'data-row': i, 'data-col': j,
       });
-      input.value = fmtPlain(value);
+      input.value = show(value);
       const msg = messageNode();
       msg.dataset.msgFor = `${i},${j}`;
       notes.append(msg);
@@ -408,6 +429,7 @@ export function numberGrid({ label, matrix, rowLabel, colLabel, onChange, intege
         parse: (t) => parseNumberText(t, parseOpts),
         current: () => matrix[i][j],
         onValue: (v) => { matrix[i][j] = v; onChange(); },
+        show,
         where: `${cellName(i, j)}: `,
       });
       tr.append(h('td', {}, input));

@@ -14,6 +14,8 @@ export const EX_DEFAULTS = {
   v: [[10, 0], [0, 10], [5, 5]],
 };
 const copy = (m) => m.map((row) => row.slice());
+/** The decimals of this section's numbers: its maps, its output and the flow of a query. */
+const DIGITS = 4;
 
 export const threeByThree = {
   id: 'three-by-three',
@@ -92,7 +94,7 @@ export const threeByThree = {
     const { main, raw, q } = this.shown;
     const i = this.flowRow, Tk = 3, dv = 2;
     flowView(ctx.slot(this.id, 'flow'), {
-      row: i, rowName: queryLabel(i), q: q[i], keys: Tk, keyName: keyLabel, dk: q[i].length,
+      row: i, rowName: queryLabel(i), q: q[i], keys: Tk, keyName: keyLabel, dk: q[i].length, digits: DIGITS,
       raw: raw.subarray(i * Tk, (i + 1) * Tk), scaled: main.scores.data.subarray(i * Tk, (i + 1) * Tk),
       weights: main.weights.data.subarray(i * Tk, (i + 1) * Tk), output: main.output.data.subarray(i * dv, (i + 1) * dv),
     });
@@ -112,16 +114,16 @@ export const threeByThree = {
     this.shown = { main, raw: res.raw, q: q.map((row) => row.slice()) };
     ctx.publish(`${this.prefix}.main`, main);
     heatmap(ctx.slot(this.id, 'weights'), {
-      name: 'ex-weights', values: main.weights.data, rows: 3, cols: 3, digits: 4,
+      name: 'ex-weights', values: main.weights.data, rows: 3, cols: 3, digits: DIGITS,
       rowLabel: queryLabel, colLabel: keyLabel, caption: 'Attention weights: one row per query, one column per key',
       extra: { label: 'row sum', values: sums }, link: true,
     });
     valueTable(ctx.slot(this.id, 'scores'), {
-      name: 'ex-scores', values: main.scores.data, rows: 3, cols: 3, digits: 4,
+      name: 'ex-scores', values: main.scores.data, rows: 3, cols: 3, digits: DIGITS,
       rowLabel: queryLabel, colLabel: keyLabel, caption: 'Scaled scores QKᵀ / √d_k', link: 'qk',
     });
     valueTable(ctx.slot(this.id, 'output'), {
-      name: 'ex-output', values: main.output.data, rows: 3, cols: 2, digits: 4,
+      name: 'ex-output', values: main.output.data, rows: 3, cols: 2, digits: DIGITS,
       rowLabel: (i) => `output ${i + 1}`, colLabel: dimLabel, caption: 'Output: weights × V', link: 'q',
     });
     this.drawFlow(ctx);
@@ -136,15 +138,15 @@ export const threeByThree = {
   saying(ctx, main) {
     const cell = editedCell(ctx.root);
     const w = main.weights.data, out = main.output.data;
-    const row = (i) => `${fmt(w[i * 3], 4)}, ${fmt(w[i * 3 + 1], 4)}, ${fmt(w[i * 3 + 2], 4)}`;
-    const output = (i) => fmtVec(out.subarray(i * 2, i * 2 + 2), 4);
+    const row = (i) => `${fmt(w[i * 3], DIGITS)}, ${fmt(w[i * 3 + 1], DIGITS)}, ${fmt(w[i * 3 + 2], DIGITS)}`;
+    const output = (i) => fmtVec(out.subarray(i * 2, i * 2 + 2), DIGITS);
     if (cell?.grid === 'ex-q') {
       const i = cell.row;
       return `Query ${i + 1}: weights ${row(i)}; output ${i + 1} ${output(i)}.`;
     }
     if (cell?.grid === 'ex-k') {
       const j = cell.row;
-      return `Weights on key ${j + 1}: ${[0, 1, 2].map((i) => `query ${i + 1} ${fmt(w[i * 3 + j], 4)}`).join(', ')}.`;
+      return `Weights on key ${j + 1}: ${[0, 1, 2].map((i) => `query ${i + 1} ${fmt(w[i * 3 + j], DIGITS)}`).join(', ')}.`;
     }
     return `Outputs ${[0, 1, 2].map(output).join(', ')}.`;
   },
