@@ -80,16 +80,16 @@ test('watch a head learn: pause and finish are read out, and the focus goes on t
   await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => resolve()))); // a disabled button loses the focus by the next frame
   assert.equal(await focused(page), 'learn-reset', 'the focus went on to Reset');
   assert.ok(paused?.live, `a live summary line: ${JSON.stringify(paused)}`);
-  assert.match(paused.text, /^Paused at step \d+: held-out accuracy \d+\.\d %$/);
-  assert.match((await said()).text, /^Finished at step 400: held-out accuracy \d+\.\d %$/);
+  assert.match(paused.text, /^Paused at step \d+: held-out accuracy \d+\.\d\s%$/);
+  assert.match((await said()).text, /^Finished at step 400: held-out accuracy \d+\.\d\s%$/);
   assert.equal(await page.locator('#watch-learn [data-slot="readout"]').evaluate((n, live) => n.closest(live), LIVE), null,
     'the readout, written every frame, is not live');
   // Switching a head off (and on again) says what it did to the accuracy.
   await page.locator('[data-action="learn-ablate-1-1"]').focus();
   await page.keyboard.press('Enter');
-  assert.match((await said()).text, /^Layer 1 head 1 switched off: held-out accuracy \d+\.\d %$/);
+  assert.match((await said()).text, /^Layer 1 head 1 switched off: held-out accuracy \d+\.\d\s%$/);
   await page.keyboard.press('Enter');
-  assert.match((await said()).text, /^Layer 1 head 1 switched back on: held-out accuracy \d+\.\d %$/);
+  assert.match((await said()).text, /^Layer 1 head 1 switched back on: held-out accuracy \d+\.\d\s%$/);
   assertClean(problems, 'watch-learn');
   await context.close();
 });

@@ -347,7 +347,7 @@ test('the cheating switch on reverse: held-out accuracy climbs, and the aside ke
   const { page, problems, context } = await env.open('#view=watch-learn&learn.task=reverse&learn.cheat=1', { viewport: { width: 1280, height: 900 } });
   await page.locator('#watch-learn [data-action="learn-start"]').click();
   await page.waitForSelector('#watch-learn [data-action="learn-start"]:has-text("Finished")', { timeout: 30000 });
-  const accuracy = Number((await page.locator('#watch-learn [data-out="learn-accuracy"]').textContent()).replace(' %', ''));
+  const accuracy = Number((await page.locator('#watch-learn [data-out="learn-accuracy"]').textContent()).replace(/\s%/, ''));
   assert.ok(accuracy > 50, `reverse with the leak still learns: held-out accuracy ${accuracy} %`);
   const aside = await page.locator('#watch-learn p.aside').textContent();
   const claim = aside.split(/(?<=\.)\s+/).find((s) => /stays at chance/.test(s));
@@ -360,7 +360,7 @@ test('a tiny learning rate leaves previous-token unlearnt, and the prose that sa
   const { page, problems, context } = await env.open('#view=watch-learn&learn.lr=0.0001', { viewport: { width: 1280, height: 900 } });
   await page.locator('#watch-learn [data-action="learn-start"]').click();
   await page.waitForSelector('#watch-learn [data-action="learn-start"]:has-text("Finished")', { timeout: 30000 });
-  const accuracy = Number((await page.locator('#watch-learn [data-out="learn-accuracy"]').textContent()).replace(' %', ''));
+  const accuracy = Number((await page.locator('#watch-learn [data-out="learn-accuracy"]').textContent()).replace(/\s%/, ''));
   assert.ok(accuracy < 50, `at a learning rate of 0.0001, 400 steps leave the task unlearnt: ${accuracy} %`);
   const prose = (await page.locator('#watch-learn > p').allTextContents()).join(' ');
   const claim = prose.split(/(?<=[.)])\s+/).find((s) => /does not always succeed/.test(s));

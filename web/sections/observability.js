@@ -186,7 +186,7 @@ export const observability = {
     const rows = [
       ['max |score| before softmax', fmt(s.maxAbsScore, 3), 'obs-maxscore',
         `${oneHot ? 'Large: ' : 'Moderate: the softmax stays smooth; '}${peakText}`],
-      ['fraction of logits masked', `${fmt(s.maskedFraction, 3)} (${fmt(100 * s.maskedFraction, 1)} %)`, 'obs-masked',
+      ['fraction of logits masked', `${fmt(s.maskedFraction, 3)} (${fmt(100 * s.maskedFraction, 1)}\u00a0%)`, 'obs-masked',
         'Blocked query–key pairs over all pairs.'],
       ['max row-sum error', fmtSci(s.maxRowSumError), 'obs-rowsum',
         s.maxRowSumError < 1e-5 ? 'Every row of weights adds up to 1 (up to float rounding).' : 'Some row does not add up to 1: the softmax ran over the wrong axis?'],

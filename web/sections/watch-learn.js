@@ -33,7 +33,7 @@ const HATCH = '#dedcd5';
 const MAP_VIEWS = ['training', 'evaluation'];
 
 const reducedMotion = () => typeof matchMedia === 'function' && matchMedia('(prefers-reduced-motion: reduce)').matches;
-const percent = (x) => `${fmt(100 * x, 1)} %`;
+const percent = (x) => `${fmt(100 * x, 1)}\u00a0%`; // the sign never wraps away from its number
 /** A loss for the readout: scientific notation once it is below 0.01. */
 const lossText = (x) => (x < 0.01 ? fmtSci(x, 2) : fmt(x, 3));
 
