@@ -236,7 +236,7 @@ export const masks = {
     const [shapeLine] = keptChildren(shapesHost, 1, () => [h('p', { class: 'readout' })]);
     redraw(shapeLine, 'Causal AND padding is one mask of shape ',
       h('code', { 'data-out': 'mask-cshape', text: fmtShape(got.combinedShape) }),
-      ', that is (B, 1, T, T): a row of keys for every query of every sequence. With H = ', String(got.twoHeadShape[1]),
+      ', that is (B, 1, T, T), where T = ', String(T), ' is the length of the token-id sequences (not the causal example’s T): a row of keys for every query of every sequence. With H = ', String(got.twoHeadShape[1]),
       ' heads of ', ...subscripted('d_head'), ' = ', String(got.contextShape[3]), ' the weights have shape ', h('code', { 'data-out': 'mask-wshape2', text: fmtShape(got.twoHeadShape) }),
       ', that is (B, H, T, T): each head reads the same mask. The context, weights × V, is ',
       h('code', { 'data-out': 'mask-context2', text: fmtShape(got.contextShape) }), ', that is ', ...subscripted('(B, H, T, d_head).'));

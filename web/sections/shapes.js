@@ -17,7 +17,7 @@ export const shapes = {
   prefix: 'shape',
   title: 'Batches, heads and shapes',
   body: `
-<p>Real models run many sequences (a batch of B) and several heads (H) at once. Nothing about the idea changes: the extra axes simply ride along. Each head works in its own slice of the model width, so C = H × D. Three learned projections (each a weighted sum plus an optional bias) turn the input into Q, K and V; a fourth mixes the heads at the end.</p>
+<p>Real models run many sequences (a batch of B) and several heads (H) at once. Nothing about the idea changes: the extra axes simply ride along. Each head works in its own slice of the model width, so C = H × D. (Elsewhere on this page C is d<sub>model</sub>, D is d<sub>head</sub>, the d<sub>k</sub> of each head, and S, in step 3, is T<sub>k</sub>.) Three learned projections (each a weighted sum plus an optional bias) turn the input into Q, K and V; a fourth mixes the heads at the end.</p>
 <ol>
   <li>Project and reshape (B, T, C) into (B, T, H, D).</li>
   <li>Swap the position and head axes to get (B, H, T, D).</li>
@@ -106,21 +106,24 @@ export const shapes = {
       const caption = h('caption');
       const cells = rows.map(([name]) => h('td', { class: 'mono', 'data-shape': name }));
       const count = h('strong', { 'data-out': 'shape-count' });
+      const unit = document.createTextNode('');
       host.replaceChildren(
         h('div', { class: 'grid-wrap' }, h('table', { class: 'shape-table', 'data-values': 'shape-table' },
           caption,
           h('thead', {}, h('tr', {}, ...['Tensor', 'Shape', 'Meaning'].map((t) => h('th', { scope: 'col', text: t })))),
           h('tbody', {}, rows.map(([name, , meaning, fromCore], k) => h('tr', { class: fromCore ? 'from-core' : '' },
             h('th', { scope: 'row', text: name }), cells[k], h('td', { text: meaning })))))),
-        h('p', { class: 'readout' }, 'The weights hold ', count,
-          ' numbers (B × H × T × S, and S = T here). Double T and this grows four times; D does not appear in it at all.'),
+        h('p', { class: 'readout' }, 'The weights hold ', count, unit,
+          ' (B × H × T × S, and S = T here). Double T and this grows four times; D does not appear in it at all.'),
       );
-      host.shapeParts = { caption, cells, count };
+      host.shapeParts = { caption, cells, count, unit };
     }
     const parts = host.shapeParts;
     setText(parts.caption, `Tensor shapes for B = ${B}, H = ${H}, T = ${T}, D = ${D}`);
     rows.forEach(([, shape], k) => setText(parts.cells[k], fmtShape(shape)));
     setText(parts.count, fmtPlain(res.weights.data.length));
+    const unit = res.weights.data.length === 1 ? ' number' : ' numbers';
+    if (parts.unit.data !== unit) parts.unit.data = unit;
     // The picture caps every size at PIC_MAX, so most edits leave it as it is.
     const pic = [Math.min(T, PIC_MAX), Math.min(H, PIC_MAX), Math.min(D, PIC_MAX), st.wrong, Math.max(T, H, D) > PIC_MAX];
     ctx.part(this, 'picture', pic, () => this.drawPicture(ctx, ...pic));
