@@ -116,3 +116,18 @@ for (const width of WIDTHS) {
     await context.close();
   });
 }
+
+// A touch browser (iOS Safari) zooms into an input whose text is under 16 px
+// when it is tapped. On a touch screen held sideways (844 px wide, wider than
+// the phone layout) every input and select still has 16 px text.
+test('a touch screen held sideways: every number input and select has text of at least 16 px', async () => {
+  const { context, page, problems } = await suite.open('web/', { viewport: { width: 844, height: 390 }, device: { hasTouch: true, isMobile: true } });
+  assert.ok(await page.evaluate(() => matchMedia('(pointer: coarse)').matches), 'the emulated screen is a touch screen');
+  await renderEverySection(page);
+  const small = await page.$$eval('main input.num, main select', (nodes) => nodes
+    .map((n) => [n.dataset.field ?? n.closest('[data-grid]')?.dataset.grid ?? n.name, parseFloat(getComputedStyle(n).fontSize)])
+    .filter(([, size]) => size < 16));
+  assert.deepEqual(small, [], 'inputs and selects under 16 px');
+  assertClean(problems, 'touch screen held sideways');
+  await context.close();
+});
