@@ -137,6 +137,26 @@ test('a new learning rate before the first step changes nothing shown, and the s
   await context.close();
 });
 
+test('a link to this section followed while the page is open draws its curve, with a name, as opening it does', async () => {
+  const { page, problems, context } = await env.open('#view=three-by-three');
+  await page.evaluate(() => { location.hash = '#view=watch-learn'; });
+  const curve = page.locator('#watch-learn canvas[data-canvas="learn-curve"]');
+  await page.waitForFunction(() => document.querySelector('#watch-learn canvas[data-canvas="learn-curve"]')?.getAttribute('aria-label'), null, { timeout: 10000 })
+    .catch(() => {});
+  const label = await curve.getAttribute('aria-label');
+  assert.match(label ?? '', /^Training loss not measured yet at step 0; held-out accuracy/, `the curve is named; its aria-label is ${JSON.stringify(label)}`);
+  const inked = await curve.evaluate((c) => {
+    const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+    let n = 0;
+    for (let k = 3; k < data.length; k += 4) if (data[k] > 0) n++;
+    return n;
+  });
+  assert.ok(inked > 100, `the curve's axes are drawn (${inked} pixels inked)`);
+  await runAxe(page, 'watch-learn after a link', { include: '#watch-learn' });
+  assertClean(problems, 'watch-learn after a link');
+  await context.close();
+});
+
 test('at a new pixel ratio (a zoom) the curve and the maps are drawn again at that density, showing the same state', async () => {
   // The page hears of a new ratio through matchMedia('(resolution: …dppx)'); this headless
   // browser sends no event for the emulated zoom below, so the test sends it.
