@@ -1162,3 +1162,29 @@ test('contents of a page holding some sections: each entry has its section\'s ow
     await session.context.close();
   }
 });
+
+test('forced colours (a high-contrast theme): the data keeps its colours, keys tell the series apart, drawings keep a light ground', async () => {
+  const { context, page, problems } = await open();
+  await page.emulateMedia({ forcedColors: 'active', colorScheme: 'dark' });
+  await renderEverySection(page);
+  const seen = await page.evaluate(() => {
+    const style = (sel) => getComputedStyle(document.querySelector(sel));
+    const cell = document.querySelector('[data-heatmap="ex-weights"] .hm-cell[data-row="0"][data-col="0"]');
+    return {
+      cell: [getComputedStyle(cell).backgroundColor, cell.style.backgroundColor],
+      ramp: style('#three-by-three .ramp-bar').backgroundImage,
+      blocked: style('#masks .hm-cell.blocked').backgroundImage,
+      swatches: [...document.querySelectorAll('#why-scale .key-swatch')].map((n) => getComputedStyle(n).borderTopColor),
+      rope: style('#rotary .rope-svg').backgroundColor,
+      curve: style('#watch-learn canvas[data-canvas="learn-curve"]').backgroundColor,
+    };
+  });
+  assert.equal(seen.cell[0], seen.cell[1], `a weight keeps its shade of the ramp: ${JSON.stringify(seen.cell)}`);
+  assert.match(seen.ramp, /gradient/, `the legend's ramp is drawn: ${seen.ramp}`);
+  assert.match(seen.blocked, /gradient/, `a blocked pair keeps its hatch: ${seen.blocked}`);
+  assert.ok(new Set(seen.swatches).size >= 2, `the chart keys have their series' colours: ${JSON.stringify(seen.swatches)}`);
+  assert.equal(seen.rope, 'rgb(255, 255, 255)', 'the rotary picture has a light ground for its dark arrows');
+  assert.equal(seen.curve, 'rgb(255, 255, 255)', 'the loss curve has a light ground for its dark axes');
+  assertClean(problems, 'forced colours');
+  await context.close();
+});
