@@ -878,6 +878,9 @@ test('embed.html takes the element\'s options from its query string, d-model inc
   assert.equal(await num(mh.widget, 'mha-dmodel'), '16', `d-model=16 gives d_model 16; the element got ${JSON.stringify(mh.attrs)}`);
   assert.equal(await mh.widget.locator('.head-map').count(), 2, 'heads=2: two maps');
   assert.equal(await mh.widget.evaluate((el) => el.state), 'mha.dmodel=16&mha.heads=2');
+  // The widget is the frame's main landmark: a screen reader in an LMS page can jump to it.
+  assert.equal(await mh.page.locator('main attention-lab').count(), 1, 'the widget sits in the page\'s one <main>');
+  assert.equal(await mh.page.locator('main').count(), 1);
   assertClean(mh.problems, 'embed query');
   await mh.context.close();
 
