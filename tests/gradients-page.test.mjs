@@ -85,6 +85,34 @@ test('one step lowers the loss, moves q and the weights, and lands in the URL ha
   await context.close();
 });
 
+test('a step that would take q past what a cell holds (±1e6) is refused, and q and the link stay as they were', async () => {
+  const hash = '#view=gradients&grad.lr=100&grad.target=1e6,-1e6;1e6,-1e6;1e6,-1e6;1e6,-1e6&grad.causal=0';
+  const { page, problems, context } = await suite.open(hash, { viewport: { width: 1280, height: 900 } });
+  const qs = () => page.$$eval('[data-grid="grad-q"] input', (ns) => ns.map((n) => Number(n.value)));
+  const status = page.locator('#gradients .core-error').first();
+  let refused = false;
+  for (let n = 0; n < 12 && !refused; n++) {
+    const before = await qs();
+    await page.locator('[data-action="grad-step"]').click();
+    refused = await status.isVisible();
+    const q = await qs();
+    if (refused) {
+      assert.deepEqual(q, before, 'a refused step leaves q as it was');
+      assert.match(await status.textContent(), /^This step would take query \d, d\d to -?[\d.e]+, past what a cell holds \(-1e6 to 1e6\): lower the step size\. Q is as it was\.$/);
+    }
+    assert.ok(q.every((x) => Math.abs(x) <= 1e6), `step ${n + 1}: every cell of q within ±1e6: ${q}`);
+  }
+  assert.ok(refused, 'with a target of ±1e6 and a step size of 100, a step would pass 1e6, and is refused');
+  // The link the page writes reads back: no part of it is refused.
+  await page.waitForFunction(() => /grad\.lr=100/.test(location.hash), null, { timeout: 5000 });
+  const second = await suite.open(new URL(page.url()).hash, { viewport: { width: 1280, height: 900 } });
+  assert.equal(await second.page.locator('#notice').isHidden(), true, `the page's own link opens without a notice: ${await second.page.locator('#notice').textContent()}`);
+  assertClean(second.problems, 'reopened link');
+  await second.context.close();
+  assertClean(problems, 'refused step');
+  await context.close();
+});
+
 test('as the text says: without the causal rule a step of 50 overshoots (the loss grows); with it, query 1\'s row of dQ is 0', async () => {
   const { page, problems, context } = await open();
   const text = await page.locator('#gradients').textContent();

@@ -7,7 +7,7 @@
 // (lab.sdpaLossSlope).
 
 import {
-  h, numberGrid, numberField, checkbox, heatmap, valueTable, legend, statusLine, fmt, fmtSci, fmtPlain, figures, blockedFrom, redraw, redrawNode, keptChildren,
+  h, numberGrid, numberField, checkbox, heatmap, valueTable, legend, statusLine, fmt, fmtSci, fmtPlain, figures, blockedFrom, redraw, redrawNode, keptChildren, VALUE_LIMIT,
 } from '../lesson-ui.js';
 import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 import { codec } from '../lesson-state.js';
@@ -146,6 +146,14 @@ export const gradients = {
     if (!moved) return;
     // Shown to 3 decimals so that the grid holds the whole number; the loss after is that of the q shown.
     const next = st.q.map((row, i) => row.map((x, j) => Number(moved.data[i * D + j].toFixed(3))));
+    // A step may not take q where its cells (and a link) cannot hold it.
+    const out = next.flat().findIndex((x) => Math.abs(x) > VALUE_LIMIT);
+    if (out >= 0) {
+      const i = Math.floor(out / D), j = out % D;
+      this.status.show(`This step would take ${queryLabel(i)}, ${dimLabel(j)} to ${fmt(next[i][j])}, past what a cell holds `
+        + `(${fmtPlain(-VALUE_LIMIT)} to ${fmtPlain(VALUE_LIMIT)}): lower the step size. Q is as it was.`);
+      return;
+    }
     const after = this.run(ctx, st, next);
     if (!after) return;
     st.q.forEach((row, i) => row.splice(0, D, ...next[i]));
