@@ -1041,6 +1041,12 @@ test('a link with parts the page cannot use: the notice names each, what was giv
     'drop.p (“Dropout and row sums”) is “5”, but a number from 0 to 0.95 was expected',
     'py.b is not a key this page knows',
   ]);
+  // A control or formatting character is written as its code: a right-to-left override cannot turn the notice around.
+  const hostile = readHash('view=\u202emasks&mask.ct=4\u0000', SECTIONS.filter((s) => s.fields && !s.create), VIEW_IDS).problems;
+  assert.deepEqual(hostile, [
+    'view is “U+202Emasks”, which is not a section of this page',
+    'mask.ct (“Masks”) is “4U+0000”, but a whole number from 1 to 8 was expected',
+  ]);
 
   const { context, page, problems: seen } = await open('#view=dropout&drop.p=5');
   const notice = page.locator('#notice [data-notice-text]');

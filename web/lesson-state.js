@@ -128,9 +128,15 @@ export function defaultSectionState(section) {
   return st;
 }
 
-/** What a link gave, quoted for a message: at most 24 characters of it. */
+/**
+ * What a link gave, quoted for a message: at most 24 characters of it. A
+ * control or formatting character (a right-to-left override, a NUL) is
+ * written as its code, U+202E, so that it cannot reorder or hide the words
+ * around it.
+ */
 function given(text) {
-  return `“${text.length > 24 ? `${text.slice(0, 24)}…` : text}”`;
+  const shown = text.length > 24 ? `${text.slice(0, 24)}…` : text;
+  return `“${shown.replace(/[\p{Cc}\p{Cf}]/gu, (c) => `U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}`)}”`;
 }
 
 /**
