@@ -1001,6 +1001,14 @@ test('share links: a whole number reads as the page\'s own fields read it, and i
   assert.deepEqual(parseNumberText('2e6', {}).short, 'Out of range (-1e6 to 1e6)');
 });
 
+test('typed or pasted text: invisible characters are dropped, full-width digits read, other scripts\' digits named', () => {
+  assert.deepEqual(parseNumberText('\u200b2'), { ok: true, value: 2 }, 'a zero-width space before 2 (pasted) is not part of the number');
+  assert.deepEqual(parseNumberText('\ufeff-0.5'), { ok: true, value: -0.5 });
+  assert.deepEqual(parseNumberText('１.５'), { ok: true, value: 1.5 }, 'full-width digits are digits');
+  assert.equal(parseNumberText('١٢').short, 'Not a number (use the digits 0–9)', 'Arabic-Indic digits: what to type instead');
+  assert.equal(parseNumberText('abc').short, 'Not a number');
+});
+
 test('share links: a page opened from a link shows the same numbers as the page that made it, tiny values too', async () => {
   const { context, page, problems } = await open();
   // q = [1, 1000000] and k1 = [1, 0.00000025]: the tiny entry adds 0.25 to the dot product.

@@ -112,10 +112,16 @@ export const VALUE_LIMIT = 1e6;
 export function parseNumberText(text, { integer = false, min = -VALUE_LIMIT, max = VALUE_LIMIT } = {}) {
   // A comma is read as the decimal point: it is the only one a phone's
   // number keypad offers in many locales, and the page never groups digits.
-  let t = String(text).trim().replace(/\u2212/g, '-');
+  // Pasted text may carry invisible characters (a zero-width space) and
+  // full-width digits (２): NFKC turns those into plain digits.
+  let t = String(text).normalize('NFKC').replace(/\p{Cf}/gu, '').trim().replace(/\u2212/g, '-');
   if (!t.includes('.') && (t.match(/,/g) || []).length === 1) t = t.replace(',', '.');
   if (t === '') return { ok: false, short: 'Empty', message: 'The cell is empty: type a number.' };
-  if (!NUMBER_RE.test(t)) return { ok: false, short: 'Not a number', message: 'That is not a number.' };
+  if (!NUMBER_RE.test(t)) {
+    // Digits of another script (١٢) are digits, but not the ones a number is written with here.
+    if (/\p{Nd}/u.test(t.replace(/[0-9]/g, ''))) return { ok: false, short: 'Not a number (use the digits 0–9)', message: 'Write the number with the digits 0 to 9.' };
+    return { ok: false, short: 'Not a number', message: 'That is not a number.' };
+  }
   const value = Number(t);
   if (!Number.isFinite(value)) {
     return { ok: false, short: 'Too large', message: 'That number is too large to use.' };
