@@ -180,6 +180,48 @@ for (const simd of [true, false]) {
       sameAsBefore();
     });
 
+    test('observe refuses NaN and infinities in weights or scores, naming where', () => {
+      refuses(() => lab.observe([[NaN, 1]]), 'NON_FINITE_INPUT', /^weights has a non-finite value \(NaN\) at batch 0, head 0, query 0, key 0/);
+      refuses(() => lab.observe([[-Infinity, 1]]), 'NON_FINITE_INPUT', /^weights has a non-finite value \(-Infinity\) at batch 0, head 0, query 0, key 0/);
+      // A blocked pair is no exception.
+      refuses(() => lab.observe([[1, NaN]], { mask: [[1, 0]] }), 'NON_FINITE_INPUT', /^weights .*query 0, key 1/);
+      refuses(() => lab.observe([[0.5, 0.5]], { scores: [[Infinity, 1]] }), 'NON_FINITE_INPUT', /^scores has a non-finite value \(Infinity\) at batch 0, head 0, query 0, key 0/);
+      refuses(() => lab.observe({ data: [1, 0, 0, 1, 0.5, 0.5, 1, 1e39], shape: [2, 2, 2] }), 'NON_FINITE_INPUT', /^weights .*\(Infinity\) at batch 1, head 0, query 1, key 1/);
+      assert.equal(lab.observe([[0.5, 0.5]], { scores: [[2, -3]] }).maxAbsScore, 3, 'finite input is still observed');
+      sameAsBefore();
+    });
+
+    test('sdpaLossSlope refuses an eps lost in float32 or too large for q, and a loss beyond float32', () => {
+      const [q1, k1, v1] = [[[1, 0]], [[1, 0], [0, 1]], [[1], [2]]];
+      refuses(() => lab.sdpaLossSlope(q1, k1, v1, [[0]], { eps: 1e-12 }), 'BAD_ARGUMENT', /eps \(1e-12\) is lost in float32: q entry 0 is 1, and 1 \+ eps rounds back to 1/);
+      refuses(() => lab.sdpaLossSlope([[0, 3e38]], k1, v1, [[0]], { at: 1, eps: 1 }), 'BAD_ARGUMENT', /eps \(1\) is lost in float32: q entry 1 is 3\.0000.*e\+38/);
+      // Below -1 float32's steps are twice as wide as above it: only -1 - eps rounds back.
+      refuses(() => lab.sdpaLossSlope([[-1, 0]], k1, v1, [[0]], { eps: 4e-8 }), 'BAD_ARGUMENT', /q entry 0 is -1, and -1 - eps rounds back to -1/);
+      refuses(() => lab.sdpaLossSlope(q1, k1, v1, [[0]], { eps: 1e30 }), 'BAD_ARGUMENT', /eps \(1e\+30\) is too large for a slope at q entry 0: at most max\(1, \|q\|\) = 1/);
+      refuses(() => lab.sdpaLossSlope(q1, k1, v1, [[1e20]]), 'OVERFLOW', /the loss overflows float32 at q \+ eps/);
+      const slope = lab.sdpaLossSlope(q1, k1, v1, [[0]], { eps: 1 });
+      assert.ok(Number.isFinite(slope) && slope !== 0, `eps 1 at q = 1 still gives a slope (${slope})`);
+      sameAsBefore();
+    });
+
+    test('createTrainer and ablate state the ranges they accept', () => {
+      refuses(() => lab.createTrainer({ task: 'reverse', batch: 0 }), 'BAD_ARGUMENT', /^batch must be between 1 and 32 \(got 0\)/);
+      refuses(() => lab.createTrainer({ task: 'reverse', batch: 33 }), 'BAD_ARGUMENT', /^batch must be between 1 and 32 \(got 33\)/);
+      refuses(() => lab.createTrainer({ task: 'reverse', layers: 3 }), 'BAD_ARGUMENT', /^layers must be between 1 and 2 \(got 3\)/);
+      refuses(() => lab.createTrainer({ task: 'reverse', heads: 0 }), 'BAD_ARGUMENT', /^heads must be between 1 and 4 \(got 0\)/);
+      refuses(() => lab.createTrainer({ task: 'reverse', dModel: 65 }), 'BAD_ARGUMENT', /^dModel must be between 1 and 64 \(got 65\)/);
+      refuses(() => lab.createTrainer({ task: 'reverse', seqLen: 3 }), 'BAD_ARGUMENT', /^seqLen must be between 4 and 32 \(got 3\)/);
+      refuses(() => lab.createTrainer({ task: 'reverse', vocab: 1 }), 'BAD_ARGUMENT', /^vocab must be between 2 and 64 \(got 1\)/);
+      const trainer = lab.createTrainer({ task: 'reverse' }); // 1 layer, 2 heads
+      refuses(() => trainer.ablate(-1, 0), 'BAD_ARGUMENT', /^layer must be between 0 and 0 \(got -1\)/);
+      refuses(() => trainer.ablate(5, 0), 'BAD_ARGUMENT', /^layer must be between 0 and 0 \(got 5\)/);
+      refuses(() => trainer.ablate(0, -1), 'BAD_ARGUMENT', /^head must be between 0 and 1 \(got -1\)/);
+      refuses(() => trainer.ablate(0, 2), 'BAD_ARGUMENT', /^head must be between 0 and 1 \(got 2\)/);
+      trainer.ablate(0, 1);
+      trainer.free();
+      sameAsBefore();
+    });
+
     test('a diverged trainer reports no non-finite loss, and step(0) keeps the last step taken', () => {
       const trainer = lab.createTrainer({ task: 'previous-token', lr: 1, seed: 2, dModel: 64, heads: 4, batch: 32 });
       refuses(() => trainer.step(100), 'OVERFLOW', /training diverged at step/);

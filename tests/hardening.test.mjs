@@ -189,6 +189,41 @@ for (const simd of [true, false]) {
       mha.free();
     });
 
+    test('allowedPairs beyond memory is TOO_LARGE, at 2^31 pairs as well as beyond', () => {
+      refuses(() => lab.allowedPairs([65536, 32768]), 'TOO_LARGE', /^shape \[65536, 32768\] has 2147483648 pairs/);
+      refuses(() => lab.allowedPairs([46341, 46341]), 'TOO_LARGE', /^shape \[46341, 46341\]/);
+      refuses(() => lab.allowedPairs([2, 2, 32768, 32768]), 'TOO_LARGE', /^shape \[2, 2, 32768, 32768\]/);
+      // Weights of 23171 × 23171 floats take just over 2^31 bytes: counted as such, not wrapped to a negative size.
+      const x = { data: new Float32Array(23171), shape: [23171, 1] };
+      refuses(() => lab.sdpa(x, x, x), 'TOO_LARGE', /this needs 4295532768 bytes/);
+      sameAsBefore();
+    });
+
+    test('the lesson demos and allowedPairs refuse work that would block the thread for long', async () => {
+      const quick = (name, call) => {
+        const start = performance.now();
+        call();
+        const ms = performance.now() - start;
+        assert.ok(ms < 10000, `${name} took ${ms.toFixed(0)} ms`);
+      };
+      quick('the refusals', () => {
+        refuses(() => lab.sampleDotProducts({ dk: 65536, count: 2 ** 14 }), 'TOO_LARGE', /^dk × count is 1073741824; at most 33554432/);
+        refuses(() => lab.sampleDotProducts({ dk: 65536 }), 'TOO_LARGE', /dk × count/); // the default count, 4096
+        refuses(() => lab.softmaxPeak({ dk: 4096, keys: 1024, count: 64 }), 'TOO_LARGE', /^dk × keys × count is 268435456; at most 33554432/);
+        refuses(() => lab.allowedPairs([40000, 40000]), 'TOO_LARGE', /^shape \[40000, 40000\] has 1600000000 pairs; at most 67108864/);
+        refuses(() => lab.allowedPairs([2, 4, 4096, 4096], { causal: true }), 'TOO_LARGE', /at most 67108864/);
+      });
+      // At the limits, and at the lesson page's largest settings (why-scale.js: dk up to 257 with
+      // 4096 samples, softmaxPeak at dk 256, 64 keys, 256 queries), they run.
+      quick('sampleDotProducts at the limit', () => lab.sampleDotProducts({ dk: 65536, count: 512 }));
+      quick('softmaxPeak at the limit', () => lab.softmaxPeak({ dk: 4096, keys: 1024, count: 8 }));
+      quick('allowedPairs at the limit', () => lab.allowedPairs([8192, 8192], { causal: true }));
+      assert.equal(lab.sampleDotProducts({ dk: 257, count: 4096 }).scaled.length, 4096);
+      assert.ok(lab.softmaxPeak({ dk: 256, keys: 64, count: 256 }).meanMaxWeightScaled > 0);
+      sameAsBefore();
+      await lab.reset(); // gives back the 64 MiB of the pairs at the limit
+    });
+
     test('causalMask beyond memory is TOO_LARGE', () => {
       refuses(() => causalMask(70000), 'TOO_LARGE', /causal mask/);
       refuses(() => causalMask(1e9), 'TOO_LARGE', /causal mask/);

@@ -239,15 +239,15 @@ export interface TrainerOptions {
   task: TrainTask;
   /** 1 or 2 */
   layers?: number;
-  /** at most 4; divides dModel */
+  /** 1 to 4; divides dModel */
   heads?: number;
-  /** at most 64 */
+  /** 1 to 64 */
   dModel?: number;
   /** 4..32 */
   seqLen?: number;
   /** 2..64 */
   vocab?: number;
-  /** at most 32 */
+  /** 1 to 32 */
   batch?: number;
   /** in (0, 1] */
   lr?: number;
@@ -279,7 +279,7 @@ export interface Trainer {
   attention(tokens?: TensorLike | null, options?: { as?: 'evaluation' | 'training' }): {
     tokens: number[]; layers: Tensor[][]; allowed: MaskTensor;
   };
-  /** Zero (on = true) or restore head `head` of layer `layer`, 0-based, in evaluate and attention. */
+  /** Zero (on = true) or restore head `head` of layer `layer`, 0-based (below layers, heads), in evaluate and attention. */
   ablate(layer: number, head: number, on?: boolean): void;
   /** Layer `layer`'s (0-based) q, k, v, out projections in setWeights' format, bias null. */
   weights(layer: number): Weights;
@@ -309,7 +309,9 @@ export interface Lab {
   squaredError(output: TensorLike, target: TensorLike): { loss: number; dOutput: Tensor };
   /** One step of gradient descent, x − lr · dx, from the core. */
   descend(x: TensorLike, dx: TensorLike, lr: number): Tensor;
-  /** Central difference of ½‖sdpa(q, k, v) − target‖² along entry `at` (flat) of q, from the core. */
+  /** Central difference of ½‖sdpa(q, k, v) − target‖² along entry `at` (flat) of q, from the core.
+   * eps (default 1e-2) must change q[at] in float32 both ways and be at most max(1, |q[at]|)
+   * (BAD_ARGUMENT); a loss at q ± eps beyond float32 is OVERFLOW, as in squaredError. */
   sdpaLossSlope(q: TensorLike, k: TensorLike, v: TensorLike, target: TensorLike,
     options?: { at?: number; eps?: number; mask?: MaskLike | null; causal?: boolean; scale?: number }): number;
   /** The tiled online-softmax path: O(T·d) memory, no weights. */
@@ -317,16 +319,23 @@ export interface Lab {
   /** RoPE on x (…, T, d), d even, split-halves pairing as the multi-head module;
    * positions: T numbers or the first position (default 0); base default 10000. */
   applyRope(x: TensorLike, options?: { positions?: number | NumberList | TensorLike; base?: number }): Tensor;
-  /** 1 where the rule allows the pair, for the scores shape (batch…, Tq, Tk) with 0 to 2 batch dims. */
+  /** 1 where the rule allows the pair, for the scores shape (batch…, Tq, Tk) with 0 to 2 batch dims;
+   * at most 2^26 (67108864) pairs in one call (TOO_LARGE). */
   allowedPairs(shape: readonly number[], options?: VisibilityOptions): MaskTensor;
-  /** The core's observability numbers for weights (batch…, Tq, Tk) under a rule. */
+  /** The core's observability numbers for weights (batch…, Tq, Tk) under a rule; NaN or ±Infinity
+   * in weights or scores is NON_FINITE_INPUT. */
   observe(weights: TensorLike, options?: VisibilityOptions & { scores?: TensorLike | null }): AttentionStats;
   createMultiHeadAttention(options: MultiHeadOptions): MultiHeadAttention;
   /** A tiny attention-only model in the core that trains on a toy task. */
   createTrainer(options: TrainerOptions): Trainer;
+  /** `count` (default 4096) dot products of random q, k of width dk, raw and scaled by 1/√dk.
+   * dk ≤ 65536, count ≤ 2^20, and dk · count ≤ 2^25 (33554432), about a second (TOO_LARGE). */
   sampleDotProducts(options: { dk: number; count?: number; seed?: number }): {
     unscaled: Float32Array; scaled: Float32Array; varianceUnscaled: number; varianceScaled: number;
   };
+  /** The mean largest softmax weight over `keys` (default 16) random logits, averaged over `count`
+   * (default 512) queries, with and without the scale. dk ≤ 4096, keys ≤ 1024, count ≤ 65536,
+   * and dk · keys · count ≤ 2^25 (33554432), about a second (TOO_LARGE). */
   softmaxPeak(options: { dk: number; keys?: number; count?: number; seed?: number }): {
     meanMaxWeightScaled: number; meanMaxWeightUnscaled: number;
   };

@@ -464,7 +464,8 @@ export function loadAttention(options) {
 // The lab
 // ---------------------------------------------------------------------------
 
-const align = (bytes) => (bytes + 15) & ~15;
+// In doubles, not 32-bit integers: a request of 2 GiB or more must stay that size, for the core to refuse.
+const align = (bytes) => Math.ceil(bytes / 16) * 16;
 const changed = (name) => fail('BAD_ARGUMENT', `${name} changed (its buffer was resized or detached) while the call was being prepared`);
 
 /**
@@ -568,11 +569,17 @@ const KV_CACHE_WORDS = 7; // attn_kv_cache
 const DROPOUT_WORDS = 3; // attn_dropout
 const MHA_VISIBILITY_WORDS = 10; // attn_mha_visibility
 
-/** Ranges of the lesson demos (c_src/lesson.c refuses the same). */
+/**
+ * Ranges of the lesson demos (c_src/lesson.c refuses the same), and the most
+ * work one call may do, in random products drawn (dk · count, dk · keys ·
+ * count): about a second, so that a call never blocks the page for long.
+ */
 const DEMO_LIMITS = Object.freeze({
-  sampleDots: { dk: 65536, count: 1 << 20, defaultCount: 4096 },
-  softmaxPeak: { dk: 4096, keys: 1024, count: 65536, defaultKeys: 16, defaultCount: 512 },
+  sampleDots: { dk: 65536, count: 1 << 20, defaultCount: 4096, work: 2 ** 25 },
+  softmaxPeak: { dk: 4096, keys: 1024, count: 65536, defaultKeys: 16, defaultCount: 512, work: 2 ** 25 },
 });
+/** Most pairs allowedPairs computes in one call (8192 × 8192), well under a second. */
+const MAX_ALLOWED_PAIRS = 2 ** 26;
 /** Largest dModel and numHeads a multi-head module may have. */
 const MHA_MAX_DIM = 8192;
 
@@ -590,9 +597,22 @@ function scoresShape(shape, name) {
   dims.forEach((d, i) => {
     if (!Number.isInteger(d) || d < 1) fail('BAD_ARGUMENT', `${name} dim ${i} must be a positive integer (shape ${describe(dims)})`);
   });
-  if (product(dims) > 2 ** 31) fail('TOO_LARGE', `${name} ${describe(dims)} has more pairs than wasm memory can hold`);
+  const pairs = product(dims);
+  if (pairs > MAX_REQUEST_BYTES) {
+    fail('TOO_LARGE', `${name} ${describe(dims)} has ${pairs} pairs: more than the ${MAX_REQUEST_BYTES} bytes the core can hold`);
+  }
   const nb = dims.length - 2;
   return { dims, batch: dims.slice(0, nb), Tq: dims[nb], Tk: dims[nb + 1], B: nb >= 1 ? dims[0] : 1, H: nb === 2 ? dims[1] : 1 };
+}
+
+/** Refuse values (B, H, Tq, Tk) that hold NaN or ±Infinity, naming where, as the core names it in q, k and v. */
+function checkFinite(data, name, [, H, Tq, Tk]) {
+  for (let i = 0; i < data.length; i++) {
+    if (!Number.isFinite(data[i])) {
+      fail('NON_FINITE_INPUT', `${name} has a non-finite value (${data[i]}) at batch ${Math.floor(i / (H * Tq * Tk))}, `
+        + `head ${Math.floor(i / (Tq * Tk)) % H}, query ${Math.floor(i / Tk) % Tq}, key ${i % Tk}`);
+    }
+  }
 }
 
 const SDPA_OPTIONS = ['mask', 'causal', 'scale', 'needWeights', 'bug'];
@@ -935,10 +955,13 @@ class Lab {
    * @param [options] mask: allowed mask; keyPaddingMask (B, Tk): 1 = real
    *   key (B = 1 without batch dims); causal: key j allowed for query i only
    *   if j <= i + causalOffset (default 0).
+   *   At most MAX_ALLOWED_PAIRS pairs in one call (TOO_LARGE).
    * @returns {{ data: Uint8Array, shape: number[] }} 1 = allowed
    */
   allowedPairs(shape, options) {
     const { dims, batch, Tq, Tk, B, H } = scoresShape(shape, 'shape');
+    const pairs = product(dims);
+    if (pairs > MAX_ALLOWED_PAIRS) fail('TOO_LARGE', `shape ${describe(dims)} has ${pairs} pairs; at most ${MAX_ALLOWED_PAIRS} in one call`);
     const rule = resolveVisibility(batch, Tq, Tk, checkOptions(options, RULE_OPTIONS, 'allowedPairs'));
     const n = B * H * Tq * Tk;
     const layout = new Layout(this).add('allowed', n);
@@ -955,6 +978,7 @@ class Lab {
    * @param weights (batch…, Tq, Tk), 0 to 2 batch dims
    * @param [options] scores: the same shape (maxAbsScore is 0 without);
    *   mask, keyPaddingMask, causal, causalOffset: as for allowedPairs.
+   *   NaN or ±Infinity in weights or scores is NON_FINITE_INPUT.
    */
   observe(weights, options) {
     const opts = checkOptions(options, OBSERVE_OPTIONS, 'observe');
@@ -964,6 +988,8 @@ class Lab {
     if (S && (S.shape.length !== W.shape.length || S.shape.some((d, i) => d !== W.shape[i]))) {
       fail('SHAPE_MISMATCH', `scores ${describe(S.shape)} must have the shape of weights ${describe(W.shape)}`);
     }
+    checkFinite(W.data, 'weights', [B, H, Tq, Tk]);
+    if (S) checkFinite(S.data, 'scores', [B, H, Tq, Tk]);
     return this.#observeRule(W.data, S ? S.data : null, [B, H, Tq, Tk], resolveVisibility(batch, Tq, Tk, opts));
   }
 
@@ -1050,6 +1076,7 @@ class Lab {
   /**
    * The "why divide by √dk" demo: `count` dot products of seeded random q, k
    * of width dk with unit-variance entries, raw and scaled by 1/√dk.
+   * dk · count is at most DEMO_LIMITS.sampleDots.work (TOO_LARGE).
    * @returns {{ unscaled: Float32Array, scaled: Float32Array, varianceUnscaled: number, varianceScaled: number }}
    */
   sampleDotProducts(options) {
@@ -1058,6 +1085,7 @@ class Lab {
     const d = checkInteger(dk, 'dk', undefined, { min: 1, max: limits.dk });
     if (d === undefined) fail('BAD_ARGUMENT', 'dk is required');
     const n = checkInteger(count, 'count', limits.defaultCount, { min: 1, max: limits.count });
+    if (d * n > limits.work) fail('TOO_LARGE', `dk × count is ${d * n}; at most ${limits.work} in one call (dk ${d}, count ${n})`);
     const sd = checkInteger(seed, 'seed', 0, { max: 2 ** 32 - 1 });
     const layout = new Layout(this).add('raw', 4 * n).add('scaled', 4 * n).add('var', 8).commit();
     this.check(this.exports.attn_sample_dots(layout.ptr('raw'), layout.ptr('scaled'), layout.ptr('var'), d, n, sd));
@@ -1068,6 +1096,7 @@ class Lab {
   /**
    * How peaked softmax gets: the mean largest weight of a softmax over `keys`
    * random logits q·k, with and without the 1/√dk scale.
+   * dk · keys · count is at most DEMO_LIMITS.softmaxPeak.work (TOO_LARGE).
    * @returns {{ meanMaxWeightScaled: number, meanMaxWeightUnscaled: number }}
    */
   softmaxPeak(options) {
@@ -1077,6 +1106,9 @@ class Lab {
     if (d === undefined) fail('BAD_ARGUMENT', 'dk is required');
     const nk = checkInteger(keys, 'keys', limits.defaultKeys, { min: 1, max: limits.keys });
     const n = checkInteger(count, 'count', limits.defaultCount, { min: 1, max: limits.count });
+    if (d * nk * n > limits.work) {
+      fail('TOO_LARGE', `dk × keys × count is ${d * nk * n}; at most ${limits.work} in one call (dk ${d}, keys ${nk}, count ${n})`);
+    }
     const sd = checkInteger(seed, 'seed', 0, { max: 2 ** 32 - 1 });
     const layout = new Layout(this).add('peak', 8).commit();
     this.check(this.exports.attn_softmax_peak(layout.ptr('peak'), d, nk, n, sd));
@@ -1124,7 +1156,8 @@ class Lab {
    * L = ½‖sdpa(q, k, v) − target‖² when entry `at` of q (flat, row-major)
    * moves by ±eps, divided by 2·eps. Compare it with sdpaBackward's dq.
    * @param [options] at (default 0), eps (default 1e-2), and mask, causal,
-   *   scale as for sdpa
+   *   scale as for sdpa. eps must change q[at] in float32 both ways and be
+   *   at most max(1, |q[at]|); a loss at q ± eps beyond float32 is OVERFLOW.
    * @returns {number}
    */
   sdpaLossSlope(q, k, v, target, options) {
@@ -1137,9 +1170,27 @@ class Lab {
     if (typeof step !== 'number' || !(Math.fround(step) > 0) || !Number.isFinite(Math.fround(step))) {
       fail('BAD_ARGUMENT', `eps must be a positive number (got ${show(step)}${asFloat32(step, typeof step === 'number' && step > 0 && Number.isFinite(step))})`);
     }
+    // The core moves q[at] by ±eps in float32: each nudge must change q there,
+    // and stay within q's own size (or 1), or the difference is not a slope.
+    // A non-finite q is left for the core to refuse.
+    const qAt = Q.data[index];
+    const e = Math.fround(step);
+    if (Number.isFinite(qAt)) {
+      for (const sign of ['+', '-']) {
+        if (Math.fround(sign === '+' ? qAt + e : qAt - e) === qAt) {
+          fail('BAD_ARGUMENT', `eps (${step}) is lost in float32: q entry ${index} is ${qAt}, and ${qAt} ${sign} eps rounds back to ${qAt}; use a larger eps`);
+        }
+      }
+      const most = Math.max(1, Math.abs(qAt));
+      if (e > most) {
+        fail('BAD_ARGUMENT', `eps (${step}) is too large for a slope at q entry ${index}: at most max(1, |q|) = ${most}`);
+      }
+    }
+    const nOut = T.data.length;
     const layout = new Layout(this)
       .add('q', 4 * Q.data.length).add('k', 4 * K.data.length).add('v', 4 * V.data.length)
-      .add('target', 4 * T.data.length).add('dims', 4 * DIMS_WORDS).add('slope', 4);
+      .add('target', 4 * nOut).add('dims', 4 * DIMS_WORDS).add('slope', 4)
+      .add('out', 4 * nOut).add('loss', 4);
     addVisibility(layout, rule);
     layout.commit();
     layout.put('q', Q.data);
@@ -1150,7 +1201,20 @@ class Lab {
     layout.words('dims', B, H, Tq, Tk, dk, dv);
     const p = (name) => layout.ptr(name);
     this.check(this.exports.attn_sdpa_loss_slope(p('slope'), p('q'), p('k'), p('v'), p('target'), p('vis'), p('dims'), s, index, step));
-    return layout.get('slope', 1)[0];
+    const slope = layout.get('slope', 1)[0];
+    // The core sums each side's loss in double; beyond float32 (where
+    // squaredError refuses it) their difference is lost, so the core checks
+    // both losses as squaredError does, on the same nudged q.
+    for (const sign of ['+', '-']) {
+      this.heap().f32[(p('q') >>> 2) + index] = Math.fround(sign === '+' ? qAt + e : qAt - e);
+      this.check(this.exports.attn_sdpa(p('out'), 0, 0, p('q'), p('k'), p('v'), p('vis'), p('dims'), s, 0));
+      const status = this.exports.attn_squared_error(p('loss'), 0, p('out'), p('target'), nOut);
+      if (STATUS_CODES[status] === 'OVERFLOW') {
+        fail('OVERFLOW', `the loss overflows float32 at q ${sign} eps (entry ${index}): sdpa's output and target are too far apart`);
+      }
+      this.check(status);
+    }
+    return slope;
   }
 }
 
@@ -1549,6 +1613,9 @@ export const TRAIN_DEFAULTS = Object.freeze({
   reverse: Object.freeze({ layers: 1, heads: 2, dModel: 32, seqLen: 16, vocab: 16, batch: 16, lr: 0.01 }),
 });
 
+/** The sizes a trainer accepts, [min, max] (c_src/train.c refuses the same). */
+const TRAIN_LIMITS = Object.freeze({ layers: [1, 2], heads: [1, 4], dModel: [1, 64], seqLen: [4, 32], vocab: [2, 64], batch: [1, 32] });
+
 const TRAINER_OPTIONS = ['task', 'layers', 'heads', 'dModel', 'seqLen', 'vocab', 'batch', 'lr', 'seed', 'causal', 'bug'];
 
 /**
@@ -1566,8 +1633,8 @@ class Trainer {
       fail('BAD_ARGUMENT', `task must be one of ${TRAIN_TASKS.join(', ')} (got ${show(opts.task)})`);
     }
     const config = { task: opts.task, ...TRAIN_DEFAULTS[opts.task] };
-    for (const name of ['layers', 'heads', 'dModel', 'seqLen', 'vocab', 'batch']) {
-      config[name] = checkInteger(opts[name], name, config[name], { min: 1, max: 1 << 16 });
+    for (const [name, [min, max]] of Object.entries(TRAIN_LIMITS)) {
+      config[name] = checkInteger(opts[name], name, config[name], { min, max });
     }
     // The core reads lr in float32, where 1e-50 is 0.
     if (opts.lr !== undefined && (typeof opts.lr !== 'number' || !(Math.fround(opts.lr) > 0) || !Number.isFinite(opts.lr) || opts.lr > 1)) {
@@ -1687,8 +1754,8 @@ class Trainer {
   /** Zero (on = true) or restore head `head` of layer `layer` (0-based) in evaluate and attention. */
   ablate(layer, head, on = true) {
     this.alive();
-    const l = checkInteger(layer, 'layer', undefined, { max: 1 << 16 });
-    const h = checkInteger(head, 'head', undefined, { max: 1 << 16 });
+    const l = checkInteger(layer, 'layer', undefined, { max: this.config.layers - 1 });
+    const h = checkInteger(head, 'head', undefined, { max: this.config.heads - 1 });
     if (l === undefined || h === undefined) fail('BAD_ARGUMENT', 'ablate needs a layer and a head');
     this.lab.check(this.lab.exports.attn_train_ablate(this.ptr, l, h, checkBoolean(on, 'on', true) ? 1 : 0));
   }
