@@ -113,6 +113,24 @@ test('a step that would take q past what a cell holds (±1e6) is refused, and q 
   await context.close();
 });
 
+test('a nudge that float32 loses (q = 1e6, ε = 1e-6) gives no slope: the page says why in its own words, and shows no NaN', async () => {
+  const { page, problems, context } = await suite.open('#view=gradients&grad.q=1000000,0;0,1;1,1;0.5,-1&grad.eps=0.000001&grad.row=1&grad.col=1',
+    { viewport: { width: 1280, height: 900 } });
+  const section = page.locator('#gradients');
+  assert.equal(await section.locator('.core-error').first().textContent(),
+    'ε = 1e-6 is lost in float32 at query 1, entry 1, which holds 1e6: q ± ε rounds back to q, so there is no slope to measure. Use a larger ε.');
+  const fd = await section.locator('[data-slot="fd"]').textContent();
+  assert.match(fd, /^Query 1, entry 1: the backward pass gives 0; the nudge by ±1e-6 gives no slope here/);
+  assert.doesNotMatch(await section.textContent(), /NaN/, 'no NaN anywhere in the section');
+  // A larger ε measures a slope again, and the message goes.
+  await typeInto(page, section.locator('input[data-field="grad-eps"]'), '0.5');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('#gradients [data-out="grad-slope"]'));
+  assert.equal(await section.locator('.core-error').first().isHidden(), true);
+  assertClean(problems, 'lost nudge');
+  await context.close();
+});
+
 test('as the text says: without the causal rule a step of 50 overshoots (the loss grows); with it, query 1\'s row of dQ is 0', async () => {
   const { page, problems, context } = await open();
   const text = await page.locator('#gradients').textContent();

@@ -218,9 +218,20 @@ export const gradients = {
   /** The finite-difference check of dQ at (row, col); returns its numbers in a sentence. */
   drawCheck(ctx, st, dq) {
     const i = st.row - 1, j = st.col - 1;
+    const where = `query ${st.row}, entry ${st.col}`;
+    // The core refuses a nudge that float32 loses (q ± ε rounds back to q) or a loss it cannot hold.
+    const explain = (err) => (err.code === 'BAD_ARGUMENT' && /^eps/.test(err.message)
+      ? `ε = ${fmtPlain(st.eps)} is lost in float32 at ${where}, which holds ${fmtPlain(st.q[i][j])}: q ± ε rounds back to q, so there is no slope to measure. Use a larger ε.`
+      : err.code === 'OVERFLOW' ? `The loss at q ± ε, ${where}, overflows float32 (the output and the target are too far apart), so there is no slope to measure.`
+        : null);
     const slope = ctx.core(this.status, () => ctx.lab.sdpaLossSlope(tensor(st.q), K, V, tensor(st.target),
-      { at: i * D + j, eps: st.eps, causal: st.causal })) ?? NaN;
+      { at: i * D + j, eps: st.eps, causal: st.causal }), [], { explain, keepNote: false });
     const analytic = dq[i * D + j];
+    if (slope === null) {
+      redraw(ctx.slot(this.id, 'fd'), `Query ${st.row}, entry ${st.col}: the backward pass gives `,
+        h('strong', { 'data-out': 'grad-analytic', text: fmtSci(analytic, 4) }), `; the nudge by ±${fmtPlain(st.eps)} gives no slope here (the message above says why).`);
+      return `Query ${st.row}, entry ${st.col}: the backward pass gives ${fmtSci(analytic, 4)}; the nudge gives no slope.`;
+    }
     redraw(ctx.slot(this.id, 'fd'),
       `Query ${st.row}, entry ${st.col}: the backward pass gives `, h('strong', { 'data-out': 'grad-analytic', text: fmtSci(analytic, 4) }),
       `; nudging by ±${fmtPlain(st.eps)} gives a slope of `, h('strong', { 'data-out': 'grad-slope', text: fmtSci(slope, 4) }),
