@@ -288,10 +288,13 @@ test('once repaired, "Apply the repair" gives way to a line that says so; turnin
   assert.equal(after.visible, false, `after the repair the button is still shown; the repair box reads "${after.text}"`);
   assert.match(after.text, /Repair applied/, after.text);
   // Focus did not fall to the page: it is back on the card's switch, and the
-  // live status line and the verdict (also live) say what happened.
+  // card's one live region says what happened: the status line, then the verdict.
   assert.equal(await page.evaluate(() => document.activeElement?.className), 'bk-switch');
-  assert.match(await card.locator('.bk-status[role="status"]').textContent(), /repaired/);
-  assert.equal(await card.locator('.bk-verdict').getAttribute('aria-live'), 'polite');
+  const said = await card.locator('[data-said="bk-card"][role="status"]').textContent();
+  assert.equal(said, `${await card.locator('.bk-status').textContent()} ${await card.locator('.bk-verdict').textContent()}`);
+  assert.match(said, /repaired/);
+  assert.equal(await card.locator('.bk-status[role], .bk-status[aria-live], .bk-verdict[role], .bk-verdict[aria-live]').count(), 0,
+    'the lines shown are not live themselves: one action, one sentence');
   // Tab goes on down the card, never back up to the card's top.
   const tops = await card.evaluate((node) => node.querySelector('summary').getBoundingClientRect().top);
   await page.keyboard.press('Tab');
