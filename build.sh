@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # build.sh: set up, build and run attention-lab.
 #
-#   bash build.sh            build what changed (wasm SIMD, wasm scalar, native tests)
+#   bash build.sh            build what changed (wasm SIMD and scalar, the kernels'
+#                            test wasm, native tests, the page's C listings)
 #   bash build.sh --serve    ... then serve web/ on 127.0.0.1 (npm start)
 #   bash build.sh --test     ... then run every test (npm test)
 #   bash build.sh --bench-page  ... then time edits on the lesson page (npm run bench:page)
@@ -15,6 +16,8 @@
 # Outputs (all git-ignored):
 #   web/wasm/attention-simd.wasm     -msimd128, wasm_simd128.h kernels
 #   web/wasm/attention-scalar.wasm   the same sources without SIMD
+#   web/generated/c-source.js        the C of attn_sdpa's passes and of each
+#                                    bug, as the page shows it (web/c-source.mjs)
 #   build/native/test_*              one binary per tests/c/test_*.c, each
 #                                    linked with c_src under ASan/UBSan
 #   build/wasm-test/kernels-*.wasm   c_src/kernels.c + tests/c/kernel_exports.c,
@@ -59,7 +62,11 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  say "Node.js 20 and npm are needed: install them (Debian: apt-get install -y nodejs npm)"
+  say "Node.js 20 or newer and npm are needed (Debian 12's own nodejs is 18: install Node 20 from NodeSource or with nvm)"
+  exit 1
+fi
+if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)'; then
+  say "Node.js $(node --version) is too old: 20 or newer is needed (the tests use node --test options of Node 20)"
   exit 1
 fi
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
@@ -150,7 +157,7 @@ wait_jobs
 
 case "$MODE" in
   build) ;;
-  --serve) exec node web/serve.mjs ;;
+  --serve) exec node web/serve.mjs "${@:2}" ;;
   # Four test files at a time: most of a browser test's time is waiting on
   # Chromium (idle callbacks, timers, training in the page), so with fewer
   # the two cores were busy well under half the time.

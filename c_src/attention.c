@@ -748,7 +748,8 @@ int attn_sdpa_tiled(float *out, float *trace, const float *q, const float *k, co
 
 /* The backward runs the forward's passes in reverse, for each (batch, head)
  * and each block of query rows:
- *   0. recompute scores and probabilities P of the block, as the forward did
+ *   0. take the block's probabilities P as given, or recompute them (and
+ *      the scores) as the forward did
  *   1. mix     : dP = dOut V^T,  dV += P^T dOut; blocked dP -> 0
  *   2. softmax : dS = P * (dP - rowsum(dP * P))
  *   3. mask    : blocked logits were constants, so their dS -> 0
@@ -756,12 +757,13 @@ int attn_sdpa_tiled(float *out, float *trace, const float *q, const float *k, co
  * A block's rows of P and dS are all its dQ rows need; dK and dV gather
  * every block's share, so they are zeroed once per head.
  *
- * Probabilities are recomputed rather than saved. Saving them would keep a
- * (Tq, Tk) matrix per head alive between the two calls; recomputing costs
- * one more Q K^T (a fifth of the backward's work) and needs only q, k and v,
- * which the caller holds anyway. Memory stays two (block, Tk) matrices,
- * small enough to stay in cache from one pass to the next.
- * The forward's plan (make_plan) recomputes exactly the forward a bug made.
+ * The caller may pass the probabilities attn_sdpa returned, which saves one
+ * more Q K^T (a fifth of the backward's work) and the exponentials. Without
+ * them they are recomputed from q, k and v, which the caller holds anyway,
+ * and nothing (Tq, Tk) has to stay alive between the two calls. Memory
+ * stays two (block, Tk) matrices, small enough to stay in cache from one
+ * pass to the next. The forward's plan (make_plan) recomputes exactly the
+ * forward a bug made (a forward bug's backward always recomputes).
  */
 
 /* Whether some |x| of x (n) is at least `limit`. An OR of comparisons, not

@@ -1,4 +1,6 @@
-/* kernels.c: matmul, softmax and transpose, scalar and wasm SIMD128.
+/* kernels.c: matmul (and the packing of K into strips), softmax and its
+ * backward, transpose, the online-softmax tile and rescale-add of the tiled
+ * path, and the finiteness check; scalar and wasm SIMD128.
  *
  * Layout of this file: for each kernel, the scalar reference first, then the
  * SIMD version, then the public function that picks one. The SIMD code is

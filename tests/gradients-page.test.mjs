@@ -201,7 +201,7 @@ test('at 1280 px and 390 px: no sideways scroll, and axe-core finds nothing seri
     const { page, problems, context } = await open({ width, height: 900 });
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${width} px scrolls sideways`);
     await runAxe(page, `gradients section at ${width} px`, { include: '#gradients' });
-    await screenshot(page.locator('#gradients'), fileURLToPath(new URL(`../build/gradients-${width}.png`, import.meta.url)));
+    await screenshot(page.locator('#gradients'), fileURLToPath(new URL(`./screenshots/gradients-${width}.png`, import.meta.url)));
     assertClean(problems, `${width} px`);
     await context.close();
   }

@@ -761,8 +761,8 @@ class Lab {
    *   mask: allowed mask broadcastable to (batch…, Tq, Tk);
    *   causal: AND the lower triangle (key j allowed for query i iff j <= i);
    *   scale: defaults to 1/sqrt(dk);
-   *   needWeights: false returns only { output } and never builds the
-   *     (Tq, Tk) matrices;
+   *   needWeights: false returns only { output } (and dropoutMask with
+   *     dropout) and never builds the (Tq, Tk) matrices;
    *   bug: a break-it bug name (see BUGS), for the lab's exercises;
    *   dropout: p, 0 <= p < 1: inverted dropout on the weights after the
    *     softmax (kept weights times 1/(1 − p)), drawn from `seed` (default
@@ -826,7 +826,7 @@ class Lab {
 
   /**
    * The tiled online-softmax path (FlashAttention's recurrence), which
-   * lab.sdpa runs itself when it keeps no weights and no bug is on.
+   * lab.sdpa runs itself when it keeps no weights and no bug or dropout is on.
    * @param q (batch…, Tq, dk), k (batch…, Tk, dk), v (batch…, Tk, dv)
    * @param [options] mask, causal, scale as in sdpa; blockKeys: keys per
    *   tile (default 128); trace: true to return the running values after

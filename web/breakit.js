@@ -1,9 +1,8 @@
 /**
  * breakit.js: the "Break it" section of the lesson.
  *
- *   import { mountBreakIt, getState, setState } from './breakit.js';
- *   mountBreakIt(document.getElementById('break-it'), lab, { onChange });
- *   // or, inside a lesson context: makeSection({ HashError, only: ['no-scale'] })
+ *   import { makeSection } from './breakit.js';
+ *   makeSection({ HashError, only: ['no-scale'] }) // a section (sections/registry.js)
  *
  * One card per bug (exercises.js). A card shows the mistake in PyTorch terms
  * and, under "Read the C", the core's own C that switches the bug on (taken
@@ -15,10 +14,10 @@
  * State: per card the predicted check, whether the bug is on, and whether it
  * was ever broken and repaired. It lives in a progress record (progress.js):
  * the page's own, kept in localStorage, or one the caller passes (the
- * <attention-lab> element gives each widget its own). It is also available
- * as a short string for the URL hash: getState() / setState(text);
+ * <attention-lab> element gives each widget its own). It is also written
+ * as a short string in the URL hash (a BreakIt's getState() / setState(text));
  * onChange(text) is called after every change a learner makes.
- * makeSection() adapts all this to lesson.js's section interface.
+ * makeSection() adapts all this to the sections' interface (registry.js).
  *
  * A prediction is one of PREDICTION_CHECKS (exercises.js): every check but
  * the catch-all "Matches the reference", which every bug fails. An
@@ -56,14 +55,8 @@ const REPAIRED = 4;
 //   2nd: flags, a digit 0-7: 1 = bug on now, 2 = broken once, 4 = repaired
 // ---------------------------------------------------------------------------
 
-/** The state of a page nobody has touched. */
-export const DEFAULT_STATE = BREAKIT_DEFAULT;
-
-/** Whether `text` is a valid state string. */
-export const isValidState = isBreakItState;
-
 function decodeState(text) {
-  text = text.padEnd(DEFAULT_STATE.length, '-0');
+  text = text.padEnd(BREAKIT_DEFAULT.length, '-0');
   return EXERCISES.map((_, i) => {
     const p = text[2 * i];
     const flags = Number(text[2 * i + 1]);
@@ -686,7 +679,7 @@ class BreakIt {
 
   /** Take a state string (e.g. from the URL hash). Returns false, changing nothing, if it is not valid. */
   setState(text) {
-    if (!isValidState(text)) return false;
+    if (!isBreakItState(text)) return false;
     if (text === this.getState()) return true;
     const next = decodeState(text);
     // A decided card whose prediction the new state changes (a link, the
@@ -710,46 +703,15 @@ class BreakIt {
   }
 }
 
-let current = null;
-
 /**
- * Render the "Break it" cards into `container` (its children are replaced).
- * @param {HTMLElement} container the <section id="break-it"> element
- * @param lab a loaded lab (loadAttention())
- * @param {object} [options]
- *   onChange(state): called after each change a learner makes, with the new state string;
- *   onResult({ exercise, passed }): an exercise's outcome (see the top of this file);
- *   only: the bug names of the cards to show (default: all);
- *   persist: keep progress in localStorage (default true);
- *   compact: leave out the heading and the introduction (default false)
- * @returns {{ getState(): string, setState(text: string): boolean }}
- */
-export function mountBreakIt(container, lab, options = {}) {
-  current = new BreakIt(container, lab, options);
-  return current;
-}
-
-/** The state of the mounted section as a short string (DEFAULT_STATE when untouched). */
-export function getState() {
-  return current ? current.getState() : lessonProgress().record.breakIt;
-}
-
-/** Apply a state string to the mounted section; false if it is not valid. */
-export function setState(text) {
-  if (!isValidState(text)) return false;
-  if (current) return current.setState(text);
-  lessonProgress().setBreakIt(text);
-  return true;
-}
-
-/**
- * The section for lesson.js's plug-in interface (see the top of lesson.js).
+ * The section for the sections' interface (see the top of sections/registry.js).
  * lesson-state.js's error class is passed in so that a bad hash is reported
  * like any other, and so that this file stays independent of the page.
  *   export const section = makeSection({ HashError });
  * Each call gives a new section with its own cards. The <attention-lab>
- * element passes mountBreakIt's other options too (only, persist, compact,
- * onResult).
+ * element passes the BreakIt options too: only (the bug names of the cards
+ * to show), persist (keep progress in localStorage, default true), compact
+ * (leave out the heading and the introduction), onResult (see the top).
  */
 export function makeSection({ HashError, ...options }) {
   return {
@@ -759,10 +721,10 @@ export function makeSection({ HashError, ...options }) {
     fields: [['s', {
       encode: (text) => text,
       decode(text) {
-        if (!isValidState(text)) throw new HashError('the break-it progress has an unexpected form');
+        if (!isBreakItState(text)) throw new HashError('the break-it progress has an unexpected form');
         return text;
       },
-    }, () => DEFAULT_STATE]],
+    }, () => BREAKIT_DEFAULT]],
     mount(ctx, st) {
       const container = ctx.node(this.id);
       if (!this.breakIt || !container.contains(this.breakIt.cards.find(Boolean).node)) {
@@ -779,7 +741,7 @@ export function makeSection({ HashError, ...options }) {
           },
         });
       }
-      if (st.s !== DEFAULT_STATE) this.breakIt.setState(st.s);
+      if (st.s !== BREAKIT_DEFAULT) this.breakIt.setState(st.s);
       else st.s = this.breakIt.getState();
     },
     update(ctx, st) {

@@ -63,7 +63,7 @@ export function sdpaPasses() {
 //
 // Each bug in BUGS (web/attention.js) is ATTN_BUG_<NAME> in c_src/attention.h
 // ('mask-after-softmax' is ATTN_BUG_MASK_AFTER_SOFTMAX). Its C is found in the
-// files of attn_sdpa and of the multi-head module by three rules:
+// files of attn_sdpa and of the multi-head module by four rules:
 //   1. the switch: every statement that tests ATTN_BUG_<NAME>, which is a
 //      `case` of make_plan's switch or a line like make_mha_plan's
 //      `if (bug == ...) p.split = reshape_only;`. A statement that only

@@ -209,8 +209,3 @@ export const EXERCISES = Object.freeze([
 if (EXERCISES.map((e) => e.bug).join() !== BUGS.slice(1).join()) {
   throw new Error('exercises.js: EXERCISES must follow the order of BUGS in attention.js');
 }
-
-/** The exercise for a bug name, or undefined. */
-export function exerciseFor(bug) {
-  return EXERCISES.find((e) => e.bug === bug);
-}

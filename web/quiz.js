@@ -2,7 +2,7 @@
  * quiz.js: the lesson's quiz, answerable and checked.
  *
  *   <section id="quiz" data-module="quiz.js"> … <li data-question="scale"> …
- *   export const section = makeSection();   // lesson.js's plug-in interface
+ *   export const section = makeSection();   // a section (see sections/registry.js)
  *
  * Each <li data-question="id"> keeps its question text and its model answer
  * (<details class="answer">); this module puts an answer form between them,
@@ -244,7 +244,7 @@ export function mountQuiz(section, lab, progress = lessonProgress()) {
   return { questions };
 }
 
-/** The section for lesson.js's plug-in interface (no state in the URL: answers live in the progress record). */
+/** The section for the sections' interface (sections/registry.js): no state in the URL, answers live in the progress record. */
 export function makeSection() {
   return {
     id: 'quiz',
@@ -261,6 +261,3 @@ export function makeSection() {
     update() {},
   };
 }
-
-/** Every question, by id, in page order (for a package that lists them). */
-export const QUESTION_IDS = QUESTIONS.map((q) => q.id);

@@ -64,13 +64,18 @@ export async function startServer({ root = WEB_ROOT, port = 0, headers } = {}) {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const i = process.argv.indexOf('--port');
-  const port = i > 0 ? Number(process.argv[i + 1]) : Number(process.env.PORT || 8080);
+  const given = i > 0 ? process.argv[i + 1] : process.env.PORT || '8080';
+  const port = Number(given);
+  if (!/^\d+$/.test(String(given)) || port > 65535) {
+    console.error(`serve.mjs: the port must be a whole number from 0 to 65535 (got ${JSON.stringify(given ?? '')}).`);
+    process.exit(1);
+  }
   let server;
   try {
     server = await startServer({ port });
   } catch (err) {
     if (err.code !== 'EADDRINUSE') throw err;
-    console.log(`Port ${port} is busy; using a free port instead (choose one with --port N).`);
+    console.log(`Port ${port} is busy; using a free port instead (choose one with --port N, or PORT=N npm start).`);
     server = await startServer({ port: 0 });
   }
   console.log(`attention-lab is being served at ${server.url}`);

@@ -118,8 +118,8 @@ const quantile = (xs, q) => {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))];
 };
 
-// ROOT=/path/to/web measures another copy of the page (e.g. an older commit's, to compare in one sitting).
-const server = await startServer(process.env.ROOT ? { root: process.env.ROOT } : {});
+// PAGE_ROOT=/path/to/web measures another copy of the page (e.g. an older commit's, to compare in one sitting).
+const server = await startServer(process.env.PAGE_ROOT ? { root: process.env.PAGE_ROOT } : {});
 const browser = await launchBrowser(LEARNER_CHROMIUM); // the browser a learner opens, not the tests' headless shell
 try {
   const rows = [];

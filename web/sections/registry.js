@@ -1,7 +1,8 @@
 // The lesson's sections, in page order: the one list that gives each its
 // number, its heading in the table of contents, its place in the URL hash and
 // its presets in the <attention-lab> element. Adding a section means writing
-// one file in this folder and adding one line here.
+// one file in this folder, importing it here and putting it in SECTIONS (the
+// README's "Adding a section" says what else).
 //
 // A section file exports an object with:
 //   id        the <section id>; its live parts are elements marked
