@@ -881,6 +881,7 @@ test('embed.html takes the element\'s options from its query string, d-model inc
   // The widget is the frame's main landmark: a screen reader in an LMS page can jump to it.
   assert.equal(await mh.page.locator('main attention-lab').count(), 1, 'the widget sits in the page\'s one <main>');
   assert.equal(await mh.page.locator('main').count(), 1);
+  assert.match(await mh.page.locator('main').getAttribute('aria-label') ?? '', /^attention-lab: /, 'named as the widget is, so that frames are told apart');
   assertClean(mh.problems, 'embed query');
   await mh.context.close();
 

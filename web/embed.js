@@ -114,5 +114,12 @@ widget.addEventListener('attention-result', (event) => {
   post({ type: 'attention-lab:result', exercise: String(exercise), passed: passed === true });
 });
 
-document.getElementById('embed').append(widget);
+// The frame's <main> is named as the widget is, so that two frames of a
+// course page (and the page's own <main>) are told apart as landmarks.
+const main = document.getElementById('embed');
+main.append(widget);
+widget.ready.then(() => {
+  const name = widget.shadowRoot?.querySelector('[part~="container"]')?.getAttribute('aria-label');
+  if (name) main.setAttribute('aria-label', name);
+}, () => {}); // a widget that fails to start says so itself
 new ResizeObserver(reportHeight).observe(document.documentElement);
