@@ -763,7 +763,8 @@ int attn_sdpa_tiled(float *out, float *trace, const float *q, const float *k, co
  * and nothing (Tq, Tk) has to stay alive between the two calls. Memory
  * stays two (block, Tk) matrices, small enough to stay in cache from one
  * pass to the next. The forward's plan (make_plan) recomputes exactly the
- * forward a bug made (a forward bug's backward always recomputes).
+ * forward a bug made: given probabilities are refused with a forward bug,
+ * and with grad-through-blocked.
  */
 
 /* Whether some |x| of x (n) is at least `limit`. An OR of comparisons, not

@@ -381,7 +381,9 @@ ATTN_API int attn_descend(float *x_next, const float *x, const float *dx, float 
 /* slope[1] <- (L(q + eps e) - L(q - eps e)) / (2 eps), the central difference
  * of L = 1/2 ||attn_sdpa(q, k, v) - target||^2 along entry `at` of q.
  * q (B, H, Tq, dk), k (B, H, Tk, dk), v (B, H, Tk, dv), target (B, H, Tq, dv);
- * vis, dims and scale as for attn_sdpa. */
+ * vis, dims and scale as for attn_sdpa. eps must change q[at] in float32
+ * both ways and be at most max(1, |q[at]|) (ATTN_BAD_ARGUMENT), and each
+ * side's loss must fit in float32 (ATTN_OVERFLOW). */
 ATTN_API int attn_sdpa_loss_slope(float *slope, const float *q, const float *k, const float *v,
                                   const float *target, const attn_visibility *vis,
                                   const attn_dims *dims, float scale, int at, float eps);

@@ -143,6 +143,11 @@ int attn_sdpa_loss_slope(float *slope, const float *q, const float *k, const flo
     if (!(eps > 0) || !isfinite(eps)) return attn_fail(ATTN_BAD_ARGUMENT, "eps must be a positive finite number");
     const long bad = attn_find_non_finite(target, nout);
     if (bad >= 0) return attn_fail(ATTN_NON_FINITE_INPUT, "target has a non-finite value at entry %ld", bad);
+    /* Past q's own size (or 1) the difference is no longer a slope at q. */
+    const float most = fmaxf(1.0f, fabsf(q[at]));
+    if (isfinite(q[at]) && eps > most)
+        return attn_fail(ATTN_BAD_ARGUMENT, "eps (%g) is too large for a slope at q entry %d: at most max(1, |q|) = %g",
+                         (double)eps, at, (double)most);
 
     float *nudged = attn_alloc(4.0 * ((double)nq + nout)); /* q (nq), then out (nout) */
     if (!nudged) return ATTN_TOO_LARGE;
@@ -157,8 +162,18 @@ int attn_sdpa_loss_slope(float *slope, const float *q, const float *k, const flo
                                side == 0 ? '+' : '-', at);
             break;
         }
+        if (nudged[at] == q[at]) { /* the nudge is lost in float32: no difference to divide */
+            status = attn_fail(ATTN_BAD_ARGUMENT, "eps (%g) is lost in float32: q entry %d is %g, and %g %c eps rounds back to %g; use a larger eps",
+                               (double)eps, at, (double)q[at], (double)q[at], side == 0 ? '+' : '-', (double)q[at]);
+            break;
+        }
         status = attn_sdpa(out, NULL, NULL, nudged, k, v, vis, dims, scale, ATTN_BUG_NONE);
         if (!status) loss[side] = squared_error(out, target, nout);
+        /* The losses are summed in double; beyond float32 (where squared
+         * error refuses its loss) their difference is lost. */
+        if (!status && !(loss[side] <= FLT_MAX))
+            status = attn_fail(ATTN_OVERFLOW, "the loss overflows float32 at q %c eps (entry %d): sdpa's output and target are too far apart",
+                               side == 0 ? '+' : '-', at);
     }
     attn_free(nudged);
     if (status) return status;

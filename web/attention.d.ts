@@ -322,14 +322,15 @@ export interface Lab {
   /** 1 where the rule allows the pair, for the scores shape (batch…, Tq, Tk) with 0 to 2 batch dims;
    * at most 2^26 (67108864) pairs in one call (TOO_LARGE). */
   allowedPairs(shape: readonly number[], options?: VisibilityOptions): MaskTensor;
-  /** The core's observability numbers for weights (batch…, Tq, Tk) under a rule; NaN or ±Infinity
-   * in weights or scores is NON_FINITE_INPUT. */
+  /** The core's observability numbers for weights (batch…, Tq, Tk) under a rule. It measures broken
+   * weights too: a NaN counts as the worst, and is located (worstRowSumAt, maxForbiddenAt). */
   observe(weights: TensorLike, options?: VisibilityOptions & { scores?: TensorLike | null }): AttentionStats;
   createMultiHeadAttention(options: MultiHeadOptions): MultiHeadAttention;
   /** A tiny attention-only model in the core that trains on a toy task. */
   createTrainer(options: TrainerOptions): Trainer;
   /** `count` (default 4096) dot products of random q, k of width dk, raw and scaled by 1/√dk.
-   * dk ≤ 65536, count ≤ 2^20, and dk · count ≤ 2^25 (33554432), about a second (TOO_LARGE). */
+   * dk ≤ 65536, count ≤ 2^20, and dk · count ≤ 2^25 (33554432), about a second (TOO_LARGE):
+   * at the default count, dk ≤ 8192. */
   sampleDotProducts(options: { dk: number; count?: number; seed?: number }): {
     unscaled: Float32Array; scaled: Float32Array; varianceUnscaled: number; varianceScaled: number;
   };
