@@ -290,11 +290,11 @@ test('once repaired, "Apply the repair" gives way to a line that says so; turnin
   // Focus did not fall to the page: it is back on the card's switch, and the
   // card's one live region says what happened: the status line, then the verdict.
   assert.equal(await page.evaluate(() => document.activeElement?.className), 'bk-switch');
-  const said = await card.locator('[data-said="bk-card"][role="status"]').textContent();
-  assert.equal(said, `${await card.locator('.bk-status').textContent()} ${await card.locator('.bk-verdict').textContent()}`);
-  assert.match(said, /repaired/);
-  assert.equal(await card.locator('.bk-status[role], .bk-status[aria-live], .bk-verdict[role], .bk-verdict[aria-live]').count(), 0,
-    'the lines shown are not live themselves: one action, one sentence');
+  const region = card.locator('.bk-said[role="status"][aria-atomic="true"]');
+  assert.equal(await region.locator('.bk-status').count(), 1, 'the status line is in the card\'s one live region');
+  assert.equal(await region.locator('.bk-verdict').count(), 1, 'so is the verdict: they are said together');
+  assert.match(await region.textContent(), /repaired/);
+  assert.equal(await card.locator('[role="status"], [aria-live]').count(), 1, 'one live region per card: one action, one announcement');
   // Tab goes on down the card, never back up to the card's top.
   const tops = await card.evaluate((node) => node.querySelector('summary').getBoundingClientRect().top);
   await page.keyboard.press('Tab');

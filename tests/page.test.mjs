@@ -1005,6 +1005,8 @@ test('typed or pasted text: invisible characters are dropped, full-width digits 
   assert.deepEqual(parseNumberText('\u200b2'), { ok: true, value: 2 }, 'a zero-width space before 2 (pasted) is not part of the number');
   assert.deepEqual(parseNumberText('\ufeff-0.5'), { ok: true, value: -0.5 });
   assert.deepEqual(parseNumberText('１.５'), { ok: true, value: 1.5 }, 'full-width digits are digits');
+  assert.deepEqual(parseNumberText('－２．５'), { ok: true, value: -2.5 }, 'and a full-width sign and point');
+  for (const other of ['10²', '2³', '①', '½']) assert.equal(parseNumberText(other).ok, false, `"${other}" is not read as another number`);
   assert.equal(parseNumberText('١٢').short, 'Not a number (use the digits 0–9)', 'Arabic-Indic digits: what to type instead');
   assert.equal(parseNumberText('abc').short, 'Not a number');
 });

@@ -362,8 +362,8 @@ class Card {
     this.status = el('p', { cls: 'bk-status' });
     this.verdict = el('p', { cls: 'bk-verdict' });
     // A screen reader hears the status line and the verdict (the exercise's
-    // point) as one sentence when either changes, from this one live region.
-    this.said = el('p', { cls: 'sr-only', attrs: { role: 'status', 'data-said': 'bk-card' } });
+    // point) together, once, when either changes: one live region holds both.
+    this.said = el('div', { cls: 'bk-said', attrs: { role: 'status', 'aria-atomic': 'true' } }, this.status, this.verdict);
     // One item per check, in CHECKS order (as runChecks returns them), kept from one draw to the next.
     this.checkItems = CHECKS.map((check) => this.checkItem(check));
     this.checkList = el('ul', { cls: 'bk-checks', attrs: { 'aria-label': 'Checks', 'data-panel': 'checks' } },
@@ -380,7 +380,7 @@ class Card {
         el('h4', { text: 'The mistake, in PyTorch terms' }), mistake, cSource(exercise.bug),
         predict,
         el('div', { cls: 'bk-actions' }, this.toggle),
-        el('div', { cls: 'bk-panel' }, this.status, this.verdict, this.said, this.checkList, this.maps),
+        el('div', { cls: 'bk-panel' }, this.said, this.checkList, this.maps),
         this.repairBox));
   }
 
@@ -425,7 +425,6 @@ class Card {
       ? `Bug “${exercise.bug}” is on: ${failed.length} of ${applied} checks fail${notApplied}.`
       : `Bug off: ${failed.length === 0 ? `all ${applied} checks pass` : `${failed.length} of ${applied} checks fail`}${notApplied}${state.repaired ? ' (repaired)' : ''}.`);
     setSubscripted(this.verdict, this.verdictText(state));
-    setText(this.said, `${this.status.textContent} ${this.verdict.textContent}`);
 
     results.forEach((r, n) => this.drawCheck(this.checkItems[n], r));
     const run = results.run;

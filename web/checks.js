@@ -316,16 +316,9 @@ export function runChecks(lab, exercise) {
     lab, exercise, run, reference,
     /** The intended rule, from the core, asked once. */
     get allowed() { return (allowed ??= intendedRule(lab, exercise, exerciseDims(exercise))); },
-    /**
-     * The core's observability numbers for this run's weights under the
-     * intended rule; { nonFinite: index } instead when a weight is NaN or
-     * infinite, which the core refuses to measure.
-     */
+    /** The core's observability numbers for this run's weights under the intended rule. */
     get stats() {
-      if (stats) return stats;
-      const nonFinite = run.weights.data.findIndex((x) => !Number.isFinite(x));
-      stats = nonFinite >= 0 ? { nonFinite } : lab.observe(run.weights, { scores: run.scores, ...ruleOptions(exercise) });
-      return stats;
+      return (stats ??= lab.observe(run.weights, { scores: run.scores, ...ruleOptions(exercise) }));
     },
   };
   const results = CHECKS.map(({ name }) => CHECK_FUNCTIONS[name](ctx));
@@ -361,14 +354,13 @@ const CHECK_FUNCTIONS = {
     const name = 'rowSumsOne';
     const { run, exercise } = ctx;
     if (run.refused) return skip(name, refusedReason(run));
-    const { maxRowSumError, worstRowSumAt, nonFinite } = ctx.stats;
+    const { maxRowSumError, worstRowSumAt } = ctx.stats;
     if (maxRowSumError <= ROW_SUM_TOL) return pass(name, `Every row of weights sums to 1 (within ${fmt(ROW_SUM_TOL)}).`);
-    // The core names the row (or a row holds a weight that is not a number);
-    // its sum is shown as the learner would add it up.
+    // The core names the row; its sum is shown as the learner would add it up.
     const { weights } = run;
     const { H, Tq, Tk } = exerciseDims(exercise);
-    const rowOf = ([b, h, i]) => ((b * H + h) * Tq + i) * Tk;
-    const start = nonFinite === undefined ? rowOf(worstRowSumAt) : nonFinite - (nonFinite % Tk);
+    const [b, h, i] = worstRowSumAt;
+    const start = ((b * H + h) * Tq + i) * Tk;
     let sum = 0;
     for (let j = 0; j < Tk; j++) sum += weights.data[start + j];
     const w = { ...locate(weights, 'weights', start, sum), column: null };
@@ -381,16 +373,11 @@ const CHECK_FUNCTIONS = {
     const { run, exercise } = ctx;
     if (!hasMask(exercise)) return skip(name, 'this input has no mask, so no key is blocked');
     if (run.refused) return skip(name, refusedReason(run));
+    const at = ctx.stats.maxForbiddenAt;
+    if (!at) return pass(name, 'Every blocked pair has weight exactly 0.');
     const { weights } = run;
     const { H, Tq, Tk } = exerciseDims(exercise);
-    // The core measures finite weights (the largest on a blocked pair); with
-    // a NaN among them, the first blocked pair whose weight is not 0 is named.
-    const blockedAt = (at) => !ctx.allowed(Math.floor(at / (H * Tq * Tk)), Math.floor(at / (Tq * Tk)) % H, Math.floor(at / Tk) % Tq, at % Tk);
-    const { nonFinite, maxForbiddenAt: at } = ctx.stats;
-    let index = -1;
-    if (nonFinite !== undefined) index = weights.data.findIndex((x, k) => x !== 0 && blockedAt(k));
-    else if (at) index = ((at[0] * H + at[1]) * Tq + at[2]) * Tk + at[3];
-    if (index < 0) return pass(name, 'Every blocked pair has weight exactly 0.');
+    const index = ((at[0] * H + at[1]) * Tq + at[2]) * Tk + at[3];
     const worst = locate(weights, 'weights', index, weights.data[index]);
     return failWith(name, `The ${where(worst)} should be blocked, yet it is ${fmt(worst.value)}.`, worst);
   },

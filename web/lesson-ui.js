@@ -112,9 +112,11 @@ export const VALUE_LIMIT = 1e6;
 export function parseNumberText(text, { integer = false, min = -VALUE_LIMIT, max = VALUE_LIMIT } = {}) {
   // A comma is read as the decimal point: it is the only one a phone's
   // number keypad offers in many locales, and the page never groups digits.
-  // Pasted text may carry invisible characters (a zero-width space) and
-  // full-width digits (２): NFKC turns those into plain digits.
-  let t = String(text).normalize('NFKC').replace(/\p{Cf}/gu, '').trim().replace(/\u2212/g, '-');
+  // Pasted text may carry invisible characters (a zero-width space), and an
+  // East Asian keyboard types full-width forms (２, ．, －): those are read as
+  // the plain ones. Nothing else is changed: 10² is not 102.
+  let t = String(text).replace(/\p{Cf}/gu, '').replace(/[\uFF0B-\uFF0E\uFF10-\uFF19\uFF25\uFF45]/g, (c) => String.fromCharCode(c.charCodeAt(0) - 0xFEE0))
+    .trim().replace(/\u2212/g, '-');
   if (!t.includes('.') && (t.match(/,/g) || []).length === 1) t = t.replace(',', '.');
   if (t === '') return { ok: false, short: 'Empty', message: 'The cell is empty: type a number.' };
   if (!NUMBER_RE.test(t)) {
@@ -177,6 +179,8 @@ export function fmt(x, digits = 3) {
   if (a > 0 && a < 0.5 * 10 ** -digits) return expo(x, Math.max(1, digits - 2));
   const whole = a >= 1 ? Math.floor(Math.log10(a)) + 1 : 0; // digits before the point
   const text = Number(x).toFixed(Math.min(digits, Math.max(0, FLOAT_DIGITS - whole)));
+  // Rounding may reach a million (999999.96 → 1000000.0): that is written as one.
+  if (Math.abs(Number(text)) >= SCI_ABOVE) return digits > 0 ? expoFloat(x) : expo(x, 1);
   return /^-0(\.0*)?$/.test(text) ? text.slice(1) : text;
 }
 

@@ -150,7 +150,7 @@ export const gradients = {
     const out = next.flat().findIndex((x) => Math.abs(x) > VALUE_LIMIT);
     if (out >= 0) {
       const i = Math.floor(out / D), j = out % D;
-      this.status.show(`This step would take ${queryLabel(i)}, ${dimLabel(j)} to ${fmt(next[i][j])}, past what a cell holds `
+      this.status.show(`This step would take ${queryLabel(i)}, ${dimLabel(j)} to ${fmtPlain(next[i][j])}, past what a cell holds `
         + `(${fmtPlain(-VALUE_LIMIT)} to ${fmtPlain(VALUE_LIMIT)}): lower the step size. Q is as it was.`);
       return;
     }
@@ -220,7 +220,7 @@ export const gradients = {
     const i = st.row - 1, j = st.col - 1;
     const where = `query ${st.row}, entry ${st.col}`;
     // The core refuses a nudge that float32 loses (q ± ε rounds back to q) or a loss it cannot hold.
-    const explain = (err) => (err.code === 'BAD_ARGUMENT' && /^eps/.test(err.message)
+    const explain = (err) => (err.code === 'BAD_ARGUMENT' && /lost in float32/.test(err.message)
       ? `ε = ${fmtPlain(st.eps)} is lost in float32 at ${where}, which holds ${fmtPlain(st.q[i][j])}: q ± ε rounds back to q, so there is no slope to measure. Use a larger ε.`
       : err.code === 'OVERFLOW' ? `The loss at q ± ε, ${where}, overflows float32 (the output and the target are too far apart), so there is no slope to measure.`
         : null);

@@ -78,6 +78,7 @@ export const pytorch = {
 
     // The scripts: shown on the page, and copied by the buttons.
     this.scripts = {};
+    this.shownOnce = false; // mounted again (a new link): its boxes start empty
     const buttons = [];
     this.copyNote = h('p', { class: 'readout', 'data-out': 'pt-copy-note', 'aria-live': 'polite' });
     for (const [key, label, text] of [['pytorch', 'PyTorch', 'Copy as PyTorch'], ['numpy', 'NumPy', 'Copy as NumPy'], ['check', 'shape check', 'Copy the shape check']]) {

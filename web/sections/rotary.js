@@ -187,7 +187,11 @@ function pairPicture() {
   return { svg, title, arrows, labels };
 }
 
-/** Place the picture's arrows: the first pair of q and k before and after RoPE, scaled to the circle. */
+/**
+ * Place the picture's arrows: the first pair of q and k before and after
+ * RoPE, scaled to the circle. Returns the caption's sentence for a pair of
+ * zeros, which has no arrow ('' when both have one).
+ */
 function drawPair(picture, st, given) {
   const before = { q: [st.q[0][0], st.q[0][D / 2]], k: [st.k[0][0], st.k[0][D / 2]] };
   const after = { q: [given.rq.data[0], given.rq.data[D / 2]], k: [given.rk.data[0], given.rk.data[D / 2]] };

@@ -271,6 +271,7 @@ export const watchLearn = {
     this.status = statusLine(this.settingsSaid);
     ctx.slot(this.id, 'status').replaceChildren(this.status.node);
     this.curve = h('canvas', { role: 'img', 'data-canvas': 'learn-curve' });
+    this.shown = null; // mounted again (a link followed): the new curve is not drawn yet
     const curveHost = ctx.slot(this.id, 'curve');
     this.curveWidth = curveHost.clientWidth; // read once, before anything is drawn
     curveHost.replaceChildren(this.curve);
@@ -358,9 +359,7 @@ export const watchLearn = {
     // page already shows this model untrained (a new rate before any step),
     // nothing it shows changes and nothing is evaluated or drawn again.
     const untrained = JSON.stringify([st.task, st.seed, st.cheat, st.maps]);
-    // (A section mounted again, from a new link, has a new curve to draw.)
-    if (this.shown && this.shown.untrained === untrained && this.shown.curve === this.curve
-      && ctx.slot(this.id, 'maps').contains(this.mapCanvases?.[0] ?? null)) {
+    if (this.shown && this.shown.untrained === untrained && ctx.slot(this.id, 'maps').contains(this.mapCanvases?.[0] ?? null)) {
       this.losses = [];
       this.ablated = new Set();
       this.loss = NaN;
@@ -524,7 +523,7 @@ export const watchLearn = {
     const { vocab, layers: L, heads: H } = this.trainer.config;
     const step = this.step();
     // What the page shows: the untrained model of these settings, or a later state.
-    this.shown = step === 0 && this.ablated.size === 0 && maps ? { untrained: this.untrained, curve: this.curve } : null;
+    this.shown = step === 0 && this.ablated.size === 0 && maps ? { untrained: this.untrained } : null;
     const off = this.ablated.size ? ` with ${this.ablated.size} head${this.ablated.size > 1 ? 's' : ''} switched off` : '';
     ctx.slot(this.id, 'readout').replaceChildren(
       'Step ', h('strong', { 'data-out': 'learn-step', text: String(step) }),
