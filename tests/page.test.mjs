@@ -983,6 +983,8 @@ test('numbers: a large number keeps a float32\'s 7 significant digits in scienti
   assert.equal(fmt(999999995904), '1.0e12', 'the issue\'s example: not 999999995904.000');
   assert.equal(fmt(-2.5e6, 4), '-2.5e6');
   assert.equal(fmt(16777216, 0), '1.7e7', 'a count (T² at T = 4096) stays short');
+  assert.equal(fmt(999999.96), '1.0e6', 'a value that rounds to a million is written as one, not 1000000.0');
+  assert.equal(fmt(999999.4), '999999.4');
   assert.equal(fmt(2.5e-7), '2.5e-7');
   assert.equal(fmtPlain(0.0001234), '0.0001234', 'a typed value keeps its digits (it was shown as 0.000123)');
   assert.equal(fmtPlain(1 / 3), '0.3333333');
