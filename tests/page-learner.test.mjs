@@ -120,7 +120,7 @@ test('numbers are never grouped: a typed 12345 survives a reload and stays edita
   // A large score is shown with the digits a float32 holds, no more: q·k / √2 = 707106.78 reads 707106.8.
   await page.goto(`${suite.server.url}#one.q=1000000,0&one.k=1,0;0,1`);
   await page.waitForSelector('html[data-ready="true"]');
-  await page.waitForFunction(() => document.querySelector('[data-out="one-scaled"]').textContent.includes('707'), null, { timeout: 5000 }).catch(() => {});
+  await page.waitForFunction(() => document.querySelector('[data-out="one-scaled"]').textContent.includes('707106.8'), null, { timeout: 5000 }).catch(() => {});
   assert.equal(await page.locator('[data-out="one-scaled"]').textContent(), '[707106.8, 0.000]', 'the scaled scores');
   const shown = await page.evaluate(() => document.querySelector('#one-query').innerText);
   const tooPrecise = [...shown.matchAll(/(?<![\d.])(\d+)\.(\d+)/g)].filter(([, whole, part]) => whole.replace(/^0+/, '').length + part.length > 7 && whole !== '0');
