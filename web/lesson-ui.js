@@ -175,11 +175,10 @@ export function fmt(x, digits = 3) {
   if (x === Infinity) return '∞';
   if (x === -Infinity) return '−∞';
   const a = Math.abs(x);
-  if (a >= SCI_ABOVE) return digits > 0 ? expoFloat(x) : expo(x, 1);
   if (a > 0 && a < 0.5 * 10 ** -digits) return expo(x, Math.max(1, digits - 2));
   const whole = a >= 1 ? Math.floor(Math.log10(a)) + 1 : 0; // digits before the point
   const text = Number(x).toFixed(Math.min(digits, Math.max(0, FLOAT_DIGITS - whole)));
-  // Rounding may reach a million (999999.96 → 1000000.0): that is written as one.
+  // A million and more, rounded there too (999999.96), is written in scientific notation.
   if (Math.abs(Number(text)) >= SCI_ABOVE) return digits > 0 ? expoFloat(x) : expo(x, 1);
   return /^-0(\.0*)?$/.test(text) ? text.slice(1) : text;
 }
