@@ -186,6 +186,12 @@ test('a widget whose start failed tries again when it is connected again', async
   const server = await startServer({ root });
   try {
     const { context, page } = await openPage(suite.browser, server.url);
+    // The missing stylesheets are answered late: the core's 404 comes first, and
+    // the retry must not join the stylesheet load still running from /nowhere/.
+    await page.route('**/nowhere/*.css', async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await route.fulfill({ status: 404, body: '' });
+    });
     await page.goto(`${server.url}retry.html`);
     await page.waitForFunction(() => window.locations);
     const first = await page.evaluate(async () => {

@@ -335,7 +335,13 @@ export class AttentionLabElement extends ElementBase {
       this.#status.textContent = 'Loading the attention core…';
       this.#status.classList.remove('core-error');
     }
-    const booted = Promise.resolve().then(() => Promise.all([loadAttention(), loadSheets()])).then(([lab, sheets]) => {
+    // Both loads settle before a failure is reported, so that a retry starts
+    // afresh from the bases set by then, and does not join a load still
+    // running from the old ones.
+    const booted = Promise.resolve().then(() => Promise.allSettled([loadAttention(), loadSheets()])).then((results) => {
+      const failed = results.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      const [lab, sheets] = results.map((r) => r.value);
       this.#lab = lab;
       this.#shadow.adoptedStyleSheets = [paletteSheet(), ...sheets];
     });
