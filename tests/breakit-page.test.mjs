@@ -6,7 +6,7 @@
 // The section lives in the lesson page, web/index.html.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { browserSuite, startServer, waitForLesson, runAxe, assertClean } from './helpers/browser.mjs';
+import { browserSuite, startServer, waitForLesson, runAxe, assertClean, waitForState } from './helpers/browser.mjs';
 import { CHECKS } from '../web/checks.js';
 import { EXERCISES } from '../web/exercises.js';
 import { BUG_SOURCES } from '../web/generated/c-source.js';
@@ -236,7 +236,14 @@ test('result tables that scroll say so at 1280 px, 390 px and 320 px, and axe-co
     await page.locator('#bk-no-all-masked-guard button.bk-switch').click();
     // A result table wider than the screen scrolls in its box: the box says
     // so, and the keyboard reaches it under a name that tells it from the rest.
-    await page.waitForTimeout(500); // the boxes are measured after the frames that lay them out
+    // The boxes are measured once the page is idle after the frames that lay
+    // them out: wait until each box that scrolls is marked (at 320 px, until
+    // some do), then read them.
+    await waitForState(page, (narrowest) => {
+      const boxes = [...document.querySelectorAll('#break-it .bk-table-wrap')].filter((box) => box.scrollWidth > box.clientWidth + 1);
+      return (!narrowest || boxes.length > 0)
+        && boxes.every((box) => box.dataset.overflows === '1' && box.getAttribute('tabindex') === '0' && box.getAttribute('aria-label'));
+    }, viewport.width === 320, `${viewport.width} px: the result tables that scroll sideways are marked`);
     const tables = await page.$$eval('#break-it .bk-table-wrap', (boxes) => boxes.map((box) => ({
       card: box.closest('.bk-card').id, table: box.querySelector('table').dataset.table,
       scrolls: box.scrollWidth > box.clientWidth + 1, hint: box.dataset.overflows === '1',

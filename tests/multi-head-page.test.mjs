@@ -13,7 +13,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { browserSuite, assertClean, runAxe, typeInto, screenshot } from './helpers/browser.mjs';
+import { browserSuite, assertClean, runAxe, typeInto, screenshot, waitForState } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
 import { TRAINED } from '../web/sections/trained-weights.js';
 
@@ -178,7 +178,13 @@ test('16 heads of 8 × 8 at 390 px: a map wider than the screen scrolls in its o
   // The far maps are drawn once the page is idle, or when they come near.
   await page.waitForFunction(() => document.querySelectorAll('[data-heatmap^="mha-weights-h"] .hm-cell').length === 16 * 64, null, { timeout: 10000 });
   for (const wrap of await section.locator('.head-map .heatmap-wrap').all()) await wrap.scrollIntoViewIfNeeded();
-  await page.waitForTimeout(300);
+  // The boxes are measured once the page is idle after the frames that lay
+  // them out: wait until some box scrolls and each is marked exactly when it does.
+  await waitForState(page, () => {
+    const wraps = [...document.querySelectorAll('#multi-head .head-map .heatmap-wrap')];
+    const scrolls = (n) => n.scrollWidth > n.clientWidth + 1;
+    return wraps.some(scrolls) && wraps.every((n) => scrolls(n) === (n.dataset.overflows === '1'));
+  }, null, 'at 390 px the head maps that scroll sideways are marked, and only those');
   const boxes = await section.locator('.head-map .heatmap-wrap').evaluateAll((ns) => ns.map((n) => ({
     map: n.querySelector('[data-heatmap]').dataset.heatmap, width: n.getBoundingClientRect().width,
     row: n.closest('.heads').getBoundingClientRect().width, scrolls: n.scrollWidth > n.clientWidth + 1, says: n.dataset.overflows === '1',

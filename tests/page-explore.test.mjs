@@ -2,7 +2,7 @@
 // lights up where it came from and what it feeds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { browserSuite, assertClean, runAxe, renderEverySection } from './helpers/browser.mjs';
+import { browserSuite, assertClean, runAxe, renderEverySection, settled } from './helpers/browser.mjs';
 
 const suite = browserSuite();
 const open = (hash = '', viewport = { width: 1280, height: 900 }) => suite.open(hash, { viewport });
@@ -450,7 +450,7 @@ test('on a phone no scroll box is a tab stop without a name, even one wider than
   // the browser counts that box as a scroller and would stop the Tab key on it.
   const { context, page, problems } = await open('#view=self-cross', { width: 375, height: 812 });
   await renderEverySection(page);
-  await page.waitForTimeout(400); // scroll boxes are measured after the frame that lays them out
+  await settled(page); // scroll boxes are measured after the frame that lays them out
   const slivers = await page.$$eval('main .grid-wrap, main .heatmap-wrap', (boxes) => boxes
     .filter((b) => b.clientWidth > 0 && b.scrollWidth > b.clientWidth && b.scrollWidth <= b.clientWidth + 1).length);
   const nameless = [];

@@ -3,7 +3,7 @@
 // attributes. Each test here pins down a confusion a learner ran into.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { browserSuite, assertClean, typeInto, renderEverySection, runAxe } from './helpers/browser.mjs';
+import { browserSuite, assertClean, typeInto, renderEverySection, runAxe, settled, waitForState } from './helpers/browser.mjs';
 import { rampColour, SERIES } from '../web/palette.js';
 import { TYPING_PAUSE } from '../web/lesson-ui.js';
 
@@ -163,7 +163,13 @@ test('at 390 px no map cuts its numbers, and a box that scrolls sideways says so
   await renderEverySection(page);
   // The C under each step too: its lines are longer than a phone is wide.
   await page.$$eval('main details.c-pass', (ds) => ds.forEach((d) => { d.open = true; }));
-  await page.waitForTimeout(400); // the scroll boxes are measured after the frame that lays them out
+  // The scroll boxes are measured after the frame that lays them out: wait
+  // until each drawn box is marked exactly when it scrolls, a C box among them.
+  await waitForState(page, () => {
+    const drawn = [...document.querySelectorAll('main .grid-wrap, main .heatmap-wrap, main pre.c-src')].filter((n) => n.checkVisibility({ contentVisibilityAuto: true }));
+    const wide = drawn.filter((n) => n.scrollWidth > n.clientWidth + 1);
+    return wide.some((n) => n.matches('pre.c-src')) && drawn.every((n) => (n.dataset.overflows === '1') === wide.includes(n));
+  }, null, 'at 390 px the boxes that scroll sideways, C boxes among them, are marked, and only those');
   const cut = await page.$$eval('main .hm-cell', (cells) => cells
     .filter((c) => c.scrollWidth > c.clientWidth + 1)
     .map((c) => `${c.closest('section').id} "${c.textContent}" needs ${c.scrollWidth} px, has ${c.clientWidth}`));
@@ -254,7 +260,11 @@ test('a new window width marks the boxes that now scroll sideways, and unmarks t
   await renderEverySection(page);
   const check = async (width) => {
     await page.setViewportSize({ width, height: 900 });
-    await page.waitForTimeout(600); // measured once the page is idle after the new width
+    // Measured once the page is idle after the new width: wait until every
+    // drawn box is marked exactly when it scrolls (what `wrong` below lists).
+    await waitForState(page, () => [...document.querySelectorAll('main .grid-wrap, main .heatmap-wrap')]
+      .filter((n) => n.checkVisibility({ contentVisibilityAuto: true }))
+      .every((n) => (n.dataset.overflows === '1') === (n.scrollWidth > n.clientWidth + 1)), null, `at ${width} px the boxes that scroll sideways are marked, and only those`);
     const wrong = await page.$$eval('main .grid-wrap, main .heatmap-wrap', (nodes) => nodes
       .filter((n) => n.checkVisibility({ contentVisibilityAuto: true })) // drawn: a far multi-head map is measured once near
       .map((n) => ({ where: `${n.closest('section').id} ${n.firstElementChild?.className}`, overflows: n.scrollWidth > n.clientWidth + 1, marked: n.dataset.overflows === '1' }))
@@ -275,7 +285,7 @@ test('a new window width marks the boxes that now scroll sideways, and unmarks t
 
 test('a far section is not laid out to measure its boxes; once near, the boxes that scroll sideways are marked', async () => {
   const { context, page, problems } = await open('#conv.t=8', { width: 390, height: 844 });
-  await page.waitForTimeout(600); // the page's idle work after loading is done
+  await settled(page); // the page's idle work after loading has had its chance
   // Read without touching a size: asking a far box its width would lay it out.
   const boxes = () => page.$$eval('#conventions .grid-wrap, #conventions .heatmap-wrap', (nodes) => nodes.map((n) => ({
     shown: n.checkVisibility({ contentVisibilityAuto: true }), marked: n.dataset.overflows === '1', stop: n.getAttribute('tabindex') })));
@@ -283,7 +293,12 @@ test('a far section is not laid out to measure its boxes; once near, the boxes t
   assert.ok(far.length > 0 && far.every((b) => !b.shown), `the conventions section is far and not drawn: ${JSON.stringify(far)}`);
   assert.deepEqual(far.filter((b) => b.marked || b.stop !== null), [], 'no far box was laid out to be measured');
   await page.locator('#conventions [data-mask="conv-allowed"]').scrollIntoViewIfNeeded();
-  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+  // Laid out in a next frame, and marked by the observer that watched it:
+  // wait until some box is marked and each is marked exactly when it scrolls.
+  await waitForState(page, () => {
+    const nodes = [...document.querySelectorAll('#conventions .grid-wrap, #conventions .heatmap-wrap')];
+    return nodes.some((n) => n.dataset.overflows === '1') && nodes.every((n) => (n.dataset.overflows === '1') === (n.scrollWidth > n.clientWidth + 1));
+  }, null, 'once near, the boxes of the conventions section that scroll sideways are marked, and only those');
   const wrong = await page.$$eval('#conventions .grid-wrap, #conventions .heatmap-wrap', (nodes) => nodes
     .map((n) => ({ where: n.firstElementChild?.className, overflows: n.scrollWidth > n.clientWidth + 1, marked: n.dataset.overflows === '1' }))
     .filter((b) => b.marked !== b.overflows).map((b) => `${b.where}: ${b.overflows ? 'scrolls, not marked' : 'marked, does not scroll'}`));
@@ -334,7 +349,7 @@ test('at 390 px every number grid fits without scrolling sideways, and shows the
   const row = (n, id) => Array(n).fill(id).join(',');
   const { context, page, problems } = await open(`#mask.tokens=${row(5, 99999)};${row(5, 99999)}&mha.tokens=${row(5, 9999)}`, { width: 390, height: 844 });
   await renderEverySection(page);
-  await page.waitForTimeout(400); // the scroll boxes are measured after the frame that lays them out
+  await settled(page); // the scroll boxes are measured after the frame that lays them out
   const grids = await page.$$eval('main table.grid-edit', (tables) => {
     // An input's scrollWidth ignores its text: the text is measured in the input's font.
     const pen = document.createElement('canvas').getContext('2d');
@@ -695,13 +710,16 @@ test('an invalid text puts back the value the learner had, not a prefix typed on
   const output = () => page.locator('[data-out="one-output"]').textContent();
   await typeInto(page, q, '1e6');
   await page.waitForTimeout(TYPING_PAUSE + 100);
+  await waitForState(page, () => /one\.q=1000000,/.test(location.hash), null, async () => `the link holds 1e6: ${await page.evaluate(() => location.hash)}`);
   const kept = { output: await output(), hash: await page.evaluate(() => location.hash) };
   // 1e7 passes through a valid 1 on the way, then is out of range.
   await typeInto(page, q, '1e7');
   const msg = await cellMessage(q);
   assert.match(msg.text, /Out of range \(-1e6 to 1e6\): still 1e6$/, `the message names the value the learner had; seen ${JSON.stringify(msg)}`);
   assert.equal(await output(), kept.output, 'the output is that of 1e6 again, not of the 1 typed on the way');
-  assert.equal(await page.evaluate(() => location.hash), kept.hash, 'the link holds 1e6 again');
+  // The page writes its hash a moment after a change (lesson-page.js).
+  await waitForState(page, (h) => location.hash === h, kept.hash,
+    async () => `the link holds 1e6 again: ${kept.hash} wanted, ${await page.evaluate(() => location.hash)} seen`);
   await page.keyboard.press('Escape');
   assert.match(await q.inputValue(), /^1e6$/, 'Escape shows the value kept');
 

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import {
-  browserSuite, assertClean, typeInto, runAxe, waitForLesson, checkShown, screenshot, renderEverySection, openPage } from './helpers/browser.mjs';
+  browserSuite, assertClean, typeInto, runAxe, waitForLesson, checkShown, screenshot, renderEverySection, openPage, settled } from './helpers/browser.mjs';
 import {
   loadAttention, paddingMask, blockedFromAllowed, additiveFromAllowed,
 } from '../web/attention.js';
@@ -170,11 +170,15 @@ async function expectSection7(page) {
   for (let h = 0; h < H; h++) {
     checkShown(`section 7 head ${h + 1}`, await heat(page, `mha-weights-h${h}`), r.weights.data.subarray(h * Tn * Tn, (h + 1) * Tn * Tn), 2);
   }
-  // The output table is drawn while its disclosure is open (its toggle event runs as a task).
-  await page.evaluate(() => new Promise((resolve) => {
-    for (const d of document.querySelectorAll('details[data-disclosure="mha-output"]')) d.open = true;
-    setTimeout(resolve, 0);
-  }));
+  // The output table is drawn while its disclosure is open, by the section's
+  // 'toggle' listener (a task after the change): wait for each closed one's
+  // toggle event, whose listener added here runs after the section's.
+  await page.evaluate(() => Promise.all([...document.querySelectorAll('details[data-disclosure="mha-output"]')]
+    .filter((d) => !d.open)
+    .map((d) => new Promise((resolve) => {
+      d.addEventListener('toggle', resolve, { once: true });
+      d.open = true;
+    }))));
   checkShown('section 7 output', await table(page, 'mha-output'), r.output.data, 2);
   await page.evaluate(() => { for (const d of document.querySelectorAll('details[data-disclosure="mha-output"]')) d.open = false; });
   return r;
@@ -534,7 +538,6 @@ test('the URL hash holds the whole state and reproduces the view', async () => {
   // reads an edited one is redrawn then). What times this browser is left
   // out: it runs only once the learner comes near, and a time is never the
   // same twice.
-  const settled = (p) => p.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestIdleCallback(() => requestIdleCallback(resolve)))));
   const snapshot = async (p) => (await settled(p), p).evaluate(() => ({
     inputs: [...document.querySelectorAll('main input, main select')].map((n) => (n.type === 'checkbox' || n.type === 'radio' ? n.checked : n.value)),
     pressed: [...document.querySelectorAll('main button[aria-pressed]')].map((n) => n.getAttribute('aria-pressed')),

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { browserSuite, assertClean, runAxe, typeInto, screenshot } from './helpers/browser.mjs';
+import { browserSuite, assertClean, runAxe, typeInto, screenshot, waitForState } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
 import { describeMap, MAP_MARGIN } from '../web/sections/watch-learn.js';
 
@@ -241,7 +241,8 @@ test('the cheating switch on induction: low training loss, held-out accuracy nea
   assert.match(await maps.first().getAttribute('aria-label'), /^Layer 1, head 1, as the held-out test runs it \(causal\), on the sequence /);
   assert.match(await section.locator('[data-slot="legend"] .hint').textContent(), /^Hatched cells/);
   assert.deepEqual(await readout(section), end, 'another view of the maps keeps the training');
-  assert.match(page.url(), /learn\.maps=evaluation/);
+  // The page writes its hash a moment after a change (lesson-page.js).
+  await waitForState(page, () => /learn\.maps=evaluation/.test(location.hash), null, () => `the link names the view: ${page.url()}`);
   // By keyboard, back to what training saw.
   await views.locator('input[value="evaluation"]').focus();
   await page.keyboard.press('ArrowUp');

@@ -13,7 +13,7 @@ import { cp, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { browserSuite, openPage, startServer, assertClean, typeInto, runAxe, addAxe, checkShown, screenshot } from './helpers/browser.mjs';
+import { browserSuite, openPage, startServer, assertClean, typeInto, runAxe, addAxe, checkShown, screenshot, waitForState } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
 import { dist } from '../web/dist.mjs';
 import { SECTIONS } from '../web/sections/registry.js';
@@ -943,7 +943,14 @@ test('the iframe posts resize and result messages to a parent on another origin,
     await page.goto(`${suite.server.url}tests/fixtures/parent.html?embed=${encodeURIComponent(embedUrl)}`);
     const embedOrigin = other.url.replace(/\/$/, '');
     // The first report comes while the core loads; then the card's height.
-    await page.waitForFunction(() => window.messages.some((m) => m.data?.subject === 'lti.frameResize' && m.data.height > 300));
+    // Each height is posted in both forms, one message after the other: wait
+    // until the last of each says the same height.
+    const lastHeights = () => page.evaluate(() => ['attention-lab:resize', 'lti.frameResize']
+      .map((kind) => window.messages.findLast((m) => m.data?.type === kind || m.data?.subject === kind)?.data.height));
+    await waitForState(page, () => {
+      const last = (kind) => window.messages.findLast((m) => m.data?.type === kind || m.data?.subject === kind)?.data.height;
+      return last('lti.frameResize') > 300 && last('attention-lab:resize') === last('lti.frameResize');
+    }, null, async () => `the card's height in both resize messages (last heights: ${await lastHeights()})`);
     const messages = () => page.evaluate(() => window.messages);
     const first = await messages();
     const resize = first.findLast((m) => m.data?.type === 'attention-lab:resize');

@@ -167,6 +167,35 @@ export function checkShown(label, shown, expected, digits, { slack = 1e-5 } = {}
   assert.ok(bad.length === 0, `${label}: ${bad.length} of ${exp.length} entries differ beyond ${tol}; max diff ${maxDiff}\n  ${bad.slice(0, 6).join('\n  ')}`);
 }
 
+/**
+ * Resolve once the page has drawn a frame and been idle twice after it. The
+ * page leaves some work for idle moments: the "scrolls sideways" marks
+ * (markScrollBoxes in web/lesson-context.js) are written in an idle callback
+ * queued by a redraw or by a ResizeObserver, which runs in the frame's
+ * rendering steps, after this frame callback. An idle callback queued there
+ * runs before the second one here (which is queued while the first runs).
+ * For a state that should appear, wait for that state itself
+ * (waitForState); this is for what must have had its chance to happen.
+ */
+export function settled(page) {
+  return page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestIdleCallback(() => requestIdleCallback(resolve)))));
+}
+
+/**
+ * page.waitForFunction(fn, arg), failing with `message` (a string, or an async
+ * function returning one, for what the page shows then) rather than a bare
+ * timeout.
+ */
+export async function waitForState(page, fn, arg, message, { timeout = 30000 } = {}) {
+  try {
+    await page.waitForFunction(fn, arg, { timeout });
+  } catch (err) {
+    if (!/Timeout/i.test(err?.name ?? '') && !/Timeout/.test(err?.message ?? '')) throw err;
+    const said = typeof message === 'function' ? await message() : message;
+    throw new Error(`${said} (not so after ${timeout} ms)`, { cause: err });
+  }
+}
+
 /** Wait until the lesson page has drawn every section. */
 export function waitForLesson(page) {
   return page.waitForSelector('html[data-ready="true"]', { timeout: 15000 });
