@@ -352,3 +352,20 @@ test('leak check with one position: no earlier output exists, and the line does 
   assertClean(problems, 'leak check, one position');
   await context.close();
 });
+
+test('a link whose d_model the heads do not split marks both fields, described by the status line, until a valid H', async () => {
+  const { page, problems, context } = await env.open('#view=multi-head&mha.dmodel=30&mha.heads=4', { viewport: { width: 1280, height: 900 } });
+  const section = page.locator('#multi-head');
+  const status = section.locator('p.core-error[role="status"]');
+  assert.match(await status.textContent(), /d_model = 30 cannot be split evenly over H = 4 heads/);
+  const statusId = await status.getAttribute('id');
+  const marks = () => section.locator('input[data-field="mha-dmodel"], input[data-field="mha-heads"]').evaluateAll((inputs, id) => inputs
+    .map((n) => `${n.dataset.field}: ${n.getAttribute('aria-invalid') === 'true' ? 'invalid' : 'valid'}${(n.getAttribute('aria-describedby') ?? '').split(' ').includes(id) ? ', described by the status line' : ''}`), statusId);
+  assert.deepEqual(await marks(), ['mha-dmodel: invalid, described by the status line', 'mha-heads: invalid, described by the status line']);
+  await typeInto(page, section.locator('input[data-field="mha-heads"]'), '5');
+  await waitForState(page, () => !document.querySelector('#multi-head input[aria-invalid="true"]'), null,
+    async () => `H = 5 splits d_model = 30, and no field stays marked: ${JSON.stringify(await marks())}`);
+  assert.deepEqual(await marks(), ['mha-dmodel: valid', 'mha-heads: valid']);
+  assertClean(problems, 'unsplit d_model from a link');
+  await context.close();
+});

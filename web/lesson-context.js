@@ -67,9 +67,10 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {}, 
      * of them holds anything the message promises no last valid result.
      * The field being edited when the core refuses (the focused input of the
      * status line's section) is marked invalid and described by the status
-     * line until the section's next valid result.
+     * line until the section's next valid result. With no field being edited
+     * (the input came from a link), fields(err) may name the inputs to mark.
      */
-    core(status, fn, staleHosts = [], { keepNote = true, explain = null } = {}) {
+    core(status, fn, staleHosts = [], { keepNote = true, explain = null, fields = null } = {}) {
       try {
         const result = fn();
         status.clear();
@@ -79,7 +80,7 @@ export function createLessonContext({ root, lab, sections, onCommit = () => {}, 
         if (!(err instanceof AttentionError)) throw err;
         const text = (explain && explain(err)) || refusalText(err.code, oneBased(err.message));
         const drawn = staleHosts.filter((node) => node.hasChildNodes());
-        const field = editedField(status.node);
+        const field = editedField(status.node) ?? (fields && fields(err));
         if (keepNote && staleHosts.length > 0 && drawn.length === 0) status.show(text.endsWith('.') ? text : `${text}.`, field);
         else status.show(`${text}${keepNote ? '. The results shown are still those of the last valid input, marked “Last valid result”.' : ''}`, field);
         for (const node of drawn) markStale(node, true);

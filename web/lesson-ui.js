@@ -996,8 +996,9 @@ export function refusalText(code, message) {
 
 /**
  * The line where a section says why the core refused its input. show(message,
- * field): field, if given, is the input whose edit was refused; it is marked
- * invalid and described by this line until clear() (the next valid result).
+ * field): field, if given, is the input whose edit was refused (or a list of
+ * the inputs refused together); it is marked invalid and described by this
+ * line until clear() (the next valid result).
  * said: the announcer of the results this line stands for (lesson-announce.js).
  * A refusal takes its last sentence away: the message speaks instead, and no
  * stale number waits to be read out.
@@ -1011,11 +1012,13 @@ export function statusLine(said = null) {
       node.textContent = message;
       node.hidden = false;
       said?.refused();
-      if (!field) return;
-      marked.add(field);
-      const ids = field.getAttribute('aria-describedby') || '';
-      if (field.getAttribute('aria-invalid') !== 'true') field.setAttribute('aria-invalid', 'true');
-      if (!ids.split(/\s+/).includes(node.id)) field.setAttribute('aria-describedby', `${ids} ${node.id}`.trim());
+      for (const one of [field].flat()) {
+        if (!one) continue;
+        marked.add(one);
+        const ids = one.getAttribute('aria-describedby') || '';
+        if (one.getAttribute('aria-invalid') !== 'true') one.setAttribute('aria-invalid', 'true');
+        if (!ids.split(/\s+/).includes(node.id)) one.setAttribute('aria-describedby', `${ids} ${node.id}`.trim());
+      }
     },
     // Called after every valid edit: an equal write would still restyle the line.
     clear() {

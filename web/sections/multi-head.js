@@ -210,8 +210,11 @@ export const multiHead = {
       const text = trained ? explainTrained(err) : explainHeads(err, st.dmodel, st.heads);
       return text && (kept.length ? text : `${text}.`);
     };
+    // From a link, a d_model the heads do not split marks both its fields.
+    const fields = (err) => (err.code === 'HEADS_DO_NOT_DIVIDE'
+      ? ['mha-dmodel', 'mha-heads'].map((name) => ctx.node(this.id).querySelector(`input[data-field="${name}"]`)) : null);
     const res = ctx.core(this.status, () => (trained ? this.forwardTrained(ctx, st, run) : this.forwardRandom(ctx, st)), kept,
-      { explain, keepNote: kept.length > 0 });
+      { explain, keepNote: kept.length > 0, fields });
     if (!res) return;
     ctx.publish(`${this.prefix}.main`, res);
     const [, H, T] = res.weights.shape;
