@@ -74,6 +74,9 @@ test('a linked map is a grid for screen readers: a header row, a row per query w
   assert.equal(shown.length, 5, `a header row and 4 query rows: ${JSON.stringify(shown)}`);
   assert.deepEqual(heard, shown, 'the ARIA grid says, row by row, what the map shows');
   assert.deepEqual(shown[1].slice(2), ['gridcell "0 (blocked)"', 'gridcell "0 (blocked)"', 'gridcell "0 (blocked)"'], 'query 1 sees key 1 only');
+  // The prose turns code's 0-based "query position 2 may see keys 0, 1 and 2" into this map's query 3 and keys 1 to 3.
+  assert.match(await page.locator('#masks').innerText(), /query position 2 may see keys 0, 1 and 2”: that is query 3 and keys 1 to 3/);
+  assert.deepEqual(shown[3].map((cell) => /blocked/.test(cell)), [false, false, false, false, true], `query 3 sees keys 1 to 3, not key 4: ${JSON.stringify(shown[3])}`);
   // The × drawn on a blocked cell is a picture: it is not read out.
   const mark = await page.locator('[data-heatmap="mask-causal-weights"] .hm-cell.blocked').first().evaluate((n) => getComputedStyle(n, '::after').content);
   assert.equal(mark, '"×" / ""', 'a blocked cell\'s × has an empty alternative text');

@@ -45,7 +45,7 @@ export const masks = {
 <p>In the pictures, a <span class="legend-blocked blocked">hatched cell</span> is blocked; in a map of weights it is also marked × in its corner, and in your own mask below it reads ✕. The causal and padding examples use equal scores (all queries and keys zero), so each of their rows simply spreads its weight evenly over the keys it is allowed to see. Your own mask, at the end, is applied to the scores of the 3×3 example instead.</p>
 
 <h3>Causal: no peeking ahead</h3>
-<p>A decoder generating text must not look at positions it has not produced yet, so query <em>i</em> may see keys 1…<em>i</em> only: a lower triangle. Deleting the future keys instead would give every row a different length and ruin the rectangular tensors that make the computation fast.</p>
+<p>A decoder generating text must not look at positions it has not produced yet, so query <em>i</em> may see keys 1…<em>i</em> only: a lower triangle. (Code counts positions from 0, so there the same rule reads “query position 2 may see keys 0, 1 and 2”: that is query 3 and keys 1 to 3 on this page.) Deleting the future keys instead would give every row a different length and ruin the rectangular tensors that make the computation fast.</p>
 <div class="controls" data-slot="causal-controls"></div>
 <div data-slot="causal-status"></div>
 <div class="result two-col" data-slot="causal" data-link-scope></div>
