@@ -7,7 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -324,4 +325,10 @@ test('npm run dist -- --out DIR --title TEXT writes there and titles the SCORM p
   assert.equal(again.status, 0, `${again.stdout}${again.stderr}`);
   assert.match(new TextDecoder().decode(unzipSync(readFileSync(join(out, 'attention-lab-scorm12.zip')))['imsmanifest.xml']), /<title>Attention, by hand and live<\/title>/);
   rmSync(out, { recursive: true, force: true });
+  // A folder outside the repository is named by its absolute path, not as ../../tmp/…
+  const outside = mkdtempSync(join(tmpdir(), 'attention-lab-dist-'));
+  const far = runDist(['--out', outside, '--sections', 'masks']);
+  assert.equal(far.status, 0, `${far.stdout}${far.stderr}`);
+  assert.ok(far.stdout.includes(`[attention-lab] ${outside}/: `), `the folder is named as given:\n${far.stdout}`);
+  rmSync(outside, { recursive: true, force: true });
 });

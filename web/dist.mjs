@@ -454,7 +454,9 @@ if (process.argv[1] && basename(fileURLToPath(import.meta.url)) === basename(pro
     console.log(USAGE);
   } else {
     const { dir, files, singleFileBytes, scorm } = await dist(choice, { out, title });
-    const shown = `${relative(process.cwd(), dir) || '.'}/`;
+    // A folder inside the working directory is named from it; any other by its absolute path.
+    const inside = relative(process.cwd(), dir);
+    const shown = `${inside === '' ? '.' : inside.startsWith('..') || isAbsolute(inside) ? dir : inside}/`;
     console.log(`[attention-lab] ${shown}: ${files.length} files; attention-lab.html is ${(singleFileBytes / 1024).toFixed(0)} KiB`);
     console.log(`[attention-lab] ${shown}${scormSummary(scorm)}`);
   }
