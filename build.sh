@@ -49,6 +49,8 @@ if [ "$MODE" = "--test" ] && { ! command -v clang-14 >/dev/null 2>&1 ||
     ! ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1; }; then
   need_apt+=(clang-14 libclang-rt-14-dev)
 fi
+# NumPy for Debian's python3: the tests run the lesson's NumPy scripts against the core.
+if [ "$MODE" = "--test" ] && ! /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1; then need_apt+=(python3-numpy); fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     say "installing ${need_apt[*]} with apt-get"
