@@ -316,3 +316,12 @@ describe('what the cards say agrees with the core', () => {
     }
   });
 });
+
+test('"Each query sees itself" passes only for the queries allowed to see themselves, and names the others', () => {
+  // The card with no guard for an empty row: query 3 may see no key at all, itself included.
+  const empty = runChecks(labs.true, EXERCISES.find((e) => e.bug === 'no-all-masked-guard')).find((r) => r.name === 'diagonalAllowed');
+  assert.ok(empty.passed, empty.reason);
+  assert.equal(empty.reason, 'Every query allowed to see itself gives its own key some weight; query 3 may not see itself, so it is not checked.');
+  const causal = runChecks(labs.true, { ...EXERCISES.find((e) => e.bug === 'no-causal-mask'), bug: null }).find((r) => r.name === 'diagonalAllowed');
+  assert.equal(causal.reason, 'Every query gives its own key some weight.');
+});

@@ -78,7 +78,7 @@ export const EXERCISES = Object.freeze([
     mistake: 'allowed = mask                      # causal=True is ignored',
     repair: 'allowed = mask & tril(ones(T, T))   # key j only if j <= i',
     catchers: ['blockedWeightsZero', 'noFutureLeak'],
-    prompt: 'Every query can now read every key. Which check turns red first?',
+    prompt: 'Every query can now read every key. Which check turns red?',
   },
   {
     bug: 'causal-upper',
