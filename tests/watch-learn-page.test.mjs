@@ -389,3 +389,26 @@ test('a tiny learning rate leaves previous-token unlearnt, and the prose that sa
   assertClean(problems, 'tiny learning rate');
   await context.close();
 });
+
+test('the screen reader\'s line says training runs once Start is pressed again, and a reload starts a new model, as the prose says', async () => {
+  const { page, problems, context } = await env.open('#watch-learn');
+  const section = page.locator('#watch-learn');
+  assert.match(await section.innerText(), /the link keeps the task and the settings, not the training, so a reload, or a new task, seed, learning rate or cheating switch, starts a new model from step 0/);
+  const said = section.locator('[data-out="learn-said"]');
+  const start = section.locator('[data-action="learn-start"]');
+  await start.click();
+  assert.equal(await said.textContent(), 'Training from step 0.');
+  await waitForState(page, () => Number(document.querySelector('#watch-learn [data-out="learn-step"]').textContent.replace(/\D/g, '')) >= 20, null, 'training reaches step 20');
+  await start.click(); // pause
+  await waitForState(page, () => /^Paused at step \d+/.test(document.querySelector('#watch-learn [data-out="learn-said"]').textContent), null, 'the line says it paused');
+  const paused = (await readout(section)).step;
+  await start.click();
+  assert.equal(await said.textContent(), `Training from step ${paused}.`, 'pressed again, the line no longer says "Paused"');
+  await start.click();
+  await page.waitForSelector('#watch-learn [data-action="learn-start"]:has-text("Start")');
+  await page.reload();
+  await page.waitForSelector('html[data-ready="true"]', { state: 'attached' });
+  assert.equal((await readout(page.locator('#watch-learn'))).step, 0, 'after a reload the model starts again from step 0');
+  assertClean(problems, 'watch-learn restart');
+  await context.close();
+});

@@ -210,7 +210,7 @@ export const watchLearn = {
   prefix: 'learn',
   title: 'Watch a head learn',
   body: `
-<p>The trained heads of the multi-head section came ready-made. Here a tiny model <em>trains</em> in front of you, in the same core: token and position embeddings, one or two layers of multi-head attention with residual connections and nothing else, a LayerNorm and an unembedding, trained with AdamW on a toy task. Press Start and watch the maps.</p>
+<p>The trained heads of the multi-head section came ready-made. Here a tiny model <em>trains</em> in front of you, in the same core: token and position embeddings, one or two layers of multi-head attention with residual connections and nothing else, a LayerNorm and an unembedding, trained with AdamW on a toy task. Press Start and watch the maps. The model lives only in this page: the link keeps the task and the settings, not the training, so a reload, or a new task, seed, learning rate or cheating switch, starts a new model from step 0.</p>
 <ul>
   <li><strong>Previous token</strong>: each position must output the token just before it; one head learns to look exactly one place back, a line just below the diagonal.</li>
   <li><strong>Induction</strong>: a few random letters as filler, then a run of random letters, then the same run again. In the second copy the next letter is predictable: find the earlier occurrence of the current letter and copy what came after it. That takes two heads in a row: a layer-1 head that looks one place back, then a layer-2 head (the <em>induction head</em>) that looks at the token after the earlier copy of the current one.</li>
@@ -390,6 +390,8 @@ export const watchLearn = {
     this.restoreHeads();
     this.running = true;
     this.startButton.textContent = 'Pause';
+    // The line a screen reader last heard said "Paused" or "A new model": it now says what runs.
+    this.said.textContent = `Training from step ${this.step()}.`;
     this.setAblateEnabled(false);
     let lastMaps = 0;
     const frame = (now) => {
