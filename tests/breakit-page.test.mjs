@@ -155,6 +155,32 @@ test('the cards\' lines agree with their checks and with the progress panel, thr
   await context.close();
 });
 
+test('a card whose bug was switched off again, not repaired, says it is not finished, and the cards\' line names it; "Apply the repair" finishes it', async () => {
+  const { page, problems, context } = await open();
+  const card = page.locator('#bk-no-causal-mask');
+  await card.locator('summary').click();
+  await card.getByLabel('No future leak').check();
+  const toggle = card.locator('button.bk-switch');
+  await toggle.click(); // on
+  let verdict = await card.locator('.bk-verdict').textContent();
+  assert.match(verdict, /scores 1 point\. The card is not finished yet: read the repair below and press “Apply the repair” to finish it\./);
+  await toggle.click(); // off, with the same switch
+  verdict = await card.locator('.bk-verdict').textContent();
+  assert.match(verdict, /prediction was right.*not finished yet.*“Apply the repair”/, `bug switched off: "${verdict}"`);
+  const line = await page.locator('.bk-progress').textContent();
+  assert.match(line, /0 of \d+ cards finished/);
+  assert.match(line, /Waiting for “Apply the repair”: “The causal mask is dropped”\./, `the cards' line: "${line}"`);
+  // The progress panel under the quiz names it too, among what is left.
+  const panel = await page.locator('.pg-line').textContent();
+  assert.match(panel, /Not finished yet\. Left: the repair of “The causal mask is dropped” \(press “Apply the repair” on its card\); \d+ break-it cards to try; 8 questions to answer\./, `the panel: "${panel}"`);
+  await card.locator('button.bk-repair-button').click();
+  verdict = await card.locator('.bk-verdict').textContent();
+  assert.doesNotMatch(verdict, /not finished/, `repaired: "${verdict}"`);
+  assert.doesNotMatch(await page.locator('.bk-progress').textContent(), /Waiting/);
+  assertClean(problems, 'bug off, then repaired');
+  await context.close();
+});
+
 test('a card\'s legend names the blocked look exactly when one of its weights is blocked', async () => {
   const { page, problems, context } = await open();
   await page.evaluate(() => { for (const d of document.querySelectorAll('#break-it details.bk-card')) d.open = true; });
@@ -491,7 +517,7 @@ test('a card writes d_k with a subscript where it is drawn, and d_k in plain tex
     option: ['Scores scaled by 1/√d<sub>k</sub>'],
     check: ['Scores scaled by 1/√d<sub>k</sub>'],
     reason: ['The score of query 1 on key 4 is 3.000; q·k/√d<sub>k</sub> is 1.500: √d<sub>k</sub> = 2.000 times too large, so the 1/√d<sub>k</sub> is missing.'],
-    verdict: ['Your prediction was right: “Scores scaled by 1/√d<sub>k</sub>” fails. Your prediction is locked: it was made before the checks were seen, so this card scores 1 point.'],
+    verdict: ['Your prediction was right: “Scores scaled by 1/√d<sub>k</sub>” fails. Your prediction is locked: it was made before the checks were seen, so this card scores 1 point. The card is not finished yet: read the repair below and press “Apply the repair” to finish it.'],
   });
   assert.equal(await card.locator('[data-check="scoresScaled"] button.bk-show').getAttribute('aria-label'), 'Mark it below: Scores scaled by 1/√d_k');
   assertClean(problems, 'subscripts');

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   Progress, parseRecord, serialiseRecord, MAX_SERIALISED, masteryScore, ALL_QUESTIONS, ALL_EXERCISES, BREAKIT_DEFAULT,
+  remainingText, STORAGE_KEY,
 } from '../web/progress.js';
 import { QUESTIONS, longestAnswer } from '../web/quiz-questions.js';
 import { CHECKS } from '../web/checks.js';
@@ -267,4 +268,49 @@ test('summary(): visited counts the page\'s watched sections only, out of their 
   p.visit('dropout');
   assert.equal(p.status(), 'completed', 'nothing scored, every section visited');
   assert.deepEqual([p.score().raw, p.score().max], [0, 0], 'and nothing scored');
+});
+
+test('what is left: unanswered questions, cards waiting for their repair (by title), cards not tried', () => {
+  const p = new Progress();
+  p.include({ questions: ['scale', 'softmax-axis'], exercises: ['no-scale', 'no-causal-mask'] });
+  p.answer('scale', 'a', true);
+  // no-scale: predicted, broken, then switched off (flags 2): decided, not repaired.
+  const i = ALL_EXERCISES.indexOf('no-scale');
+  const state = [...BREAKIT_DEFAULT];
+  state[2 * i] = 'a';
+  state[2 * i + 1] = '2';
+  p.setBreakIt(state.join(''));
+  p.decide('no-scale', true);
+  assert.deepEqual(p.remaining(), { questions: ['softmax-axis'], repairs: ['no-scale'], untried: ['no-causal-mask'] });
+  assert.equal(remainingText(p),
+    'Left: the repair of “No 1/√d_k” (press “Apply the repair” on its card); 1 break-it card to try; 1 question to answer.');
+  state[2 * i + 1] = '6'; // repaired
+  p.setBreakIt(state.join(''));
+  assert.deepEqual(p.remaining().repairs, []);
+});
+
+test('a record kept under its own key: saved says whether it reached storage; forget() removes it', () => {
+  const store = new Map();
+  const fake = { getItem: (k) => store.get(k) ?? null, setItem: (k, v) => store.set(k, String(v)), removeItem: (k) => store.delete(k) };
+  const before = Object.getOwnPropertyDescriptor(globalThis, 'localStorage');
+  Object.defineProperty(globalThis, 'localStorage', { value: fake, configurable: true });
+  try {
+    const key = 'attention-lab.widget.v1:/a/page.html:break-it:no-scale';
+    const p = new Progress({ persist: true, key });
+    assert.equal(p.decide('no-scale', false), true);
+    assert.equal(p.saved, true);
+    assert.ok(store.has(key) && !store.has(STORAGE_KEY), 'kept under its key, not the lesson page\'s');
+    const again = new Progress({ persist: true, key });
+    assert.equal(again.outcome('no-scale'), false, 'a reload finds the outcome');
+    assert.equal(again.decide('no-scale', true), false, 'and decides it no second time');
+    again.forget();
+    assert.equal(new Progress({ persist: true, key }).outcome('no-scale'), null);
+    Object.defineProperty(globalThis, 'localStorage', { get() { throw new Error('denied'); }, configurable: true });
+    const refused = new Progress({ persist: true, key });
+    assert.equal(refused.decide('no-scale', true), true);
+    assert.equal(refused.saved, false);
+  } finally {
+    if (before) Object.defineProperty(globalThis, 'localStorage', before);
+    else delete globalThis.localStorage;
+  }
 });

@@ -320,3 +320,88 @@ test('a single break-it card can be reset to practise again, and keeps its first
   assertClean(problems, 'single card reset');
   await context.close();
 });
+
+// ---------------------------------------------------------------------------
+// A break-it card's outcome across reloads
+// ---------------------------------------------------------------------------
+
+/** Add a break-it:no-scale widget to host.html, collecting its attention-result details in window.results. */
+async function addCard(page, attrs = {}) {
+  await page.waitForFunction(() => customElements.get('attention-lab'));
+  await page.evaluate(async (attrs) => {
+    const el = document.createElement('attention-lab');
+    el.id = 'w';
+    el.setAttribute('preset', 'break-it:no-scale');
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+    window.results = [];
+    el.addEventListener('attention-result', (e) => window.results.push(e.detail));
+    document.getElementById('widgets').append(el);
+    await el.ready;
+  }, attrs);
+  return page.locator('#w .bk-card');
+}
+
+test('a break-it card keeps its first outcome through a reload of the page, shows it decided, and resetProgress() starts it again', async () => {
+  const { context, page, problems } = await suite.open('tests/fixtures/host.html', { ready: false });
+  let card = await addCard(page);
+  await card.getByLabel('Rows sum to 1').check();
+  await card.locator('button.bk-switch').click();
+  const first = await page.evaluate(() => window.results);
+  assert.equal(first.length, 1);
+  assert.deepEqual({ ...first[0], score: undefined }, { exercise: 'no-scale', passed: false, saved: true, score: undefined });
+  assert.equal(await page.locator('#w').evaluate((el) => el.progressKey), 'attention-lab.widget.v1:/tests/fixtures/host.html:break-it:no-scale');
+
+  await page.reload();
+  card = await addCard(page);
+  // The card opens as it was left: the wrong prediction locked, the bug on, no point.
+  assert.equal(await card.getByLabel('Rows sum to 1').isChecked(), true, 'the prediction made before the reload');
+  assert.equal(await card.getByLabel('Scores scaled by 1/√dk').isDisabled(), true, 'the prediction is still locked');
+  assert.match(await card.locator('.bk-verdict').textContent(), /scores no point/);
+  // Switching the bug off and on again decides nothing new.
+  await card.locator('button.bk-switch').click();
+  await card.locator('button.bk-switch').click();
+  assert.deepEqual(await page.evaluate(() => window.results), [], 'no second outcome after a reload');
+
+  // The author's reset forgets the record: the card starts again, and scores anew.
+  await page.locator('#w').evaluate((el) => el.resetProgress());
+  card = page.locator('#w .bk-card');
+  assert.equal(await card.getByLabel('Scores scaled by 1/√dk').isDisabled(), false, 'after resetProgress() the card can be predicted again');
+  await card.getByLabel('Scores scaled by 1/√dk').check();
+  await card.locator('button.bk-switch').click();
+  assert.deepEqual((await page.evaluate(() => window.results)).map((d) => d.passed), [true]);
+  assertClean(problems, 'break-it card across reloads');
+  await context.close();
+});
+
+test('a break-it card on another page path keeps its own outcome; where localStorage is refused it still works, says saved: false, and warns of nothing', async () => {
+  const { context, page, problems } = await suite.open('tests/fixtures/host.html', { ready: false });
+  let card = await addCard(page);
+  await card.getByLabel('Rows sum to 1').check();
+  await card.locator('button.bk-switch').click();
+  // The same card on another page (another path, same origin): a record of its own.
+  const html = await readFile(join(ROOT, 'tests/fixtures/host.html'), 'utf8');
+  await page.route(`${suite.server.url}course-b/page.html`, (route) => route.fulfill({ contentType: 'text/html', body: html }));
+  await page.goto(`${suite.server.url}course-b/page.html`);
+  card = await addCard(page);
+  assert.equal(await card.getByLabel('Scores scaled by 1/√dk').isDisabled(), false, 'another page\'s card is not decided');
+  await page.goto(`${suite.server.url}tests/fixtures/host.html`);
+  card = await addCard(page);
+  assert.equal(await card.getByLabel('Scores scaled by 1/√dk').isDisabled(), true, 'back on the first page, its card is decided');
+  await context.close();
+
+  const refused = await suite.open('tests/fixtures/host.html', {
+    ready: false,
+    init: () => Object.defineProperty(window, 'localStorage', { get() { throw new DOMException('denied', 'SecurityError'); } }),
+  });
+  const said = [];
+  refused.page.on('console', (msg) => { if (msg.type() === 'warning' || msg.type() === 'error') said.push(msg.text()); });
+  card = await addCard(refused.page);
+  await card.getByLabel('Scores scaled by 1/√dk').check();
+  await card.locator('button.bk-switch').click();
+  assert.deepEqual((await refused.page.evaluate(() => window.results)).map(({ passed, saved }) => ({ passed, saved })), [{ passed: true, saved: false }]);
+  assert.equal(await refused.page.locator('#w .al-status').evaluate((n) => n.hidden || n.textContent === ''), true, 'the status line says nothing');
+  assert.deepEqual(said, [], 'nothing in the console');
+  assertClean(refused.problems, 'localStorage refused');
+  assert.deepEqual(problems.pageErrors, []);
+  await refused.context.close();
+});

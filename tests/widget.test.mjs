@@ -984,7 +984,7 @@ test('the iframe posts resize and result messages to a parent on another origin,
     assert.equal(await card.getByRole('radio', { name: 'Scores scaled by 1/√dk' }).isDisabled(), true);
     const results = (await messages()).filter((m) => m.data?.type === 'attention-lab:result');
     assert.deepEqual(results.map((m) => m.data), [
-      { type: 'attention-lab:result', exercise: 'no-scale', passed: false },
+      { type: 'attention-lab:result', exercise: 'no-scale', passed: false, saved: true },
     ]);
     assert.ok(results.every((m) => m.origin === embedOrigin && m.fromFrame));
 
@@ -1000,6 +1000,39 @@ test('the iframe posts resize and result messages to a parent on another origin,
   } finally {
     await other.close();
   }
+});
+
+test('the iframe keeps a card\'s first outcome through a reload: the card opens decided, and no second result is posted; other options keep their own', async () => {
+  const { context, page, problems } = await openPage(suite.browser, suite.server.url);
+  const open = async (options) => {
+    await page.goto(`${suite.server.url}tests/fixtures/parent.html?embed=${encodeURIComponent(`${suite.server.url}web/embed.html#${options}`)}`);
+    const card = page.frameLocator('iframe').locator('#bk-no-scale');
+    await card.locator('button.bk-switch').waitFor();
+    return card;
+  };
+  const results = () => page.evaluate(() => window.messages.filter((m) => m.data?.type === 'attention-lab:result').map((m) => m.data));
+  let card = await open('preset=break-it:no-scale');
+  await card.getByRole('radio', { name: 'Rows sum to 1' }).check();
+  await card.locator('button.bk-switch').click();
+  await page.waitForFunction(() => window.messages.some((m) => m.data?.type === 'attention-lab:result'));
+  assert.deepEqual(await results(), [{ type: 'attention-lab:result', exercise: 'no-scale', passed: false, saved: true }]);
+
+  await page.reload();
+  card = page.frameLocator('iframe').locator('#bk-no-scale');
+  await card.locator('button.bk-switch').waitFor();
+  assert.equal(await card.getByRole('radio', { name: 'Rows sum to 1' }).isChecked(), true, 'the prediction made before the reload');
+  assert.equal(await card.getByRole('radio', { name: 'Scores scaled by 1/√dk' }).isDisabled(), true, 'still locked');
+  assert.match(await card.locator('.bk-verdict').textContent(), /scores no point/);
+  await card.locator('button.bk-switch').click(); // off
+  await card.locator('button.bk-switch').click(); // on again
+  await page.waitForTimeout(200);
+  assert.deepEqual(await results(), [], 'no second result after a reload');
+
+  // The same card with other options (another course's frame) keeps its own record.
+  card = await open('preset=break-it:no-scale&theme=dark');
+  assert.equal(await card.getByRole('radio', { name: 'Scores scaled by 1/√dk' }).isDisabled(), false);
+  assertClean(problems, 'iframe across reloads');
+  await context.close();
 });
 
 test('the iframe\'s origin option: a valid one gets the messages; one that is not an origin is named, and nothing is posted', async () => {

@@ -38,6 +38,12 @@ export interface AttentionResultDetail {
   passed: boolean;
   /** The widget's score after this outcome: 1 point per right prediction; max is the number of cards shown. */
   score: import('./progress.js').Score;
+  /**
+   * Whether the widget's record reached localStorage (under progressKey): when
+   * false (storage refused or full), a reload could decide the card again, so
+   * a course should keep the first result it receives.
+   */
+  saved: boolean;
 }
 
 /**
@@ -57,6 +63,16 @@ export class AttentionLabElement extends HTMLElement {
    * Connecting the element again after such a failure tries again, with a new promise.
    */
   readonly ready: Promise<void>;
+  /**
+   * The localStorage key of the widget's record of break-it outcomes. By
+   * default defaultProgressKey(preset): the page's path and the preset. A
+   * page may set its own (before or after the element is defined); null or
+   * "" puts back the default.
+   */
+  get progressKey(): string;
+  set progressKey(key: string | null);
+  /** Forget the widget's record (its stored outcomes) and draw the cards as given. */
+  resetProgress(): void;
 
   addEventListener<K extends keyof AttentionLabEventMap>(
     type: K, listener: (this: AttentionLabElement, event: AttentionLabEventMap[K]) => unknown,
@@ -75,6 +91,11 @@ export interface AttentionLabEventMap extends HTMLElementEventMap {
 
 /** Every preset name the element accepts. */
 export const PRESET_NAMES: readonly string[];
+
+/** The start of every widget's default progress key. */
+export const PROGRESS_KEY_PREFIX: string;
+/** A widget's default progress key: PROGRESS_KEY_PREFIX, the page's path, ":" and the preset name. */
+export function defaultProgressKey(presetName: string): string;
 
 /** Where the element's stylesheets are fetched from; set before the first widget connects (the body of a module that imports this one is early enough). */
 export const styleLocation: {

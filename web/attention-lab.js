@@ -49,8 +49,9 @@
  * Properties: `state` (get: the current state string; set: apply one,
  * throwing an Error if it is not valid), `ready` (a Promise settled after
  * the first drawing; after a failed start, connecting the element again
- * tries again, with a new `ready`), `preset`. A page script may set state
- * and preset before this module defines the element: the values are applied
+ * tries again, with a new `ready`), `preset`, `progressKey` (see Progress
+ * below). Method: resetProgress(). A page script may set state,
+ * preset and progressKey before this module defines the element: the values are applied
  * when it does.
  *
  * Events (bubbling, composed):
@@ -61,7 +62,15 @@
  *   attention-result  an exercise's outcome (break-it presets), decided the
  *                     first time its bug is turned on, from the widget's
  *                     progress record (progress.js): detail { exercise,
- *                     passed, score: { raw, max, mastery } }
+ *                     passed, score: { raw, max, mastery }, saved }; saved
+ *                     says whether the record reached localStorage (when
+ *                     not, a reload may decide the card again)
+ *
+ * Progress: the widget keeps its record in localStorage under progressKey
+ * (by default the page's path and the preset, see defaultProgressKey), so
+ * a card decided before a reload opens decided, and fires no second
+ * attention-result. Where localStorage is refused, the record lasts one
+ * load. resetProgress() forgets it.
  *
  * Styling: only through the CSS custom properties --attention-lab-* and the
  * parts listed in attention-lab.css (::part(container), ::part(weights)...).
@@ -237,7 +246,19 @@ const ON = new Set(['', 'true', 'on', 'yes', '1']);
 const THEMES = new Set(['light', 'dark', 'auto']);
 const LOCKED = 'data-al-locked';
 // The properties a page may set, in this order, before the element is defined (see #upgradeProperties).
-const SETTABLE = ['preset', 'state'];
+const SETTABLE = ['preset', 'state', 'progressKey'];
+
+/** The start of every widget's progress key (see defaultProgressKey). */
+export const PROGRESS_KEY_PREFIX = 'attention-lab.widget.v1:';
+
+/**
+ * Where a widget keeps its progress by default: one record per page path
+ * and preset, so two courses (or two pages) that show the same card keep
+ * separate outcomes, and a reload of the page finds its own.
+ */
+export function defaultProgressKey(presetName) {
+  return `${PROGRESS_KEY_PREFIX}${globalThis.location?.pathname ?? ''}:${presetName}`;
+}
 
 // In Node (server-side rendering, a test runner) there is no HTMLElement:
 // the module still loads, and defines nothing.
@@ -270,24 +291,58 @@ export class AttentionLabElement extends ElementBase {
   #resolveReady;
   #rejectReady;
   #record = null; // this widget's progress record (progress.js); its outcomes become attention-result events
-  #recordFor = null; // the preset it was made for
+  #recordKey = null; // the localStorage key it is kept under
+  #progressKey = null; // the key a page set (see progressKey), or null for the default
 
   /**
-   * The widget's progress record for `presetName`, made on first use (a new
-   * preset starts a new one); each exercise outcome in it is dispatched as
+   * The widget's progress record for `presetName`, made on first use and
+   * kept in localStorage (progressKey), so that a reload shows a decided
+   * card as decided and decides it no second time. A new preset or key
+   * starts another. Each exercise outcome in it is dispatched as
    * attention-result.
    */
   #progress(presetName) {
-    if (!this.#record || this.#recordFor !== presetName) {
-      this.#recordFor = presetName;
-      this.#record = new Progress();
+    const key = this.#progressKey ?? defaultProgressKey(presetName);
+    if (!this.#record || this.#recordKey !== key) {
+      this.#recordKey = key;
+      this.#record = new Progress({ persist: true, key });
       this.#record.subscribe((event, progress) => {
         if (event.type !== 'exercise') return;
-        const detail = { exercise: event.exercise, passed: event.passed, score: progress.score() };
+        const detail = { exercise: event.exercise, passed: event.passed, score: progress.score(), saved: progress.saved };
         this.dispatchEvent(new CustomEvent('attention-result', { detail, bubbles: true, composed: true }));
       });
     }
     return this.#record;
+  }
+
+  /**
+   * The localStorage key of the widget's progress record: by default
+   * "attention-lab.widget.v1:" + the page's path + ":" + the preset
+   * (defaultProgressKey). A page may set its own (embed.html does); the
+   * widget then draws again from the record kept under it.
+   */
+  get progressKey() {
+    return this.#progressKey ?? defaultProgressKey(resolvePreset(this.getAttribute('preset'))?.name ?? this.preset);
+  }
+
+  set progressKey(key) {
+    this.#progressKey = key === null || key === undefined || key === '' ? null : String(key);
+    if (this.#rendered) this.#render();
+  }
+
+  /**
+   * Forget this widget's saved progress (its break-it cards' predictions and
+   * outcomes) and draw it again from the start, as its attributes give it.
+   * A card decided after this fires attention-result again.
+   */
+  resetProgress() {
+    this.#record?.forget();
+    if (!this.#record) {
+      new Progress({ persist: true, key: this.progressKey }).forget();
+    }
+    this.#record = null;
+    this.#states.brk = this.#givenStates().brk; // the cards as given, not as the learner left them
+    if (this.#rendered) this.#render();
   }
 
   constructor() {

@@ -460,6 +460,23 @@ class Card {
    * practice, and says so rather than claim it was scored.
    */
   verdictText(state) {
+    return `${this.roundText(state)}${this.leftText(state)}`;
+  }
+
+  /**
+   * What is left of the card once its bug has been on: the repair. Turning
+   * the bug off with the switch is not it: the repair step shows the correct
+   * code against the mistake, and applying it is what finishes the card.
+   * (The state passed in may be newer than the record's, hence its own flag.)
+   */
+  leftText(state) {
+    const { record } = this.owner;
+    if (!state.broken || state.repaired || record.exerciseDone(this.exercise.bug)) return '';
+    return ' The card is not finished yet: read the repair below and press “Apply the repair” to finish it.';
+  }
+
+  /** The verdict without what is left: see verdictText. */
+  roundText(state) {
     const { record } = this.owner;
     const { bug } = this.exercise;
     const practice = record.inPractice(bug);
@@ -668,8 +685,12 @@ class BreakIt {
     const shown = this.cards.flatMap((card, i) => (card ? [[card.exercise.bug, this.state[i]]] : []));
     const count = (key) => shown.filter(([, s]) => s[key]).length;
     const finished = shown.filter(([bug]) => this.record.exerciseDone(bug)).length;
+    // The cards whose bug has been on and that wait for their repair, by title.
+    const waiting = shown.filter(([bug, s]) => s.broken && !s.repaired && !this.record.exerciseDone(bug))
+      .map(([bug]) => `“${EXERCISES.find((e) => e.bug === bug).title}”`);
     setText(this.progress, `Progress: ${finished} of ${shown.length} cards finished (broken, then repaired; a reset keeps them). `
-      + `Now: ${count('prediction')} predicted, ${count('broken')} broken, ${count('repaired')} repaired.`);
+      + `Now: ${count('prediction')} predicted, ${count('broken')} broken, ${count('repaired')} repaired.`
+      + (waiting.length ? ` Waiting for “Apply the repair”: ${waiting.join(', ')}.` : ''));
   }
 
   getState() {

@@ -20,7 +20,10 @@
  * Messages to the parent page (postMessage):
  *   { type: 'attention-lab:resize', height }   whenever the content height changes
  *   { subject: 'lti.frameResize', height }     the same, in Canvas's form
- *   { type: 'attention-lab:result', exercise, passed }   each exercise outcome
+ *   { type: 'attention-lab:result', exercise, passed, saved }   each exercise
+ *       outcome; saved: whether it is kept in this frame's localStorage
+ *       (then a reload of the frame shows the card decided, and posts no
+ *       second result for it)
  * They go to any parent, or only to `origin` when the options name one
  * (embed.html?origin=https://lms.example.edu&preset=...). An origin that is
  * not one (no scheme, as in origin=lms.example.edu) is named in the status
@@ -61,6 +64,12 @@ for (const name of OPTIONS) {
   if (value.length > MAX_OPTION_LENGTH) problems.push(`the option ${name} is longer than ${MAX_OPTION_LENGTH} characters, so it was ignored.`);
   else widget.setAttribute(name, value);
 }
+// The widget's progress (its break-it cards' outcomes) is kept under a key
+// made of this page's path and its options, sorted, so that a reload of the
+// same frame finds its cards decided, and frames with other options (another
+// card, another course's origin) keep their own.
+widget.progressKey = `attention-lab.embed.v1:${location.pathname}?${[...names].sort()
+  .map((name) => `${encodeURIComponent(name)}=${encodeURIComponent(option(name))}`).join('&')}`;
 const unknown = names.filter((name) => !OPTIONS.includes(name) && name !== ORIGIN && !isStateField(name));
 if (unknown.length > 0) {
   problems.push(`${unknown.map((name) => `"${name}"`).join(', ')} ${unknown.length > 1 ? 'are not options' : 'is not an option'} of this page, `
@@ -110,8 +119,8 @@ function reportHeight() {
 }
 
 widget.addEventListener('attention-result', (event) => {
-  const { exercise, passed } = event.detail;
-  post({ type: 'attention-lab:result', exercise: String(exercise), passed: passed === true });
+  const { exercise, passed, saved } = event.detail;
+  post({ type: 'attention-lab:result', exercise: String(exercise), passed: passed === true, saved: saved === true });
 });
 
 // The frame's <main> is named as the widget is, so that two frames of a

@@ -8,6 +8,7 @@
  * record that could not be used is reported here, as plain text.
  */
 import { h, uid, setText } from './lesson-ui.js';
+import { remainingText } from './progress.js';
 
 /**
  * A live panel: score (raw / max, and the pass mark), what is done, and a
@@ -15,8 +16,8 @@ import { h, uid, setText } from './lesson-ui.js';
  * saved record was not used, where the learner sees it first.
  */
 export function progressPanel(progress, { pageNotice = null } = {}) {
-  // The line reads "Score … · … finished. Not finished yet. k of N sections
-  // visited.", as plain text. A screen reader hears only a change of score,
+  // The line reads "Score … · … finished. Not finished yet. Left: … k of N
+  // sections visited.", as plain text. A screen reader hears only a change of score,
   // short ("Score 1 of 24"), from a live region of its own: the section that
   // took the answer says the rest. The score is not read out when the record
   // is restored or the page lists its questions and exercises (scope), nor
@@ -40,7 +41,8 @@ export function progressPanel(progress, { pageNotice = null } = {}) {
     if (s.questions) parts.push(`${s.answered} of ${s.questions} questions answered`);
     if (s.exercises) parts.push(`${s.finished} of ${s.exercises} break-it exercises finished`);
     const status = progress.status();
-    const text = `${parts.join(' · ')}. ${status === 'incomplete' ? 'Not finished yet.' : `Finished: ${status}.`}`;
+    // Unfinished, the line says what is left (a card waiting for its repair is easy to miss).
+    const text = `${parts.join(' · ')}. ${status === 'incomplete' ? `Not finished yet. ${remainingText(progress)}`.trim() : `Finished: ${status}.`}`;
     setText(summary, text);
     const quiet = !event || event.type === 'restore' || event.type === 'scope';
     if (!quiet && raw !== shownRaw) said.textContent = `Score ${raw} of ${max}`;

@@ -3,7 +3,8 @@
  *
  *   import { lessonProgress, Progress } from './progress.js';
  *   const progress = lessonProgress();        // the page's, kept in localStorage
- *   const mine = new Progress();              // a widget's own, kept nowhere
+ *   const mine = new Progress();              // kept nowhere
+ *   const widget = new Progress({ persist: true, key: 'attention-lab.widget.v1:/course/page:break-it' });
  *   progress.subscribe((event) => ...);       // after every change
  *
  * The record holds:
@@ -173,11 +174,20 @@ function storage() {
 
 export class Progress {
   /**
-   * @param {{ persist?: boolean }} [options] persist: keep the record in
-   *   localStorage under STORAGE_KEY and start from what is saved there
+   * @param {{ persist?: boolean, graded?: boolean, key?: string }} [options]
+   *   persist: keep the record in localStorage under `key` (STORAGE_KEY, the
+   *   lesson page's, unless given: an <attention-lab> widget keeps its own)
+   *   and start from what is saved there
    */
-  constructor({ persist = false, graded = false } = {}) {
+  constructor({ persist = false, graded = false, key = STORAGE_KEY } = {}) {
     this.persist = persist;
+    this.key = key;
+    /**
+     * Whether the last change was written to localStorage, so that a reload
+     * starts from it: false when the record is kept nowhere, or where storage
+     * is refused or full (the record then lasts as long as the page).
+     */
+    this.saved = false;
     /** Whether an LMS grades this record: then first attempts are final and reset() is refused. */
     this.graded = graded;
     this.record = emptyRecord();
@@ -188,7 +198,7 @@ export class Progress {
     if (persist) {
       let saved = null;
       try {
-        saved = storage()?.getItem(STORAGE_KEY) ?? null;
+        saved = storage()?.getItem(key) ?? null;
       } catch {
         saved = null;
       }
@@ -242,12 +252,29 @@ export class Progress {
   changed(event) {
     if (this.persist) {
       try {
-        storage()?.setItem(STORAGE_KEY, this.serialise());
+        const s = storage();
+        s?.setItem(this.key, this.serialise());
+        this.saved = Boolean(s);
       } catch {
         // Full or refused: progress simply is not kept.
+        this.saved = false;
       }
     }
     this.emit(event);
+  }
+
+  /**
+   * Remove the saved record from localStorage (this record itself is left
+   * as it is): the next record made with the same key starts empty.
+   */
+  forget() {
+    if (!this.persist) return;
+    try {
+      storage()?.removeItem(this.key);
+    } catch {
+      // Refused: there was nothing kept to remove.
+    }
+    this.saved = false;
   }
 
   /**
@@ -410,6 +437,22 @@ export class Progress {
   }
 
   /**
+   * What is left before the work in scope is complete: the questions not
+   * answered yet, the exercises whose bug has been turned on (their outcome
+   * is decided) but whose repair has not been applied, and the exercises not
+   * started (their bug never turned on). Empty lists when it is complete.
+   */
+  remaining() {
+    const { questions, exercises } = this.scope;
+    const decided = (bug) => Object.hasOwn(this.record.outcomes, bug);
+    return {
+      questions: questions.filter((id) => !this.record.quiz[id]),
+      repairs: exercises.filter((bug) => decided(bug) && !this.exerciseDone(bug)),
+      untried: exercises.filter((bug) => !decided(bug)),
+    };
+  }
+
+  /**
    * 'incomplete' until everything in scope is done, then 'passed' or 'failed'
    * against the mastery score. When nothing in scope is scored (a package of
    * reading sections only), 'completed' once every section in scope has
@@ -422,6 +465,26 @@ export class Progress {
     const { raw, mastery } = this.score();
     return raw >= mastery ? 'passed' : 'failed';
   }
+}
+
+/** "a, b and c" */
+const andList = (items) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`);
+
+/**
+ * What is left, in a sentence for a progress line (remaining() in words),
+ * or '' when nothing is: "Left: the repair of “Forgot 1/√dk” (press “Apply
+ * the repair” on its card); 1 break-it card to try; 3 questions to answer."
+ */
+export function remainingText(progress) {
+  const { questions, repairs, untried } = progress.remaining();
+  const title = (bug) => `“${EXERCISES.find((e) => e.bug === bug).title}”`;
+  const parts = [];
+  if (repairs.length) {
+    parts.push(`the repair of ${andList(repairs.map(title))} (press “Apply the repair” on ${repairs.length === 1 ? 'its card' : 'each card'})`);
+  }
+  if (untried.length) parts.push(`${untried.length} break-it ${untried.length === 1 ? 'card' : 'cards'} to try`);
+  if (questions.length) parts.push(`${questions.length} ${questions.length === 1 ? 'question' : 'questions'} to answer`);
+  return parts.length ? `Left: ${parts.join('; ')}.` : '';
 }
 
 let shared = null;

@@ -1,7 +1,9 @@
 // Type-checked by tests/types.test.mjs (tsc --strict --noEmit): a small
 // program written against the declarations, as a course author would.
 import { loadAttention, AttentionError, causalMask, type SdpaResult, type SdpaGradients } from '../../web/attention.js';
-import type { AttentionLabElement } from '../../web/attention-lab.js';
+import { type AttentionLabElement, defaultProgressKey, PROGRESS_KEY_PREFIX } from '../../web/attention-lab.js';
+const storedUnder: string = defaultProgressKey('break-it:no-scale');
+void storedUnder.startsWith(PROGRESS_KEY_PREFIX);
 
 async function main(): Promise<number> {
   const lab = await loadAttention({ simd: true });
@@ -26,7 +28,12 @@ async function main(): Promise<number> {
   const widget = document.querySelector('attention-lab') as AttentionLabElement | null;
   widget?.addEventListener('attention-change', () => {});
   // The events bubble: a page may listen on document or window, and still read detail.
-  document.addEventListener('attention-result', (e) => console.log(e.detail.exercise, e.detail.score.raw));
+  document.addEventListener('attention-result', (e) => console.log(e.detail.exercise, e.detail.score.raw, e.detail.saved ? 'kept' : 'this load only'));
+  if (widget) {
+    widget.progressKey = `course-7:${widget.progressKey}`;
+    widget.progressKey = null; // the default again
+    widget.resetProgress();
+  }
   window.addEventListener('attention-change', (e) => console.log(e.detail.preset, e.detail.weights?.shape));
   await lab.reset();
   return trained + full.weights.data[0] + fast.output.data[0] + g.dScores.data[0] + grads.qProj.weight.data[0] + (grads.dKeyValue ? 1 : 0) + full.stats.maxAbsScore + lab.memoryBytes() + lab.lastCallBytes() + lab.lastCallMadds();
