@@ -4,8 +4,9 @@
 // what the LMS receives, resuming from suspend data, passed / failed, an LMS
 // that sets the status from the score itself (mastery override), a reset of
 // the cards (the LMS keeps the first outcomes), the package without an LMS
-// (plain, framed without an API, opened from a disk), and suspend data that
-// must be refused.
+// (plain, framed without an API, opened from a disk), suspend data that
+// must be refused, an LMS that refuses to start (a reloaded frame), the
+// interactions written per graded item, and the suspend data of a full run.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -18,6 +19,7 @@ import { dist, scormPackage } from '../web/dist.mjs';
 import { QUESTIONS } from '../web/quiz-questions.js';
 import { EXERCISES } from '../web/exercises.js';
 import { masteryScore } from '../web/progress.js';
+import { CHECKS } from '../web/checks.js';
 
 /** The full lesson's score max: the questions and the break-it cards. */
 const MAX = QUESTIONS.length + EXERCISES.length;
@@ -597,5 +599,153 @@ test('"Reset these cards" is practice: the LMS keeps the first outcomes, the sco
   const practised = { raw: await s.lms('cmi.core.score.raw'), status: await s.lms('cmi.core.lesson_status'), o: JSON.parse(await s.lms('cmi.suspend_data')).o };
   assert.deepEqual(practised, first, `after a practice round the LMS was told ${JSON.stringify(practised)}`);
   assertClean(s.problems, 'reset in an LMS');
+  await s.context.close();
+});
+
+test('a frame reloaded in an LMS session: the LMS refuses to start again, and the page says so with its error and shows the work as last sent', async () => {
+  const s = await inLms(packages.full);
+  await answerQuiz(s.frame, 'scale', 'a'); // right
+  await s.page.waitForFunction(() => /"scale":\["a",1,"a"\]/.test(window.lmsValue('cmi.suspend_data')));
+  const suspend = await s.lms('cmi.suspend_data');
+  // Only the lesson's frame reloads: unloading finishes the session, which scorm-again then will not start again.
+  await s.page.evaluate(() => document.getElementById('sco').contentWindow.location.reload());
+  await s.page.waitForFunction(() => window.lmsCalls.filter((c) => c.name === 'LMSInitialize').length === 2);
+  await s.frame.locator('html[data-ready="true"]').waitFor({ timeout: 20000 });
+  const inits = (await s.calls()).filter((c) => c.name === 'LMSInitialize').map((c) => c.result);
+  assert.deepEqual(inits, ['true', 'false'], 'the second LMSInitialize is refused');
+  const error = await s.page.evaluate(() => ({ code: window.API.LMSGetLastError(), text: window.API.LMSGetErrorString('101') }));
+  assert.equal(error.code, '101');
+
+  // Not "no LMS": the LMS's refusal, its error, and what to do.
+  assert.equal(await s.frame.locator('.no-lms').count(), 0, 'no "no LMS connection was found" notice');
+  assert.doesNotMatch(await s.frame.locator('body').textContent(), /no LMS connection was found/);
+  const notice = s.frame.locator('[role="status"].lms-refused');
+  assert.equal(await notice.count(), 1);
+  assert.equal(await notice.isVisible(), true);
+  const said = await shownText(notice);
+  assert.match(said, /ended or was refused, so nothing more can be sent/, said);
+  assert.ok(said.includes(`LMS error 101, ${error.text}`), `the LMS's error code and text: ${said}`);
+  assert.match(said, /as last sent to your course/, said);
+  assert.match(said, /close this activity and launch it again from your course/, said);
+
+  // The work as the LMS holds it, not a blank record.
+  assert.match(await shownText(s.frame.locator('.pg-line')), new RegExp(`Score 1 of ${MAX} .* 1 of 8 questions answered`));
+  const form = s.frame.locator('form[data-quiz="scale"]');
+  assert.equal(await form.locator('input[value="a"]').isChecked(), true, 'the earlier answer is shown');
+  assert.equal(await s.frame.locator('button.pg-reset').count(), 0, 'first attempts stay final, as in the course');
+
+  // What the learner does now goes nowhere: not to the ended session, not to localStorage.
+  const callsBefore = (await s.calls()).length;
+  await answerQuiz(s.frame, 'maps', 'a');
+  assert.match(await shownText(s.frame.locator('form[data-quiz="maps"] .qz-feedback')), /./);
+  assert.equal((await s.calls()).length, callsBefore, 'nothing is sent to the LMS');
+  assert.equal(await s.lms('cmi.suspend_data'), suspend);
+  assert.equal(await s.frame.locator('html').evaluate(() => localStorage.getItem('attention-lab.progress.v1')), null, 'nothing in localStorage');
+  assertClean(s.problems, 'reloaded frame');
+  await s.context.close();
+
+  // Refused with no copy of the record in this tab (a session ended before the lesson was ever loaded here).
+  const t = await openPage(browser, server.url);
+  await t.page.goto(`${server.url}tests/fixtures/scorm-host.html`);
+  await t.page.evaluate(() => {
+    window.startLms({ launch: 'about:blank' });
+    window.API.LMSInitialize('');
+    window.API.LMSFinish('');
+  });
+  await t.page.evaluate((src) => { document.getElementById('sco').src = src; }, packages.full.launch);
+  const frame = t.page.frameLocator('#sco');
+  await frame.locator('html[data-ready="true"]').waitFor({ timeout: 20000 });
+  assert.equal(await frame.locator('.no-lms').count(), 0);
+  const bare = await shownText(frame.locator('.lms-refused'));
+  assert.match(bare, /LMS error 101/, bare);
+  assert.match(bare, /Your earlier work is not shown here, and nothing you do on this page is recorded/, bare);
+  assertClean(t.problems, 'refused, no copy');
+  await t.context.close();
+});
+
+/** The interactions the LMS holds, in order: id, type, student_response, result, weighting. */
+async function interactionsOf(session) {
+  // Write-only elements are read through scorm-again's JSON form of its data model.
+  return session.page.evaluate(() => Object.values(JSON.parse(JSON.stringify(window.API.cmi.interactions))).map((i) => ({
+    id: i.id, type: i.type, response: i.student_response, result: i.result, weighting: String(i.weighting), time: i.time,
+  })));
+}
+
+/** The interaction ids the lesson wrote in this session (each `cmi.interactions.n.id` set). */
+async function interactionIdsSet(session) {
+  return (await session.calls()).filter((c) => c.name === 'LMSSetValue' && /^cmi\.interactions\.\d+\.id$/.test(c.args[0])).map((c) => c.args[1]);
+}
+
+/** What answerQuestions() answers to question `q`, as the LMS is told it (student_response). */
+function answerText(q, good) {
+  // A choice is reported by the letter the page shows for it (its place in the list), not by its id.
+  if (q.kind === 'choice') return 'abcd'[q.choices.findIndex((c) => c.right === good)];
+  if (q.kind === 'number') return good ? '32' : '64';
+  const cells = good ? Array.from({ length: q.T }, (_, i) => Array.from({ length: q.T - 1 - i }, (_, k) => [i, i + 1 + k])).flat() : [[1, 0]];
+  const grid = Array(q.T * q.T).fill('0');
+  for (const [i, j] of cells) grid[i * q.T + j] = '1';
+  return grid.join('');
+}
+
+const checkLetter = (name) => String.fromCharCode(97 + CHECKS.findIndex((c) => c.name === name));
+
+test('each graded item is one SCORM 1.2 interaction, written once when its first attempt is decided, never again on a resume', async () => {
+  const kinds = { choice: 'choice', number: 'numeric', grid: 'fill-in' };
+  const expect = (q, good) => ({ id: `quiz-${q.id}`, type: kinds[q.kind], response: answerText(q, good), result: good ? 'correct' : 'wrong', weighting: '1' });
+  const first = await inLms(packages.small);
+  // Five questions of each kind, right and wrong, then a retry, which is not a first attempt.
+  const some = QUESTIONS.slice(0, 5);
+  await answerQuestions(first.frame, some, (k) => k % 2 === 0);
+  await doExercise(first.frame, 'no-scale', 'Scores scaled by 1/√dk'); // right
+  await first.page.waitForFunction(() => /"o":\{"no-scale":1\}/.test(window.lmsValue('cmi.suspend_data')));
+  const retry = QUESTIONS[1].choices.find((c) => c.right).id;
+  await answerQuiz(first.frame, 'softmax-axis', retry);
+  await first.page.waitForFunction((r) => JSON.parse(window.lmsValue('cmi.suspend_data')).q['softmax-axis'][2] === r, retry);
+  const want = [...some.map((q, k) => expect(q, k % 2 === 0)),
+    { id: 'breakit-no-scale', type: 'choice', response: checkLetter('scoresScaled'), result: 'correct', weighting: '1' }];
+  const held = await interactionsOf(first);
+  assert.ok(held.every((i) => /^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$/.test(i.time)), 'each has its CMITime');
+  assert.deepEqual(held.map(({ time, ...i }) => i), want, `the LMS holds ${JSON.stringify(held, null, 1)}`);
+  assert.ok(held.every((i) => /^[a-z0-9-]{1,255}$/.test(i.id)), 'CMIIdentifier ids');
+  assert.deepEqual(await interactionIdsSet(first), want.map((i) => i.id), 'each written once');
+  await leave(first);
+  const suspend = await first.lms('cmi.suspend_data');
+  assertClean(first.problems, 'interactions, first session');
+  await first.context.close();
+
+  // Resumed: the items decided before are not written again; the rest are, once each.
+  const again = await inLms(packages.small, { suspend_data: suspend, core: { entry: 'resume', lesson_status: 'incomplete' } });
+  const rest = QUESTIONS.slice(5);
+  await answerQuestions(again.frame, rest, () => false);
+  await doExercise(again.frame, 'mask-output', 'Rows sum to 1'); // wrong
+  await again.page.waitForFunction(() => window.lmsValue('cmi.core.lesson_status') !== 'incomplete');
+  await leave(again);
+  const more = [...rest.map((q) => expect(q, false)),
+    { id: 'breakit-mask-output', type: 'choice', response: checkLetter('rowSumsOne'), result: 'wrong', weighting: '1' }];
+  assert.deepEqual((await interactionsOf(again)).map(({ time, ...i }) => i), more);
+  assert.deepEqual(await interactionIdsSet(again), more.map((i) => i.id), 'nothing written twice over the two sessions');
+  assertClean(again.problems, 'interactions, resumed');
+  await again.context.close();
+});
+
+test('a full run of the whole lesson: its suspend data stays well under SCORM 1.2\'s 4096 characters', async () => {
+  const s = await inLms(packages.full);
+  await answerQuestions(s.frame, QUESTIONS, (k) => k % 2 === 0);
+  for (const e of EXERCISES) await doExercise(s.frame, e.bug, 'Rows sum to 1');
+  // Every section worked in: each is visited.
+  for (const id of await s.frame.locator('main > section[id]').evaluateAll((ns) => ns.map((n) => n.id))) {
+    await s.frame.locator(`#${id}`).locator('input, button, summary, a[href], select, textarea').first().focus();
+  }
+  await s.page.waitForFunction(() => window.lmsValue('cmi.core.lesson_status') !== 'incomplete', null, { timeout: 20000 });
+  await leave(s);
+  const text = await s.lms('cmi.suspend_data');
+  const record = JSON.parse(text);
+  console.log(`suspend_data after a full run: ${text.length} characters (${Object.keys(record.q).length} questions, ${Object.keys(record.o).length} exercises, ${record.s?.length ?? 0} sections)`);
+  assert.equal(Object.keys(record.q).length, QUESTIONS.length);
+  assert.equal(Object.keys(record.o).length, EXERCISES.length);
+  assert.ok(text.length < 4096, `${text.length} characters`);
+  assert.ok(text.length < 2048, `well under the limit: ${text.length} characters`);
+  assert.equal((await interactionsOf(s)).length, QUESTIONS.length + EXERCISES.length, 'one interaction per graded item');
+  assertClean(s.problems, 'full run');
   await s.context.close();
 });

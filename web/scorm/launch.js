@@ -33,13 +33,23 @@
  *             sends a score, which an LMS could file as a grade of 0: it is
  *             incomplete until the learner has visited every section it
  *             holds (progress-panel.js watchSections), then completed.
+ *             Each graded item, once its first attempt is decided, is
+ *             written once as a cmi.interactions entry (see decidedItems()).
  *   leaving   cmi.core.session_time, cmi.core.exit ("suspend" while
  *             incomplete, so that the next launch resumes), LMSCommit,
  *             LMSFinish.
+ *
+ * An LMS that is found but refuses LMSInitialize (most often a session that
+ * has ended: the lesson's frame was reloaded, and unloading called
+ * LMSFinish) is not "no LMS": the page says that nothing more can be sent,
+ * with the LMS's own error, and shows the record as last sent to the LMS
+ * from this browser tab (a copy kept in sessionStorage for that case, see
+ * COPY_KEY), or says that nothing is recorded when there is none.
  */
 import { scorm } from '@gamestdio/scorm';
-import { lessonProgress, MAX_SERIALISED } from '../progress.js';
+import { lessonProgress, MAX_SERIALISED, ALL_QUESTIONS, ALL_EXERCISES } from '../progress.js';
 import { watchSections } from '../progress-panel.js';
+import { questionById } from '../quiz-questions.js';
 
 const SECTION_ID = /^[a-z][a-z0-9-]{0,31}$/;
 
@@ -61,6 +71,76 @@ export function timespan(ms) {
   return `${String(hours).padStart(4, '0')}:${two(minutes)}:${two(seconds)}.${two(cs % 100)}`;
 }
 
+/**
+ * Where the record last sent to the LMS is copied, per package (its launch
+ * page's path): sessionStorage lives as long as the browser tab, so a
+ * reloaded frame can show it when the LMS will not start again, and it is
+ * gone once the tab is closed (on a shared computer, localStorage could
+ * show one learner's work to the next).
+ */
+const COPY_KEY = typeof location === 'undefined' ? '' : `attention-lab.lms-copy:${location.pathname}`;
+
+function readCopy() {
+  try {
+    return globalThis.sessionStorage?.getItem(COPY_KEY) ?? null;
+  } catch {
+    return null; // refused (sandboxes, private modes)
+  }
+}
+
+function writeCopy(text) {
+  try {
+    globalThis.sessionStorage?.setItem(COPY_KEY, text);
+  } catch {
+    // Full or refused: a reloaded frame then says that nothing is shown.
+  }
+}
+
+/**
+ * The SCORM 1.2 API object, looked for as the wrapper does (this window and
+ * its parents, then the top window's opener and its parents), or null. A
+ * window of another origin cannot be read: the search stops there.
+ */
+function findApi() {
+  const search = (start) => {
+    try {
+      for (let win = start, n = 0; win && n <= 500; n++, win = win.parent) {
+        if (win.API) return win.API;
+        if (win.parent === win) break;
+      }
+    } catch {
+      // Another origin.
+    }
+    return null;
+  };
+  let opener = null;
+  try {
+    opener = window.top.opener;
+  } catch {
+    opener = null;
+  }
+  return search(window) || (opener ? search(opener) : null);
+}
+
+/**
+ * Why an LMS that was found refused to start, in its own words:
+ * { code, text, diagnostic } from LMSGetLastError, LMSGetErrorString and
+ * LMSGetDiagnostic, or null when there is no LMS to ask.
+ */
+function refusal() {
+  const api = findApi();
+  if (!api) return null;
+  const ask = (name, ...args) => {
+    try {
+      return String(api[name](...args) ?? '').trim().slice(0, 200);
+    } catch {
+      return '';
+    }
+  };
+  const code = ask('LMSGetLastError');
+  return { code: code || 'none given', text: ask('LMSGetErrorString', code), diagnostic: ask('LMSGetDiagnostic', code) };
+}
+
 function connect() {
   scorm.configure({ version: '1.2' });
   // The wrapper logs each step to the console unless told not to; configure() cannot say so.
@@ -74,24 +154,50 @@ function connect() {
     // A parent on another origin cannot be searched: no LMS here.
   }
   // (No window: Node, a test importing timespan().)
-  if (!found && typeof window !== 'undefined' && (window.parent !== window || window.opener)) noLmsNotice();
-  return found;
+  if (found || typeof window === 'undefined') return { connected: found, refused: null };
+  const refused = refusal();
+  if (!refused && (window.parent !== window || window.opener)) noLmsNotice();
+  return { connected: false, refused };
 }
 
-/** Framed or opened by another page, yet no LMS: say at the top of the page that nothing is sent. */
-function noLmsNotice() {
+/** A notice at the top of the page, under the boot status. */
+function topNotice(className, text) {
   const notice = document.createElement('p');
-  notice.className = 'notice no-lms';
+  notice.className = `notice ${className}`;
   notice.setAttribute('role', 'status');
-  notice.textContent = 'Your progress is not being sent to your course: no LMS connection was found.';
+  notice.textContent = text;
   const status = document.getElementById('boot-status');
   if (status) status.after(notice);
   else document.body.prepend(notice);
 }
 
-const connected = connect();
-const progress = lessonProgress({ persist: !connected, graded: connected });
+/** Framed or opened by another page, yet no LMS: say at the top of the page that nothing is sent. */
+function noLmsNotice() {
+  topNotice('no-lms', 'Your progress is not being sent to your course: no LMS connection was found.');
+}
+
+/** An LMS that refused to start: what happened, what the page shows, and what to do. */
+function refusedNotice({ code, text, diagnostic }, shown) {
+  const why = [text, diagnostic && diagnostic !== text ? diagnostic : ''].filter(Boolean).join(': ');
+  topNotice('lms-refused', `Your course's LMS refused to start a session with this lesson (LMS error ${code}${why ? `, ${why}` : ''}). `
+    + 'This session with your course has ended or was refused, so nothing more can be sent to it. '
+    + (shown
+      ? 'Shown here is your work as last sent to your course from this browser tab; anything you do now is not recorded. '
+      : 'Your earlier work is not shown here, and nothing you do on this page is recorded. ')
+    + 'To go on, close this activity and launch it again from your course.');
+}
+
+const { connected, refused } = connect();
+// Refused by the LMS: neither the LMS nor localStorage keeps this record, and, as
+// in the course, first attempts stay final.
+const progress = lessonProgress({ persist: !connected && !refused, graded: connected || Boolean(refused) });
 const started = Date.now();
+
+if (refused) {
+  const copy = readCopy();
+  const shown = copy !== null && progress.restore(copy);
+  refusedNotice(refused, shown);
+}
 
 /** Whether the package holds anything scored (questions or exercises). */
 function scored() {
@@ -110,9 +216,77 @@ function report() {
     scorm.set('cmi.core.score.raw', String(raw));
   }
   scorm.set('cmi.core.lesson_status', status);
+  // In the same commit as the suspend data that holds their outcomes (see sent).
+  sendInteractions();
   const text = progress.serialise();
-  if (text.length <= MAX_SERIALISED) scorm.set('cmi.suspend_data', text);
+  if (text.length <= MAX_SERIALISED) {
+    scorm.set('cmi.suspend_data', text);
+    writeCopy(text);
+  }
   scorm.commit();
+}
+
+/** SCORM 1.2 CMITime, HH:MM:SS, of the clock now. */
+function clockTime() {
+  const now = new Date();
+  return [now.getHours(), now.getMinutes(), now.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+}
+
+/**
+ * The graded items whose first attempt is decided, as SCORM 1.2
+ * interactions: { id, type, response, result }.
+ *   quiz-<question id>   choice (the letter the page shows for the chosen
+ *                        answer, a–d, as a report should name it; the record
+ *                        keeps the choice's own id), numeric (the number) or
+ *                        fill-in (a grid: its T × T cells in row order,
+ *                        1 = blocked)
+ *   breakit-<bug>        choice: the predicted check, a letter for its place
+ *                        in CHECKS (checks.js: a = rowSumsOne …), empty when
+ *                        the card was first seen already broken
+ * The result is the graded outcome: correct when it scored its point.
+ */
+function decidedItems() {
+  const items = [];
+  for (const id of ALL_QUESTIONS) {
+    const answer = progress.answerTo(id);
+    if (!answer) continue;
+    const q = questionById(id);
+    const type = q.kind === 'choice' ? 'choice' : q.kind === 'number' ? 'numeric' : 'fill-in';
+    // The page letters the choices a, b, c… in the order they are listed (quiz.js).
+    const response = q.kind === 'choice' ? 'abcdefghij'[q.choices.findIndex((c) => c.id === answer.first)] : answer.first;
+    items.push({ id: `quiz-${id}`, type, response, result: answer.right ? 'correct' : 'wrong' });
+  }
+  ALL_EXERCISES.forEach((bug, i) => {
+    const outcome = progress.outcome(bug);
+    if (outcome === null) return;
+    // The card's prediction, kept in the record's break-it state (progress.js): '-' for none.
+    const predicted = progress.record.breakIt[2 * i];
+    items.push({ id: `breakit-${bug}`, type: 'choice', response: predicted === '-' ? '' : predicted, result: outcome ? 'correct' : 'wrong' });
+  });
+  return items;
+}
+
+/**
+ * The interactions already in the LMS: those of the items decided in the
+ * restored suspend data (each was written in the commit that saved its
+ * outcome), and those written since. SCORM 1.2 interactions are a journal:
+ * an entry is never written twice, nor rewritten.
+ */
+const sent = new Set();
+
+function sendInteractions() {
+  for (const item of decidedItems()) {
+    if (sent.has(item.id)) continue;
+    sent.add(item.id);
+    const n = Number(scorm.get('cmi.interactions._count')) || 0;
+    const set = (name, value) => scorm.set(`cmi.interactions.${n}.${name}`, value);
+    if (!set('id', item.id)) continue; // an LMS that keeps no interactions
+    set('time', clockTime());
+    set('type', item.type);
+    set('weighting', '1');
+    if (item.response) set('student_response', item.response);
+    set('result', item.result);
+  }
 }
 
 let finished = false;
@@ -132,6 +306,7 @@ function finish() {
 if (connected) {
   const saved = scorm.get('cmi.suspend_data');
   if (saved) progress.restore(saved);
+  for (const item of decidedItems()) sent.add(item.id);
   const place = scorm.get('cmi.core.lesson_location');
   // Changes that come together (a redraw, a reset) are sent as one report and one commit.
   let due = false;
@@ -164,5 +339,5 @@ if (connected) {
   window.addEventListener('beforeunload', finish);
 }
 
-/** For tests and the page: whether an LMS answered, and the record it fills. */
-export const lms = { connected, progress, finish };
+/** For tests and the page: whether an LMS answered (or why it refused), and the record it fills. */
+export const lms = { connected, refused, progress, finish };
