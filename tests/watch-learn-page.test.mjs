@@ -412,3 +412,28 @@ test('the screen reader\'s line says training runs once Start is pressed again, 
   assertClean(problems, 'watch-learn restart');
   await context.close();
 });
+
+test('a map note names the induction pattern (the token just after an earlier copy of the query\'s own token), not a distance true of one sequence only', () => {
+  const T = 8;
+  const causal = Array.from({ length: T * T }, (_, k) => Number(k % T <= Math.floor(k / T)));
+  const map = (top) => { // each query i puts 0.9 on key top[i] (the rest spread over its other keys)
+    const w = new Float32Array(T * T);
+    for (let i = 0; i < T; i++) {
+      for (let j = 0; j <= i; j++) w[i * T + j] = i === 0 ? 1 : j === top[i] ? 0.9 : 0.1 / i;
+    }
+    return w;
+  };
+  // A repeated half: the key after the earlier copy is also 3 places back, on this sequence only,
+  // and one query of the first half happens to look 3 places back too: the distance holds 5 rows, the tokens 4 of 4.
+  const repeated = [1, 2, 3, 4, 1, 2, 3, 4];
+  const w1 = map([0, 0, 1, 0, 1, 2, 3, 4]);
+  assert.match(describeMap(w1, T, causal, repeated), /^4 of the 4 queries whose token appeared earlier look hardest at the token just after that earlier copy \(the induction pattern\), putting 0\.90/);
+  assert.match(describeMap(w1, T, causal), /^5 of the 7 queries that see more than one key look hardest at the token 3 places back/, 'without the tokens, the distance is all there is to say');
+  // Copies at different distances: only the tokens explain the looks.
+  const scattered = [5, 1, 2, 5, 1, 7, 2, 9];
+  const w2 = map([0, 0, 1, 1, 2, 1, 3, 0]);
+  assert.match(describeMap(w2, T, causal, scattered), /^3 of the 3 queries whose token appeared earlier look hardest at the token just after that earlier copy/);
+  // A previous-token head on a sequence with repeats: the tokens explain nothing, the line does.
+  const w3 = map([0, 0, 1, 2, 3, 4, 5, 6]);
+  assert.match(describeMap(w3, T, causal, repeated), /^7 of the 7 queries that see more than one key look hardest at the previous token/);
+});

@@ -111,6 +111,29 @@ export function mapChoices(weights, T, allowed) {
 }
 
 /**
+ * Whether the clear choices of a map follow the tokens: among the queries
+ * with a choice whose token appeared earlier in the sequence (the eligible
+ * ones), at least
+ * TOKEN_SHARE look hardest at the token just after an earlier copy (the
+ * induction pattern, tried first) or at the copy itself. Returns { rows,
+ * eligible, after } or null.
+ */
+function tokenPattern(choices, tokens) {
+  const earlier = (i) => tokens.lastIndexOf(tokens[i], i - 1) >= 0;
+  const eligible = choices.filter((c, i) => c.keys > 1 && earlier(i)).length;
+  if (eligible < 2) return null;
+  for (const after of [true, false]) {
+    const holds = after ? (i, j) => j >= 1 && j - 1 < i && tokens[j - 1] === tokens[i] : (i, j) => j < i && tokens[j] === tokens[i];
+    const rows = choices.flatMap(({ top }, i) => (top !== null && holds(i, top) ? [i] : []));
+    if (rows.length >= TOKEN_SHARE * eligible) return { rows, eligible, after };
+  }
+  return null;
+}
+
+/** The share of the eligible queries a token pattern must hold to describe a map (tokenPattern). */
+const TOKEN_SHARE = 0.75;
+
+/**
  * In words, for screen readers and tests: the line of the map that most
  * queries look at hardest. Only queries with a choice count: a query that
  * may see one key only (query 1 under the causal mask) puts its weight there
@@ -124,9 +147,13 @@ export function mapChoices(weights, T, allowed) {
  * with the mean weight its queries put there. When fewer than half of the
  * queries with a choice have a clear one, there is no clear pattern yet; a
  * head whose hardest looks carry little more than an even share is said to
- * spread its weight. `allowed`: as for mapChoices.
+ * spread its weight. `allowed`: as for mapChoices. With the sequence's
+ * `tokens`, a head that follows the tokens rather than the positions is
+ * described by them first (see tokenPattern): where the copies sit varies
+ * from one sequence to the next, so a distance would be true of this
+ * sequence only.
  */
-export function describeMap(weights, T, allowed) {
+export function describeMap(weights, T, allowed, tokens = null) {
   const choices = mapChoices(weights, T, allowed);
   const choosing = choices.filter((c) => c.keys > 1).length;
   const clear = choices.filter((c) => c.top !== null).length;
@@ -142,24 +169,34 @@ export function describeMap(weights, T, allowed) {
       ? `No clear pattern yet: none of the ${choosing} ${queries} puts clearly more weight on one key than on any other${forcedText}`
       : `No clear pattern yet: only ${clear} of the ${choosing} ${queries} ${clear === 1 ? 'puts' : 'put'} clearly more weight on one key than on any other${forcedText}`;
   }
-  const lines = [];
-  for (let d = 0; d < T; d++) lines.push({ back: d, key: (i) => i - d });
-  for (let sum = 0; sum <= 2 * T - 2; sum++) lines.push({ sum, key: (i) => sum - i });
-  for (let d = 1; d < T; d++) lines.push({ ahead: d, key: (i) => i + d });
-  let best = null;
-  for (const line of lines) {
-    const rows = choices.flatMap(({ top }, i) => (top !== null && line.key(i) === top ? [i] : []));
-    if (!best || rows.length > best.rows.length) best = { line, rows };
+  const meanOf = (rows) => rows.reduce((acc, i) => acc + weights[i * T + choices[i].top], 0) / rows.length;
+  const tokenLook = tokens && tokenPattern(choices, tokens);
+  let look, mean;
+  if (tokenLook) {
+    const { rows, eligible, after } = tokenLook;
+    mean = meanOf(rows);
+    const where = after ? 'the token just after that earlier copy (the induction pattern)' : 'that earlier copy';
+    look = `${rows.length} of the ${eligible} ${eligible === 1 ? 'query' : 'queries'} whose token appeared earlier ${rows.length === 1 ? 'looks' : 'look'} hardest at ${where}`;
+  } else {
+    const lines = [];
+    for (let d = 0; d < T; d++) lines.push({ back: d, key: (i) => i - d });
+    for (let sum = 0; sum <= 2 * T - 2; sum++) lines.push({ sum, key: (i) => sum - i });
+    for (let d = 1; d < T; d++) lines.push({ ahead: d, key: (i) => i + d });
+    let best = null;
+    for (const line of lines) {
+      const rows = choices.flatMap(({ top }, i) => (top !== null && line.key(i) === top ? [i] : []));
+      if (!best || rows.length > best.rows.length) best = { line, rows };
+    }
+    const { line, rows } = best;
+    mean = meanOf(rows);
+    // 0-based query i and key s − i add up to s + 2 as 1-based positions.
+    const where = line.back === 0 ? 'themselves' : line.back === 1 ? 'the previous token'
+      : line.back !== undefined ? `the token ${line.back} places back`
+        : line.ahead === 1 ? 'the next token'
+          : line.ahead !== undefined ? `the token ${line.ahead} places ahead`
+            : `the mirror-image token (query and key positions add up to ${line.sum + 2})`;
+    look = `${rows.length} of the ${choosing} ${queries} ${rows.length === 1 ? 'looks' : 'look'} hardest at ${where}`;
   }
-  const { line, rows } = best;
-  const mean = rows.reduce((acc, i) => acc + weights[i * T + choices[i].top], 0) / rows.length;
-  // 0-based query i and key s − i add up to s + 2 as 1-based positions.
-  const where = line.back === 0 ? 'themselves' : line.back === 1 ? 'the previous token'
-    : line.back !== undefined ? `the token ${line.back} places back`
-      : line.ahead === 1 ? 'the next token'
-        : line.ahead !== undefined ? `the token ${line.ahead} places ahead`
-          : `the mirror-image token (query and key positions add up to ${line.sum + 2})`;
-  const look = `${rows.length} of the ${choosing} ${queries} ${rows.length === 1 ? 'looks' : 'look'} hardest at ${where}`;
   // Under three times an even share (1/T), the hardest look is hardly a look.
   if (mean < 3 / T) return `No line stands out: this head spreads its weight roughly evenly (${look}, with only ${fmt(mean, 2)} of their weight)${forcedText}`;
   return `${look}, putting ${fmt(mean, 2)} of their weight there on average${forcedText}`;
@@ -547,7 +584,7 @@ export const watchLearn = {
         drawMap(this.mapCanvases[k], weights, tokens, allowed.data);
         // A head switched off still computes its weights; only its output is dropped.
         const off = this.ablated.has(`${l}.${hd}`);
-        const said = `${off ? 'Switched off: its output is dropped, and the map shows what it would read. ' : ''}${describeMap(weights, tokens.length, allowed.data)}`;
+        const said = `${off ? 'Switched off: its output is dropped, and the map shows what it would read. ' : ''}${describeMap(weights, tokens.length, allowed.data, tokens)}`;
         this.mapCanvases[k].setAttribute('aria-label', `Layer ${l + 1}, head ${hd + 1}${view} on the sequence ${tokens.map(letter).join('')}`);
         this.mapNotes[k].textContent = `${said}.`;
         this.mapCanvases[k].closest('figure')?.classList.toggle('head-off', off);
