@@ -281,7 +281,9 @@ test('changing an attribute updates the widget; state, events and read-only mode
 
   // An unknown preset is said in words.
   await w.evaluate((el) => el.setAttribute('preset', 'nope'));
-  assert.match(await w.locator('.al-status').textContent(), /Unknown preset "nope"/);
+  const unknown = await w.locator('.al-status').textContent();
+  assert.match(unknown, /Unknown preset "nope"\. Use one of: two-keys, three-by-three, .*, or break-it:<bug> with <bug> one of softmax-over-queries, .*no-scale, /);
+  assert.doesNotMatch(unknown, /break-it:no-scale/, `the cards are one pattern, not sixteen names: "${unknown}"`);
   assertClean(problems, 'attributes');
   await context.close();
 });

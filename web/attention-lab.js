@@ -100,6 +100,10 @@ export const PRESET_NAMES = Object.freeze([
   ...Object.keys(PRESETS), ...Object.keys(ALIASES), ...BUGS.filter(Boolean).map((bug) => `break-it:${bug}`),
 ]);
 
+/** The presets as the message for an unknown one lists them: the break-it cards as one pattern. */
+const PRESET_HINT = [...Object.keys(PRESETS), ...Object.keys(ALIASES)].join(', ')
+  + `, or break-it:<bug> with <bug> one of ${BUGS.filter(Boolean).join(', ')}`;
+
 /** The preset for an attribute value (any case), or null when it is unknown. */
 function resolvePreset(text) {
   const name = (text ?? '').trim().toLowerCase();
@@ -635,7 +639,7 @@ export class AttentionLabElement extends ElementBase {
       this.#body.replaceChildren();
       this.#notice('overrides'); // the sizes and the state's sections are checked against a known preset only
       this.#notice('stateSections');
-      this.#notice('preset', `Unknown preset "${this.getAttribute('preset')}". Use one of: ${PRESET_NAMES.join(', ')}.`);
+      this.#notice('preset', `Unknown preset "${this.getAttribute('preset')}". Use one of: ${PRESET_HINT}.`);
       this.#resolveReady();
       return;
     }

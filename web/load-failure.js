@@ -26,6 +26,6 @@ window.addEventListener('error', (event) => {
     : fromRepository
       ? `${fromDisk}. In the attention-lab folder, run npm start and open the address it prints (http://127.0.0.1:8080/). `
         + 'npm run dist writes dist/attention-lab.html, a single-file copy that opens from a disk.'
-      : `${fromDisk}, as an LMS or a web server does. attention-lab.html, the single-file copy of the lesson, is the one that opens from a disk.`;
+      : `${fromDisk}, by a web server or by the LMS of a course. attention-lab.html, the single-file copy of the lesson, is the one that opens from a disk.`;
   status.classList.add('core-error');
 }, true);
