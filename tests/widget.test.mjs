@@ -558,6 +558,30 @@ test('with the README\'s accent for both themes, axe-core finds no contrast prob
   await context.close();
 });
 
+test('the README\'s parts of each preset are the parts the element draws', async () => {
+  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+  const list = readme.slice(readme.indexOf('- **parts**:'), readme.indexOf('For example, `attention-lab::part(container)'));
+  const said = new Map();
+  for (const [, names, parts] of list.matchAll(/^ {2}((?:`[^`]+`(?:, )?)+): ([^;.(]+)/gm)) {
+    for (const [, name] of names.matchAll(/`([^`]+)`/g)) said.set(name, parts.trim() === 'none' ? [] : parts.split(', ').map((p) => p.trim()).sort());
+  }
+  const presets = [...said.keys()].map((name) => (name === 'break-it:<bug>' ? 'break-it:no-scale' : name));
+  assert.ok(presets.length >= 15, `the README lists the parts of ${presets.length} presets: ${[...said.keys()].join(', ')}`);
+  const { context, page, problems } = await openFixture('host.html');
+  const wrong = [];
+  for (const [k, preset] of presets.entries()) {
+    const widget = await addWidget(page, `parts-${k}`, { preset });
+    const drawn = await widget.evaluate((el) => [...new Set([...el.shadowRoot.querySelectorAll('[part]')]
+      .flatMap((n) => n.getAttribute('part').split(' ')))].filter((p) => !['container', 'status', 'panel'].includes(p)).sort());
+    const listed = said.get(preset === 'break-it:no-scale' ? 'break-it:<bug>' : preset);
+    if (drawn.join() !== listed.join()) wrong.push(`${preset}: the README says ${listed.join(', ') || 'none'}, the element draws ${drawn.join(', ') || 'none'}`);
+    await widget.evaluate((el) => el.remove());
+  }
+  assert.deepEqual(wrong, []);
+  assertClean(problems, 'README parts');
+  await context.close();
+});
+
 test('at 390 px the shape table fits the widget: nothing clipped, no sideways scroll, meanings at a readable width', async () => {
   const { context, page, problems } = await openFixture('host.html', { viewport: { width: 390, height: 844 } });
   const w = await addWidget(page, 'shape-widget', { preset: 'shapes' });
