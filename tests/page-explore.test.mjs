@@ -472,3 +472,16 @@ test('on a phone no scroll box is a tab stop without a name, even one wider than
   assertClean(problems, 'sliver boxes');
   await context.close();
 });
+
+test('flow view numbers glide to a new value, briefly, and not under reduced motion; the maps do not glide', async () => {
+  const { context, page, problems } = await open('#view=three-by-three');
+  const durations = () => page.evaluate(() => ({
+    flow: getComputedStyle(document.querySelector('#three-by-three .flow-num')).transitionDuration,
+    map: getComputedStyle(document.querySelector('[data-heatmap="ex-weights"] .hm-cell')).transitionDuration,
+  }));
+  assert.deepEqual(await durations(), { flow: '0.16s', map: '0s' });
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  assert.deepEqual(await durations(), { flow: '0s', map: '0s' }, 'under prefers-reduced-motion nothing glides');
+  assertClean(problems, 'transitions');
+  await context.close();
+});
