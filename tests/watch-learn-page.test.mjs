@@ -433,6 +433,11 @@ test('a map note names the induction pattern (the token just after an earlier co
   const scattered = [5, 1, 2, 5, 1, 7, 2, 9];
   const w2 = map([0, 0, 1, 1, 2, 1, 3, 0]);
   assert.match(describeMap(w2, T, causal, scattered), /^3 of the 3 queries whose token appeared earlier look hardest at the token just after that earlier copy/);
+  // Without the causal mask (the cheating switch's view) query 1 has a choice too, but its token appeared nowhere before it.
+  const open = Array(T * T).fill(1);
+  const w4 = new Float32Array(T * T);
+  [5, 0, 1, 2, 1, 2, 3, 4].forEach((j, i) => { for (let k = 0; k < T; k++) w4[i * T + k] = k === j ? 0.93 : 0.01; });
+  assert.match(describeMap(w4, T, open, repeated), /^4 of the 4 queries whose token appeared earlier look hardest at the token just after that earlier copy/);
   // A previous-token head on a sequence with repeats: the tokens explain nothing, the line does.
   const w3 = map([0, 0, 1, 2, 3, 4, 5, 6]);
   assert.match(describeMap(w3, T, causal, repeated), /^7 of the 7 queries that see more than one key look hardest at the previous token/);

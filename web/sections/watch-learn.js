@@ -119,7 +119,7 @@ export function mapChoices(weights, T, allowed) {
  * eligible, after } or null.
  */
 function tokenPattern(choices, tokens) {
-  const earlier = (i) => tokens.lastIndexOf(tokens[i], i - 1) >= 0;
+  const earlier = (i) => i > 0 && tokens.lastIndexOf(tokens[i], i - 1) >= 0; // at i = 0, a start of −1 would search it all
   const eligible = choices.filter((c, i) => c.keys > 1 && earlier(i)).length;
   if (eligible < 2) return null;
   for (const after of [true, false]) {
