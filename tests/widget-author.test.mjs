@@ -373,6 +373,26 @@ test('a break-it card keeps its first outcome through a reload of the page, show
   await context.close();
 });
 
+test('a new progressKey set after the widget has drawn takes that key\'s record: the cards start as given, and no outcome is decided for the learner', async () => {
+  const { context, page, problems } = await suite.open('tests/fixtures/host.html', { ready: false });
+  const card = await addCard(page);
+  await card.getByLabel('Rows sum to 1').check();
+  await card.locator('button.bk-switch').click(); // decided under the default key: no point
+  await page.evaluate(() => { window.results = []; });
+  await page.locator('#w').evaluate((el) => { el.progressKey = 'my-course:unit-3'; });
+  const fresh = page.locator('#w .bk-card');
+  assert.equal(await fresh.getByLabel('Rows sum to 1').isChecked(), false, 'no prediction carried over to the new key');
+  assert.equal(await fresh.getByLabel('Scores scaled by 1/√dk').isDisabled(), false, 'the card can be predicted');
+  assert.deepEqual(await page.evaluate(() => window.results), [], 'no outcome decided for the learner under the new key');
+  const stored = await page.evaluate(() => localStorage.getItem('my-course:unit-3'));
+  assert.doesNotMatch(stored ?? '', /no-scale/, `the new key's record holds no outcome: ${stored}`);
+  // Setting the same key again draws nothing anew; the old key's outcome is still there.
+  await page.locator('#w').evaluate((el) => { el.progressKey = 'my-course:unit-3'; });
+  assert.match(await page.evaluate(() => localStorage.getItem('attention-lab.widget.v1:/tests/fixtures/host.html:break-it:no-scale')), /"no-scale":0/);
+  assertClean(problems, 'progressKey changed after drawing');
+  await context.close();
+});
+
 test('a break-it card on another page path keeps its own outcome; where localStorage is refused it still works, says saved: false, and warns of nothing', async () => {
   const { context, page, problems } = await suite.open('tests/fixtures/host.html', { ready: false });
   let card = await addCard(page);

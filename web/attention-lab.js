@@ -308,6 +308,9 @@ export class AttentionLabElement extends ElementBase {
   #progress(presetName) {
     const key = this.#progressKey ?? defaultProgressKey(presetName);
     if (!this.#record || this.#recordKey !== key) {
+      // Another record (a new key or preset): the cards start as given and
+      // take what that record holds, not what the learner did under the last.
+      if (this.#record) this.#states.brk = this.#givenStates().brk;
       this.#recordKey = key;
       this.#record = new Progress({ persist: true, key });
       this.#record.subscribe((event, progress) => {
@@ -330,7 +333,9 @@ export class AttentionLabElement extends ElementBase {
   }
 
   set progressKey(key) {
-    this.#progressKey = key === null || key === undefined || key === '' ? null : String(key);
+    const next = key === null || key === undefined || key === '' ? null : String(key);
+    if (next === this.#progressKey) return;
+    this.#progressKey = next;
     if (this.#rendered) this.#render();
   }
 
