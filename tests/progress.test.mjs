@@ -281,12 +281,19 @@ test('what is left: unanswered questions, cards waiting for their repair (by tit
   state[2 * i + 1] = '2';
   p.setBreakIt(state.join(''));
   p.decide('no-scale', true);
-  assert.deepEqual(p.remaining(), { questions: ['softmax-axis'], repairs: ['no-scale'], untried: ['no-causal-mask'] });
+  assert.deepEqual(p.remaining(), { questions: ['softmax-axis'], repairs: ['no-scale'], rebreaks: [], untried: ['no-causal-mask'] });
   assert.equal(remainingText(p),
     'Left: the repair of “No 1/√d_k” (press “Apply the repair” on its card); 1 break-it card to try; 1 question to answer.');
-  state[2 * i + 1] = '6'; // repaired
+  // The card's reset (prediction and flags cleared): its repair button is gone, so the bug must go on again first.
+  state[2 * i] = '-';
+  state[2 * i + 1] = '0';
   p.setBreakIt(state.join(''));
-  assert.deepEqual(p.remaining().repairs, []);
+  assert.deepEqual(p.remaining(), { questions: ['softmax-axis'], repairs: [], rebreaks: ['no-scale'], untried: ['no-causal-mask'] });
+  assert.equal(remainingText(p),
+    'Left: “No 1/√d_k”, started again: switch its bug on again, then press “Apply the repair”; 1 break-it card to try; 1 question to answer.');
+  state[2 * i + 1] = '6'; // broken again, then repaired
+  p.setBreakIt(state.join(''));
+  assert.deepEqual([p.remaining().repairs, p.remaining().rebreaks], [[], []]);
 });
 
 test('a record kept under its own key: saved says whether it reached storage; forget() removes it', () => {

@@ -37,7 +37,7 @@
  * classes from breakit.css; every number shown comes from the core.
  */
 import { CHECKS, runChecks, intendedRule, fmt } from './checks.js';
-import { EXERCISES, PREDICTION_CHECKS } from './exercises.js';
+import { EXERCISES, PREDICTION_CHECKS, quotedTitle } from './exercises.js';
 import { h, oneBased, setText, setClass, uid, subscripted, showBlockedKey, anyBlocked } from './lesson-ui.js';
 import { Progress, lessonProgress, BREAKIT_DEFAULT, isBreakItState } from './progress.js';
 import { paintRamp, rampLegend } from './palette.js';
@@ -685,9 +685,9 @@ class BreakIt {
     const shown = this.cards.flatMap((card, i) => (card ? [[card.exercise.bug, this.state[i]]] : []));
     const count = (key) => shown.filter(([, s]) => s[key]).length;
     const finished = shown.filter(([bug]) => this.record.exerciseDone(bug)).length;
-    // The cards whose bug has been on and that wait for their repair, by title.
-    const waiting = shown.filter(([bug, s]) => s.broken && !s.repaired && !this.record.exerciseDone(bug))
-      .map(([bug]) => `“${EXERCISES.find((e) => e.bug === bug).title}”`);
+    // The cards shown that wait for their repair (the record decides: Progress.remaining), by title.
+    const shownBugs = new Set(shown.map(([bug]) => bug));
+    const waiting = this.record.remaining().repairs.filter((bug) => shownBugs.has(bug)).map(quotedTitle);
     setText(this.progress, `Progress: ${finished} of ${shown.length} cards finished (broken, then repaired; a reset keeps them). `
       + `Now: ${count('prediction')} predicted, ${count('broken')} broken, ${count('repaired')} repaired.`
       + (waiting.length ? ` Waiting for “Apply the repair”: ${waiting.join(', ')}.` : ''));

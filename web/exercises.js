@@ -209,3 +209,8 @@ export const EXERCISES = Object.freeze([
 if (EXERCISES.map((e) => e.bug).join() !== BUGS.slice(1).join()) {
   throw new Error('exercises.js: EXERCISES must follow the order of BUGS in attention.js');
 }
+
+/** An exercise's title as the page quotes it in a sentence: “Forgot 1/√dk”. */
+export function quotedTitle(bug) {
+  return `“${EXERCISES.find((e) => e.bug === bug).title}”`;
+}

@@ -46,7 +46,7 @@
  * a saved text is ever evaluated or put into the page as markup.
  */
 import { CHECKS } from './checks.js';
-import { EXERCISES } from './exercises.js';
+import { EXERCISES, quotedTitle } from './exercises.js';
 import { QUESTIONS, questionById, validAnswer } from './quiz-questions.js';
 
 export const STORAGE_KEY = 'attention-lab.progress.v1';
@@ -445,9 +445,14 @@ export class Progress {
   remaining() {
     const { questions, exercises } = this.scope;
     const decided = (bug) => Object.hasOwn(this.record.outcomes, bug);
+    // A decided card not yet done waits for its repair while its bug has been
+    // on since the card (re)started; after a card's reset it must be broken again first.
+    const broken = (bug) => Boolean(cardFlags(this.record.breakIt, BUG_NAMES.indexOf(bug)) & BROKEN);
+    const waiting = exercises.filter((bug) => decided(bug) && !this.exerciseDone(bug));
     return {
       questions: questions.filter((id) => !this.record.quiz[id]),
-      repairs: exercises.filter((bug) => decided(bug) && !this.exerciseDone(bug)),
+      repairs: waiting.filter(broken),
+      rebreaks: waiting.filter((bug) => !broken(bug)),
       untried: exercises.filter((bug) => !decided(bug)),
     };
   }
@@ -476,11 +481,13 @@ const andList = (items) => (items.length < 2 ? items.join('') : `${items.slice(0
  * the repair” on its card); 1 break-it card to try; 3 questions to answer."
  */
 export function remainingText(progress) {
-  const { questions, repairs, untried } = progress.remaining();
-  const title = (bug) => `“${EXERCISES.find((e) => e.bug === bug).title}”`;
+  const { questions, repairs, rebreaks, untried } = progress.remaining();
   const parts = [];
   if (repairs.length) {
-    parts.push(`the repair of ${andList(repairs.map(title))} (press “Apply the repair” on ${repairs.length === 1 ? 'its card' : 'each card'})`);
+    parts.push(`the repair of ${andList(repairs.map(quotedTitle))} (press “Apply the repair” on ${repairs.length === 1 ? 'its card' : 'each card'})`);
+  }
+  if (rebreaks.length) {
+    parts.push(`${andList(rebreaks.map(quotedTitle))}, started again: switch ${rebreaks.length === 1 ? 'its bug' : 'each bug'} on again, then press “Apply the repair”`);
   }
   if (untried.length) parts.push(`${untried.length} break-it ${untried.length === 1 ? 'card' : 'cards'} to try`);
   if (questions.length) parts.push(`${questions.length} ${questions.length === 1 ? 'question' : 'questions'} to answer`);
