@@ -693,7 +693,7 @@ test('each graded item is one SCORM 1.2 interaction, written once when its first
   const kinds = { choice: 'choice', number: 'numeric', grid: 'fill-in' };
   const expect = (q, good) => ({ id: `quiz-${q.id}`, type: kinds[q.kind], response: answerText(q, good), result: good ? 'correct' : 'wrong', weighting: '1' });
   const first = await inLms(packages.small);
-  // Five questions of each kind, right and wrong, then a retry, which is not a first attempt.
+  // The first five questions (choices, the grid, the number), right and wrong, then a retry, which is not a first attempt.
   const some = QUESTIONS.slice(0, 5);
   await answerQuestions(first.frame, some, (k) => k % 2 === 0);
   await doExercise(first.frame, 'no-scale', 'Scores scaled by 1/√dk'); // right
@@ -716,11 +716,14 @@ test('each graded item is one SCORM 1.2 interaction, written once when its first
   // Resumed: the items decided before are not written again; the rest are, once each.
   const again = await inLms(packages.small, { suspend_data: suspend, core: { entry: 'resume', lesson_status: 'incomplete' } });
   const rest = QUESTIONS.slice(5);
-  await answerQuestions(again.frame, rest, () => false);
+  // The first of them answered right after its model answer was opened: practice, so neutral, not correct.
+  await again.frame.locator(`li[data-question="${rest[0].id}"] details.answer summary`).click();
+  await again.page.waitForFunction((id) => JSON.parse(window.lmsValue('cmi.suspend_data')).r?.includes(id), rest[0].id);
+  await answerQuestions(again.frame, rest, (k) => k === 0);
   await doExercise(again.frame, 'mask-output', 'Rows sum to 1'); // wrong
   await again.page.waitForFunction(() => window.lmsValue('cmi.core.lesson_status') !== 'incomplete');
   await leave(again);
-  const more = [...rest.map((q) => expect(q, false)),
+  const more = [{ ...expect(rest[0], true), result: 'neutral' }, ...rest.slice(1).map((q) => expect(q, false)),
     { id: 'breakit-mask-output', type: 'choice', response: checkLetter('rowSumsOne'), result: 'wrong', weighting: '1' }];
   assert.deepEqual((await interactionsOf(again)).map(({ time, ...i }) => i), more);
   assert.deepEqual(await interactionIdsSet(again), more.map((i) => i.id), 'nothing written twice over the two sessions');

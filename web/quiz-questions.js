@@ -148,6 +148,12 @@ export const QUESTIONS = Object.freeze([
 /** The question with this id, or undefined. */
 export const questionById = (id) => QUESTIONS.find((q) => q.id === id);
 
+/** The letters the page gives a question's choices, in the order listed. */
+export const CHOICE_LETTERS = 'abcdefgh';
+
+/** The letter the page shows for choice `id` of question `q`. */
+export const choiceLetter = (q, id) => CHOICE_LETTERS[q.choices.findIndex((c) => c.id === id)];
+
 /** Whether `text` is a well-formed answer to question `q`. */
 export function validAnswer(q, text) {
   if (typeof text !== 'string') return false;

@@ -19,11 +19,10 @@
  * panel at the end of the section shows the score and offers a reset.
  */
 import { h, maskGrid, refocusMaskCell, subscripted } from './lesson-ui.js';
-import { QUESTIONS, questionById, validAnswer } from './quiz-questions.js';
+import { QUESTIONS, questionById, validAnswer, CHOICE_LETTERS } from './quiz-questions.js';
 import { lessonProgress } from './progress.js';
 import { progressPanel, watchSections } from './progress-panel.js';
 
-const LETTERS = 'abcdefgh';
 
 class Question {
   constructor(q, number, item, lab, progress) {
@@ -69,7 +68,7 @@ class Question {
     this.inputs = this.q.choices.map((c, k) => {
       const input = h('input', { type: 'radio', name: id, value: c.id, id: `${id}-${c.id}` });
       input.addEventListener('change', () => { if (input.checked) this.draft = c.id; });
-      fs.append(h('label', { class: 'qz-choice', for: input.id }, input, h('span', { class: 'qz-letter', text: `${LETTERS[k]}.` }),
+      fs.append(h('label', { class: 'qz-choice', for: input.id }, input, h('span', { class: 'qz-letter', text: `${CHOICE_LETTERS[k]}.` }),
         h('span', { class: 'qz-text' }, ...subscripted(c.text))));
       return input;
     });

@@ -49,7 +49,7 @@
 import { scorm } from '@gamestdio/scorm';
 import { lessonProgress, MAX_SERIALISED, ALL_QUESTIONS, ALL_EXERCISES } from '../progress.js';
 import { watchSections } from '../progress-panel.js';
-import { questionById } from '../quiz-questions.js';
+import { questionById, choiceLetter } from '../quiz-questions.js';
 
 const SECTION_ID = /^[a-z][a-z0-9-]{0,31}$/;
 
@@ -138,7 +138,7 @@ function refusal() {
     }
   };
   const code = ask('LMSGetLastError');
-  return { code: code || 'none given', text: ask('LMSGetErrorString', code), diagnostic: ask('LMSGetDiagnostic', code) };
+  return { code, text: ask('LMSGetErrorString', code), diagnostic: ask('LMSGetDiagnostic', code) };
 }
 
 function connect() {
@@ -179,7 +179,8 @@ function noLmsNotice() {
 /** An LMS that refused to start: what happened, what the page shows, and what to do. */
 function refusedNotice({ code, text, diagnostic }, shown) {
   const why = [text, diagnostic && diagnostic !== text ? diagnostic : ''].filter(Boolean).join(': ');
-  topNotice('lms-refused', `Your course's LMS refused to start a session with this lesson (LMS error ${code}${why ? `, ${why}` : ''}). `
+  const said = [code ? `LMS error ${code}` : 'no error code given', why].filter(Boolean).join(', ');
+  topNotice('lms-refused', `Your course's LMS refused to start a session with this lesson (${said}). `
     + 'This session with your course has ended or was refused, so nothing more can be sent to it. '
     + (shown
       ? 'Shown here is your work as last sent to your course from this browser tab; anything you do now is not recorded. '
@@ -243,7 +244,9 @@ function clockTime() {
  *   breakit-<bug>        choice: the predicted check, a letter for its place
  *                        in CHECKS (checks.js: a = rowSumsOne …), empty when
  *                        the card was first seen already broken
- * The result is the graded outcome: correct when it scored its point.
+ * The result is the graded outcome: correct when it scored its point,
+ * wrong when it did not, and neutral for a question that was practice (its
+ * model answer opened before the first attempt).
  */
 function decidedItems() {
   const items = [];
@@ -253,8 +256,10 @@ function decidedItems() {
     const q = questionById(id);
     const type = q.kind === 'choice' ? 'choice' : q.kind === 'number' ? 'numeric' : 'fill-in';
     // The page letters the choices a, b, c… in the order they are listed (quiz.js).
-    const response = q.kind === 'choice' ? 'abcdefghij'[q.choices.findIndex((c) => c.id === answer.first)] : answer.first;
-    items.push({ id: `quiz-${id}`, type, response, result: answer.right ? 'correct' : 'wrong' });
+    const response = q.kind === 'choice' ? choiceLetter(q, answer.first) : answer.first;
+    // A question whose model answer was opened first is practice: it scores nothing either way.
+    const result = progress.revealed(id) ? 'neutral' : answer.right ? 'correct' : 'wrong';
+    items.push({ id: `quiz-${id}`, type, response, result });
   }
   ALL_EXERCISES.forEach((bug, i) => {
     const outcome = progress.outcome(bug);
