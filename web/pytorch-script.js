@@ -9,6 +9,8 @@
 // run, it computes attention with PyTorch's (or NumPy's) own functions and
 // prints its numbers next to the page's, with the largest difference.
 
+import { oneHot } from './sections/multi-head.js';
+
 /**
  * The shortest decimal text that reads back as the same float32: "0.1",
  * "-2.5", "1e-7". Plain digits, never grouped; valid in Python and JSON.
@@ -269,7 +271,7 @@ export function multiHeadExample(lab, options = {}) {
   const { dModel, numHeads, seed, size, padId, tokens } = MHA_EXAMPLE;
   const B = tokens.length, T = tokens[0].length;
   const x = new Float32Array(B * T * dModel);
-  tokens.forEach((row, b) => row.forEach((id, t) => { x[(b * T + t) * dModel + (id % dModel)] = size; }));
+  tokens.forEach((row, b) => x.set(oneHot(row, dModel, size).data, b * T * dModel));
   const real = tokens.map((row) => row.map((id) => id !== padId));
   const mha = lab.createMultiHeadAttention({ dModel, numHeads, seed });
   try {
