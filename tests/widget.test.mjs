@@ -1051,7 +1051,9 @@ test('the iframe keeps a card\'s first outcome through a reload: the card opens 
   assert.match(await card.locator('.bk-verdict').textContent(), /scores no point/);
   await card.locator('button.bk-switch').click(); // off
   await card.locator('button.bk-switch').click(); // on again
-  await page.waitForTimeout(200);
+  // A probe posted from the frame after the clicks arrives after any result they posted.
+  await page.frames().find((f) => f !== page.mainFrame()).evaluate(() => parent.postMessage({ type: 'probe' }, '*'));
+  await page.waitForFunction(() => window.messages.some((m) => m.data?.type === 'probe'));
   assert.deepEqual(await results(), [], 'no second result after a reload');
 
   // The same card with other options (another course's frame) keeps its own record.
