@@ -167,6 +167,8 @@ test('a card whose bug was switched off again, not repaired, says it is not fini
   await toggle.click(); // off, with the same switch
   verdict = await card.locator('.bk-verdict').textContent();
   assert.match(verdict, /prediction was right.*not finished yet.*“Apply the repair”/, `bug switched off: "${verdict}"`);
+  // Every check passes again with the bug off: the verdict speaks of the round with the bug on.
+  assert.match(verdict, /^Your prediction was right: “No future leak” fails with the bug on\./, `${verdict}`);
   const line = await page.locator('.bk-progress').textContent();
   assert.match(line, /0 of \d+ cards finished/);
   assert.match(line, /Waiting for “Apply the repair”: “The causal mask is dropped”\./, `the cards' line: "${line}"`);

@@ -491,8 +491,10 @@ class Card {
     const check = CHECKS.find((c) => c.name === state.prediction);
     const names = this.caughtBy().map((name) => `“${CHECKS.find((c) => c.name === name).title}”`).join(', ');
     const right = this.predictedRight(state);
-    const round = right ? `Your prediction was right: “${check.title}” fails.`
-      : PREDICTION_CHECKS.includes(check) ? `“${check.title}” still passes. This bug is caught by ${names}.`
+    // With the bug off again every check passes: the verdict speaks of the bug's round.
+    const withBug = state.on ? '' : ' with the bug on';
+    const round = right ? `Your prediction was right: “${check.title}” fails${withBug}.`
+      : PREDICTION_CHECKS.includes(check) ? `“${check.title}” still passes${withBug}. This bug is caught by ${names}.`
         : `“${check.title}” fails for every bug, so it does not count as a prediction. This bug is caught by ${names}.`;
     if (practice) return `${round}${kept}`;
     if (outcome) return `${round} Your prediction is locked: it was made before the checks were seen, so this card scores 1 point.`;
