@@ -9,7 +9,7 @@ import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { browserSuite, assertClean, typeInto, runAxe, screenshot } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
-import { pytorchScript, numpyScript, transposeShapes, multiHeadScript, multiHeadExample } from '../web/pytorch-script.js';
+import { pytorchScript, numpyScript, transposeShapes, multiHeadScript, multiHeadNumpyScript, multiHeadExample } from '../web/pytorch-script.js';
 
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 let lab;
@@ -98,14 +98,14 @@ test('PyTorch section opened from a link the core refuses: no last valid result 
   assert.doesNotMatch(error, /[Ll]ast valid/, `nothing was drawn yet, so nothing is kept: "${error}"`);
   assert.equal(await section.locator('.stale').count(), 0, 'no box is marked as the last valid result');
   const disabled = () => section.locator('button[data-action^="pt-copy-"]').evaluateAll((bs) => bs.map((b) => `${b.dataset.action}:${b.disabled}`));
-  assert.deepEqual(await disabled(), ['pt-copy-pytorch:true', 'pt-copy-numpy:true', 'pt-copy-check:false', 'pt-copy-mha:false'],
-    'the two scripts of the inputs are not written yet; the shape check and the multi-head module do not depend on them');
+  assert.deepEqual(await disabled(), ['pt-copy-pytorch:true', 'pt-copy-numpy:true', 'pt-copy-check:false', 'pt-copy-mha:false', 'pt-copy-mhaNumpy:false'],
+    'the two scripts of the inputs are not written yet; the shape check and the multi-head scripts do not depend on them');
   assert.equal(await scriptText(page, 'mha'), multiHeadScript(multiHeadExample(lab)), 'the multi-head module script is written all the same');
   // Allow query 1 its own key: everything is drawn, and every script can be copied.
   await section.locator('[data-mask="pt-mask"] button[data-row="0"][data-col="0"]').focus();
   await page.keyboard.press('Enter');
   await expectSection(page);
-  assert.deepEqual(await disabled(), ['pt-copy-pytorch:false', 'pt-copy-numpy:false', 'pt-copy-check:false', 'pt-copy-mha:false']);
+  assert.deepEqual(await disabled(), ['pt-copy-pytorch:false', 'pt-copy-numpy:false', 'pt-copy-check:false', 'pt-copy-mha:false', 'pt-copy-mhaNumpy:false']);
   assertClean(problems, 'pytorch section from a refused link');
   await page.context().close();
 });
@@ -116,7 +116,8 @@ test('PyTorch section: the copy buttons by keyboard, with the clipboard and with
   const section = page.locator('#pytorch');
   // The multi-head module script: the core's example, built here in Node the same way.
   assert.equal(await scriptText(page, 'mha'), multiHeadScript(multiHeadExample(lab)), 'the multi-head module script holds the core\'s parameters and numbers');
-  for (const key of ['pytorch', 'numpy', 'mha']) {
+  assert.equal(await scriptText(page, 'mhaNumpy'), multiHeadNumpyScript(multiHeadExample(lab)), 'its NumPy twin too');
+  for (const key of ['pytorch', 'numpy', 'mha', 'mhaNumpy']) {
     await section.locator(`button[data-action="pt-copy-${key}"]`).focus();
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => /clipboard/.test(document.querySelector('[data-out="pt-copy-note"]').textContent));

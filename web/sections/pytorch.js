@@ -9,7 +9,7 @@ import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 import { codec } from '../lesson-state.js';
 import { keyLabel, queryLabel, dimLabel, emptyRows, causalBits } from './common.js';
 import { EX_DEFAULTS } from './three-by-three.js';
-import { pytorchScript, numpyScript, sdpaCheckScript, multiHeadScript, multiHeadExample, transposeShapes } from '../pytorch-script.js';
+import { pytorchScript, numpyScript, sdpaCheckScript, multiHeadScript, multiHeadNumpyScript, multiHeadExample, transposeShapes } from '../pytorch-script.js';
 
 const T = 3, DK = 4, DV = 2; // the 3×3 example's sizes
 const SIZE_MAX = 16; // B, H, T, d of the shapes table: small enough for the core to run on zeros
@@ -45,7 +45,7 @@ export const pytorch = {
 <h3>Copy as a script</h3>
 <p>The first two buttons copy a short script that holds these Q, K, V and mask (each number written with enough digits to give back the same float32) and the numbers shown above. Run it with Python: it computes the same attention with PyTorch’s (or NumPy’s) own functions and prints how far its numbers are from the page’s.</p>
 <p>The third script does not use the numbers above. From a fixed seed it draws q, k and v of shape (B, H, T, d<sub>head</sub>) = (2, 3, 6, 4), asserts the shape of every step (the expected shapes in it come from this page’s core), writes the causal attention out by hand, and compares it with <code>F.scaled_dot_product_attention</code> at <code>dropout_p=0.0</code> using <code>torch.allclose</code> with a tolerance, since the two may round differently. It ends with two edits to try, one at a time: take the softmax over <code>dim=-2</code>, or build the mask with <code>.triu()</code> instead of <code>.tril()</code>. Each one is caught by a different assertion, which the comments name; then put the line back.</p>
-<p data-prose="pt-mha-script">The fourth script is the multi-head layer written as a PyTorch module: four <code>nn.Linear</code> projections, a check that H divides d<sub>model</sub>, <code>split_heads</code> and <code>merge_heads</code>, a mask of shape (T<sub>q</sub>, T<sub>k</sub>), (B, T<sub>q</sub>, T<sub>k</sub>) or (1 or B, 1 or H, T<sub>q</sub>, T<sub>k</sub>) brought to the scores’ shape, and a refusal of any query left with no key. Its sizes are small and fixed, not those of the multi-head section: d<sub>model</sub> = 8 and H = 2, with the weights and biases this page’s core draws from seed 7, and two sequences of 4 tokens in that section’s one-hot embedding (s = 8), the last token of sequence 2 being padding. Under a causal mask and that padding mask it compares its output and each head’s weights with the core’s numbers, written into it, prints the largest differences and asserts <code>torch.allclose</code> with a tolerance. Sequence 1 is what the multi-head section shows with d<sub>model</sub> = 8, H = 2, Positions T = 4 and Causal ticked.</p>
+<p data-prose="pt-mha-script">The fourth script is the multi-head layer written as a PyTorch module: four <code>nn.Linear</code> projections, a check that H divides d<sub>model</sub>, <code>split_heads</code> and <code>merge_heads</code>, a mask of shape (T<sub>q</sub>, T<sub>k</sub>), (B, T<sub>q</sub>, T<sub>k</sub>) or (1 or B, 1 or H, T<sub>q</sub>, T<sub>k</sub>) brought to the scores’ shape, and a refusal of any query left with no key. Its sizes are small and fixed, not those of the multi-head section: d<sub>model</sub> = 8 and H = 2, with the weights and biases this page’s core draws from seed 7, and two sequences of 4 tokens in that section’s one-hot embedding (s = 8), the last token of sequence 2 being padding. Under a causal mask and that padding mask it compares its output and each head’s weights with the core’s numbers, written into it, prints the largest differences and asserts <code>torch.allclose</code> with a tolerance. Sequence 1 is what the multi-head section shows with d<sub>model</sub> = 8, H = 2, Positions T = 4 and Causal ticked. Without PyTorch, the fifth button copies the same forward pass written with NumPy alone, which checks itself against the same numbers.</p>
 <div class="controls" data-slot="copy"></div>
 <div data-slot="scripts"></div>
 <h3><code>.T</code> against <code>transpose(-2, -1)</code></h3>
@@ -82,7 +82,7 @@ export const pytorch = {
     this.shownOnce = false; // mounted again (a new link): its boxes start empty
     const buttons = [];
     this.copyNote = h('p', { class: 'readout', 'data-out': 'pt-copy-note', 'aria-live': 'polite' });
-    for (const [key, label, text] of [['pytorch', 'PyTorch', 'Copy as PyTorch'], ['numpy', 'NumPy', 'Copy as NumPy'], ['check', 'shape check', 'Copy the shape check'], ['mha', 'multi-head module', 'Copy the multi-head module']]) {
+    for (const [key, label, text] of [['pytorch', 'PyTorch', 'Copy as PyTorch'], ['numpy', 'NumPy', 'Copy as NumPy'], ['check', 'shape check', 'Copy the shape check'], ['mha', 'multi-head module', 'Copy the multi-head module'], ['mhaNumpy', 'multi-head NumPy', 'Copy the module’s NumPy twin']]) {
       const pre = h('pre', { class: 'c-src pt-script', tabindex: 0, role: 'region', 'aria-label': `The ${label} script`, 'data-script': key });
       this.scripts[key] = pre;
       const button = h('button', { type: 'button', class: 'action', 'data-action': `pt-copy-${key}`, 'data-script': key, text });
@@ -97,7 +97,8 @@ export const pytorch = {
       h('details', { open: true }, h('summary', { text: 'The PyTorch script' }), this.scripts.pytorch),
       h('details', {}, h('summary', { text: 'The NumPy script' }), this.scripts.numpy),
       h('details', {}, h('summary', { text: 'The shape check against scaled_dot_product_attention' }), this.scripts.check),
-      h('details', {}, h('summary', { text: 'The multi-head module, checked against the core' }), this.scripts.mha));
+      h('details', {}, h('summary', { text: 'The multi-head module, checked against the core' }), this.scripts.mha),
+      h('details', {}, h('summary', { text: 'The same multi-head forward pass in NumPy' }), this.scripts.mhaNumpy));
 
     const size = (label, key) => numberField({ label, name: `pt-${key}`, value: st[key], integer: true, min: 1, max: SIZE_MAX, size: 'sm',
       onValue: (value) => { st[key] = value; ctx.commit(this.prefix, { edited: 'sizes' }); } });
@@ -151,10 +152,13 @@ export const pytorch = {
       const script = ctx.core(this.status, () => sdpaCheckScript(ctx.lab), [], { keepNote: false });
       if (script) setText(this.scripts.check, script);
     }
-    // Nor does the multi-head module script: its example is fixed (MHA_EXAMPLE).
+    // Nor do the multi-head module script and its NumPy twin: their example is fixed (MHA_EXAMPLE).
     if (!this.scripts.mha.textContent) {
-      const script = ctx.core(this.status, () => multiHeadScript(multiHeadExample(ctx.lab)), [], { keepNote: false });
-      if (script) setText(this.scripts.mha, script);
+      const example = ctx.core(this.status, () => multiHeadExample(ctx.lab), [], { keepNote: false });
+      if (example) {
+        setText(this.scripts.mha, multiHeadScript(example));
+        setText(this.scripts.mhaNumpy, multiHeadNumpyScript(example));
+      }
     }
     // Before the first valid result there is nothing to keep (the script boxes
     // are there from the start, but empty): the message says only why.
