@@ -393,6 +393,36 @@ test('a new progressKey set after the widget has drawn takes that key\'s record:
   await context.close();
 });
 
+test('two break-it widgets of one page under the same progress key both say so, until one has its own key or leaves', async () => {
+  const { context, page, problems } = await suite.open('tests/fixtures/host.html', { ready: false });
+  await page.waitForFunction(() => customElements.get('attention-lab'));
+  const warnings = [];
+  page.on('console', (msg) => { if (msg.type() === 'warning') warnings.push(msg.text()); });
+  await page.evaluate(async () => {
+    for (const id of ['a', 'b']) {
+      const el = document.createElement('attention-lab');
+      el.id = id;
+      el.setAttribute('preset', 'break-it:no-scale');
+      document.getElementById('widgets').append(el);
+      await el.ready;
+    }
+  });
+  const status = (id) => page.locator(`#${id}`).evaluate((el) => el.shadowRoot.querySelector('.al-status').textContent);
+  const shared = /Another attention-lab widget on this page keeps its progress under the same key \("attention-lab\.widget\.v1:\/tests\/fixtures\/host\.html:break-it:no-scale"\)/;
+  assert.match(await status('a'), shared);
+  assert.match(await status('b'), shared);
+  assert.ok(warnings.some((w) => shared.test(w)), `a console warning too: ${JSON.stringify(warnings)}`);
+  await page.locator('#b').evaluate((el) => { el.progressKey = 'course:unit-2'; });
+  assert.doesNotMatch(await status('a'), /same key/, 'b has its own key now');
+  assert.doesNotMatch(await status('b'), /same key/);
+  await page.locator('#b').evaluate((el) => { el.progressKey = null; });
+  assert.match(await status('a'), shared, 'b shares the default key again');
+  await page.locator('#b').evaluate((el) => el.remove());
+  assert.doesNotMatch(await status('a'), /same key/, 'b has left the page');
+  assertClean(problems, 'two widgets under one key');
+  await context.close();
+});
+
 test('a break-it card on another page path keeps its own outcome; where localStorage is refused it still works, says saved: false, and warns of nothing', async () => {
   const { context, page, problems } = await suite.open('tests/fixtures/host.html', { ready: false });
   let card = await addCard(page);

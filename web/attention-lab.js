@@ -255,6 +255,10 @@ const SETTABLE = ['preset', 'state', 'progressKey'];
 /** The start of every widget's progress key (see defaultProgressKey). */
 export const PROGRESS_KEY_PREFIX = 'attention-lab.widget.v1:';
 
+// The break-it widgets drawn on this page, by the key of their progress
+// record: two that share a key would overwrite each other's record.
+const KEY_HOLDERS = new Map();
+
 /**
  * Where a widget keeps its progress by default: one record per page path
  * and preset, so two courses (or two pages) that show the same card keep
@@ -297,6 +301,7 @@ export class AttentionLabElement extends ElementBase {
   #record = null; // this widget's progress record (progress.js); its outcomes become attention-result events
   #recordKey = null; // the localStorage key it is kept under
   #progressKey = null; // the key a page set (see progressKey), or null for the default
+  #heldKey = null; // the key this drawn break-it widget holds among the page's (see #holdKey)
 
   /**
    * The widget's progress record for `presetName`, made on first use and
@@ -442,6 +447,7 @@ export class AttentionLabElement extends ElementBase {
     // Give back what this widget holds: its multi-head modules in the core's
     // memory, and its listeners. It draws itself again if it comes back.
     this.#dispose();
+    this.#holdKey(null);
     this.#rendered = false;
     this.#darkQuery?.removeEventListener('change', this.#onDarkChange);
     this.#darkQuery = null;
@@ -632,12 +638,41 @@ export class AttentionLabElement extends ElementBase {
     return `${given} was not used: it cannot be split evenly over ${over}, so d-model = ${fit} was used.`;
   }
 
+  /**
+   * Hold `key` (a break-it widget's progress key; null for none) among the
+   * page's widgets: while another drawn widget holds the same key, both say
+   * so in their status lines, since each saves its whole record there.
+   */
+  #holdKey(key) {
+    const tell = (holders) => {
+      for (const widget of holders) {
+        widget.#notice('sharedKey', holders.size > 1
+          ? `Another attention-lab widget on this page keeps its progress under the same key ("${widget.#heldKey}"), and whichever saves last overwrites the other's record. Give each widget its own progressKey.`
+          : '');
+      }
+    };
+    if (this.#heldKey === key) return;
+    const before = KEY_HOLDERS.get(this.#heldKey);
+    if (before) {
+      before.delete(this);
+      this.#notice('sharedKey', '');
+      if (before.size === 0) KEY_HOLDERS.delete(this.#heldKey);
+      else tell(before);
+    }
+    this.#heldKey = key;
+    if (key === null) return;
+    if (!KEY_HOLDERS.has(key)) KEY_HOLDERS.set(key, new Set());
+    KEY_HOLDERS.get(key).add(this);
+    tell(KEY_HOLDERS.get(key));
+  }
+
   /** Build the preset's blocks and draw the section into them. */
   #render() {
     this.#dispose();
     this.#rendered = true;
     const preset = resolvePreset(this.getAttribute('preset'));
     if (!preset) {
+      this.#holdKey(null);
       this.#preset = null;
       this.#section = null;
       this.#applyLabel(); // the group keeps a name (its label, or a generic one), not the last preset's
@@ -651,6 +686,7 @@ export class AttentionLabElement extends ElementBase {
     this.#notice('preset', '');
     this.#preset = preset;
     this.#applyLabel();
+    this.#holdKey(preset.section === 'break-it' ? this.progressKey : null);
     const def = SECTIONS.find((s) => s.id === preset.section);
     const section = instantiateSection(def, {
       persist: false, compact: true, only: preset.bug ? [preset.bug] : null, progress: this.#progress(preset.name),
