@@ -81,7 +81,7 @@
  */
 
 import { loadAttention, BUGS } from './attention.js';
-import { h } from './lesson-ui.js';
+import { h, wordList } from './lesson-ui.js';
 import { decodeHash, encodeHash, defaultSectionState, HashError } from './lesson-state.js';
 import { createLessonContext, markScrollBoxes } from './lesson-context.js';
 import { Progress } from './progress.js';
@@ -177,9 +177,6 @@ function accepts(states, [prefix, name], value) {
 
 /** The entry of an ascending list nearest `to` (the smaller one on a tie). */
 const nearest = (list, to) => list.reduce((best, n) => (Math.abs(n - to) < Math.abs(best - to) ? n : best));
-
-/** "1, 2, 5 or 10" (word "or"), "a and b" (word "and") */
-const wordList = (items, word) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} ${word} ${items.at(-1)}`);
 
 // ---------------------------------------------------------------------------
 // Styles: one set of constructable stylesheets for every widget

@@ -37,7 +37,7 @@
  *     module's KV cache, causal; the steps are laid out as one pass.
  */
 import { AttentionError } from './attention.js';
-import { fmt as fmtNumber } from './lesson-ui.js';
+import { fmt as fmtNumber, wordList } from './lesson-ui.js';
 
 /** The checks, in the order they run and are shown. */
 export const CHECKS = Object.freeze([
@@ -426,7 +426,7 @@ const CHECK_FUNCTIONS = {
     if (unseen.size === 0) return pass(name, 'Every query gives its own key some weight.');
     const left = [...unseen].sort((a, b) => a - b);
     const named = left.length === 1 ? `query ${left[0]} may not see itself, so it is not checked`
-      : `queries ${left.slice(0, -1).join(', ')} and ${left.at(-1)} may not see themselves, so they are not checked`;
+      : `queries ${wordList(left, 'and')} may not see themselves, so they are not checked`;
     return pass(name, `Every query allowed to see itself gives its own key some weight; ${named}.`);
   },
 

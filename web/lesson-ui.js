@@ -183,6 +183,9 @@ export function fmt(x, digits = 3) {
   return /^-0(\.0*)?$/.test(text) ? text.slice(1) : text;
 }
 
+/** "1, 2, 5 or 10" (word "or"), "a and b" (word "and") */
+export const wordList = (items, word) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} ${word} ${items.at(-1)}`);
+
 /**
  * A value the learner typed, or a limit, written so that it can be typed
  * back: its shortest exact text (0.0001234, -98765.4321), or, when that is

@@ -48,6 +48,7 @@
 import { CHECKS } from './checks.js';
 import { EXERCISES, quotedTitle } from './exercises.js';
 import { QUESTIONS, questionById, validAnswer } from './quiz-questions.js';
+import { wordList } from './lesson-ui.js';
 
 export const STORAGE_KEY = 'attention-lab.progress.v1';
 /** SCORM 1.2 caps cmi.suspend_data at 4096 characters. */
@@ -472,9 +473,6 @@ export class Progress {
   }
 }
 
-/** "a, b and c" */
-const andList = (items) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`);
-
 /**
  * What is left, in a sentence for a progress line (remaining() in words),
  * or '' when nothing is: "Left: the repair of “Forgot 1/√dk” (press “Apply
@@ -484,10 +482,10 @@ export function remainingText(progress) {
   const { questions, repairs, rebreaks, untried } = progress.remaining();
   const parts = [];
   if (repairs.length) {
-    parts.push(`the repair of ${andList(repairs.map(quotedTitle))} (press “Apply the repair” on ${repairs.length === 1 ? 'its card' : 'each card'})`);
+    parts.push(`the repair of ${wordList(repairs.map(quotedTitle), 'and')} (press “Apply the repair” on ${repairs.length === 1 ? 'its card' : 'each card'})`);
   }
   if (rebreaks.length) {
-    parts.push(`${andList(rebreaks.map(quotedTitle))}, started again: switch ${rebreaks.length === 1 ? 'its bug' : 'each bug'} on again, then press “Apply the repair”`);
+    parts.push(`${wordList(rebreaks.map(quotedTitle), 'and')}, started again: switch ${rebreaks.length === 1 ? 'its bug' : 'each bug'} on again, then press “Apply the repair”`);
   }
   if (untried.length) parts.push(`${untried.length} break-it ${untried.length === 1 ? 'card' : 'cards'} to try`);
   if (questions.length) parts.push(`${questions.length} ${questions.length === 1 ? 'question' : 'questions'} to answer`);
