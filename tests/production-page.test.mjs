@@ -414,8 +414,14 @@ test('KV cache: one row of scores per step, equal to one full causal pass; a sta
   const shownDiff = (await texts(page, 'kv-diff'))[0];
   assert.ok(Number(shownDiff.replace('−', '-')) > 1e-3, `the page shows a max difference above 1e-3: "${shownDiff}"`);
   assert.match(await section.locator('[data-slot="cache"] .readout').textContent(), /stale-offset bug/, 'the readout says the core\'s bug is on');
+  // The keys the bug hides look blocked, as in every map: all but key 1 from step 2 on.
+  const hiddenLook = () => section.locator('[data-slot="cache"] td:has([data-out^="kv-w"])').evaluateAll((tds) => tds.map((td) => td.classList.contains('blocked')).join(''));
+  const hiddenKeys = (step) => Array.from({ length: step }, (_, j) => String(step > 1 && j > 0)).join('');
+  assert.equal(await hiddenLook(), [1, 2, 3, 4, 5].map(hiddenKeys).join('').repeat(2), 'with the stale offset, keys after token 1 are drawn blocked');
+  assert.match(await section.locator('[data-slot="cache"] td.blocked').first().textContent(), /^0 \(hidden by the causal rule\)$/);
   assert.match(await section.textContent(), /stale-cache-offset/, 'the words name the core\'s bug');
   await page.keyboard.press('Space');
+  await page.waitForFunction(() => !document.querySelector('#kv-cache [data-slot="cache"] td.blocked'), null, { timeout: 5000 });
   // Edit a token and the seed by keyboard.
   await typeInto(page, section.locator('[data-grid="kv-x"] input[data-row="1"][data-col="2"]'), '-2');
   await page.keyboard.press('Enter');

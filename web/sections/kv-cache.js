@@ -3,7 +3,7 @@
 // comes from the core: the module's forward with { cache, useCache }, and
 // one full causal pass to compare with.
 
-import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtSci, setText, setCheck, afterFrameIdle } from '../lesson-ui.js';
+import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtSci, setText, setCheck, afterFrameIdle, blockedFrom } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { whenNear } from '../lesson-context.js';
 import { dimLabel, keyLabel } from './common.js';
@@ -167,7 +167,8 @@ export const kvCache = {
         const rows = steps.map((r, t) => h('tr', { 'data-step': t }, h('th', { scope: 'row', text: `step ${t + 1}` }),
           ...Array.from({ length: T }, (_, j) => {
             if (j > t) return h('td', { class: 'not-yet', text: '' });
-            const td = h('td', { 'data-out': `kv-w${head}` });
+            // The weight, and for screen readers whether the causal rule hid that key.
+            const td = h('td', {}, h('span', { 'data-out': `kv-w${head}` }), h('span', { class: 'sr-only' }));
             cells.push([td, head, t, j]);
             return td;
           })));
@@ -185,8 +186,17 @@ export const kvCache = {
     const { shape, stale, cells, offset } = this.cache;
     setText(offset, String(steps[steps.length - 1].offset));
     setText(shape, `(${cacheShape.join(', ')})`);
-    setText(stale, st.stale ? '; the core’s stale-offset bug ignores it and stands every new query at position 0.' : '.');
-    for (const [td, head, t, j] of cells) setText(td, fmt(steps[t].weights.data[head * (t + 1) + j], 3)); // (1, H, 1, t + 1)
+    setText(stale, st.stale ? '; the core’s stale-offset bug ignores it and stands every new query at position 0, where the causal rule hides every key after token 1 (hatched).' : '.');
+    // The keys the new query may see, by the core's causal rule, from where it
+    // stands: the offset passed, or 0 where the stale bug takes over.
+    const hidden = steps.map((r, t) => blockedFrom(ctx.lab.allowedPairs([1, t + 1], { causal: true, causalOffset: st.stale && t > 0 ? 0 : r.offset })));
+    for (const [td, head, t, j] of cells) {
+      const v = steps[t].weights.data[head * (t + 1) + j]; // (1, H, 1, t + 1)
+      const blocked = hidden[t](0, j);
+      setText(td.firstChild, blocked && v === 0 ? '0' : fmt(v, 3));
+      setText(td.lastChild, blocked ? ' (hidden by the causal rule)' : '');
+      td.classList.toggle('blocked', blocked);
+    }
   },
 
   /**
