@@ -194,6 +194,13 @@ test('what T² costs is not read out when first measured, only after the learner
     return region ? `${region.tagName.toLowerCase()}[data-slot="${region.dataset.slot}"] aria-live=${region.getAttribute('aria-live')}` : null;
   }, LIVE);
   assert.equal(atLoad, null, 'the first measurement, made as the learner scrolls there, sits in a live region and is read out');
+  // A passing slope short of 2 says why, so a ✓ beside "1.82 (T²: 2)" does not read as a contradiction.
+  const check = await page.evaluate(() => {
+    const node = document.querySelector('[data-check="cost-slopes"]');
+    return { passed: node.dataset.passed, slope: Number(node.querySelector('[data-out="cost-slope-weights"]').textContent), text: node.textContent };
+  });
+  if (check.passed === 'true' && check.slope < 1.95) assert.match(check.text, /stays below 2 because the inputs and the output/, `slope ${check.slope}: ${check.text}`);
+  if (check.slope >= 1.95) assert.doesNotMatch(check.text, /stays below 2/, `slope ${check.slope}: ${check.text}`);
   assertClean(problems, 'T² at load');
   await context.close();
 });

@@ -15,7 +15,7 @@ import {
 import {
   loadAttention, paddingMask, blockedFromAllowed, additiveFromAllowed,
 } from '../web/attention.js';
-import { fmt, fmtPlain, oneBased, parseNumberText, refusalText, TYPING_PAUSE } from '../web/lesson-ui.js';
+import { fmt, fmtPlain, fmtVec, oneBased, parseNumberText, refusalText, TYPING_PAUSE } from '../web/lesson-ui.js';
 import { codec, readHash } from '../web/lesson-state.js';
 import { SECTIONS, VIEW_IDS, sectionNumber } from '../web/sections/registry.js';
 import { EX_DEFAULTS } from '../web/sections/three-by-three.js';
@@ -991,6 +991,10 @@ test('numbers: a large number keeps a float32\'s 7 significant digits in scienti
   assert.equal(fmt(2.5e-7), '2.5e-7');
   assert.equal(fmtPlain(0.0001234), '0.0001234', 'a typed value keeps its digits (it was shown as 0.000123)');
   assert.equal(fmtPlain(1 / 3), '0.3333333');
+  // In one vector, large numbers in scientific notation show the same decimals (the 3×3 flow view with a query entry of 1e6).
+  assert.equal(fmtVec([1e6, 1, 1000001], 4), '[1.000000e6, 1.0000, 1.000001e6]');
+  assert.equal(fmtVec([-2.5e6, 1.25e7, 4.4e-5], 3), '[-2.50e6, 1.25e7, 4.4e-5]', 'tiny values keep their own form');
+  assert.equal(fmtVec([0.5, 2]), '[0.500, 2.000]');
 });
 
 test('share links: a whole number reads as the page\'s own fields read it, and its range is written in full', () => {

@@ -5,7 +5,7 @@
 //
 // Nothing is computed here: every number is one the caller got from the core.
 
-import { h, fmt, setText } from './lesson-ui.js';
+import { h, fmt, fmtVec, setText } from './lesson-ui.js';
 import { SDPA_PASSES } from './generated/c-source.js';
 
 const C_TOKENS = /(\/\*[\s\S]*?\*\/)|("(?:[^"\\]|\\.)*")|\b(for|while|do|if|else|switch|case|default|break|continue|return|goto|sizeof|struct|typedef|int|long|float|double|char|unsigned|const|static|void|uint8_t|uint64_t|SCALAR_PATH)\b|\b(\d+(?:\.\d+)?f?|INFINITY)\b/g;
@@ -82,7 +82,7 @@ export function flowView(host, o) {
   setText(parts.title, `Follow ${o.rowName} through the core`);
   // The section's own decimals, so that a number reads the same here as in its tables.
   const digits = o.digits ?? 3;
-  const vec = (values) => `[${Array.from(values, (v) => fmt(v, digits)).join(', ')}]`;
+  const vec = (values) => fmtVec(values, digits);
   setText(cells.q, vec(o.q));
   setRow(cells.q, 'linkQ');
   setRow(cells.output, 'linkQ');

@@ -216,8 +216,20 @@ export function fmtSci(x, digits = 2) {
 }
 
 /** "[6.698, 6.605]" */
+/**
+ * A vector as "[a, b, c]", each entry as fmt writes it, except that its large
+ * entries in scientific notation show as many decimals as the longest of
+ * them: [1.000000e6, 1.0000, 1.000001e6], where 1.0e6 beside 1.000001e6
+ * would look less exact than it is.
+ */
 export function fmtVec(values, digits = 3) {
-  return `[${Array.from(values, (v) => fmt(v, digits)).join(', ')}]`;
+  const texts = Array.from(values, (v) => fmt(v, digits));
+  const decimals = (text) => /^[-−]?\d\.(\d+)e\d/.exec(text)?.[1].length ?? -1; // -1: not large and scientific
+  const most = Math.max(-1, ...texts.map(decimals));
+  return `[${texts.map((text) => {
+    const d = decimals(text);
+    return d >= 0 && d < most ? text.replace('e', `${'0'.repeat(most - d)}e`) : text;
+  }).join(', ')}]`;
 }
 
 export function fmtShape(shape) {

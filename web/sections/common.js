@@ -132,7 +132,7 @@ export function headHeatmaps(host, { weights, blocked, name, queryLabel: rowLabe
     shared = legend();
     // The maps round to 2 decimals (digits above), which the row sums then show.
     host.append(shared, h('p', { class: 'hint', 'data-out': 'rounded-weights',
-      text: 'Weights are shown to 2 decimals, so the numbers of a row may add up to a little more or less than 1 on screen (0.98, 1.01); unrounded, every row adds up to 1.' }));
+      text: 'Weights are rounded to 2 decimals (a very small one is shown as, say, 4.4e-3), so the numbers of a row may add up to a little more or less than 1 on screen (0.98, 1.01); unrounded, every row adds up to 1.' }));
   }
   showBlockedKey(shared, anyBlocked(Tq, Tk, blocked));
 }

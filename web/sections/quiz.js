@@ -50,7 +50,7 @@ export const quiz = {
   <li data-question="maps">
     <p>What can an attention map honestly tell you, and what can it not?</p>
     <details class="answer" data-disclosure="quiz-answer-6"><summary>Show the answer<span class="sr-only"> to question 6</span></summary>
-      <p>A map is an exact record of one head’s mixing at one layer: how much of each value went into each query’s output. That makes it a good place to check a mask, the row sums, or a head that plainly copies the previous token. It is not evidence that a token caused the prediction: other heads, later layers, MLPs, residual paths and normalisation can all weaken or overturn that mixture. To claim a cause, test it: switch the head off (an ablation), change the input and watch the output, or use gradients.</p>
+      <p>A map is an exact record of one head’s mixing at one layer: how much of each value went into each query’s output. That makes it a good place to check a mask, the row sums, or a head that plainly copies the previous token. It is not evidence that a token caused the prediction: other heads, later layers, MLPs, residual paths and normalisation can all weaken or overturn that mixture. To claim a cause, test it with an intervention: switch the head off (an ablation), or change the input and watch the output. Gradients can suggest where to look, but they do not test a cause.</p>
     </details>
   </li>
   <li data-question="checks">
