@@ -165,6 +165,14 @@ test('a break-it card with its bug on stays axe-clean', async () => {
   await context.close();
 });
 
+test('the whole page, as a learner first opens it, is axe-clean (sections far from the viewport included)', async () => {
+  // Nothing is rendered by hand first: runAxe renders the far sections itself.
+  const { page, problems, context } = await suite.open('');
+  await runAxe(page, 'the whole page at load');
+  assertClean(problems, 'axe');
+  await context.close();
+});
+
 // Linked highlighting in words: a focused weight (or mask switch) is
 // described by what it is linked to, with the numbers as the page shows them.
 

@@ -220,8 +220,20 @@ export async function runAxe(target, where, { include = null, impacts = null } =
   await target.evaluate(() => new Promise((resolve) => requestIdleCallback(() => resolve(), { timeout: 2000 })));
   await target.addScriptTag({ path: AXE });
   const violations = await target.evaluate(async (sel) => {
-    const r = await window.axe.run(sel ?? document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
+    // Parts of the page far from the viewport are left unrendered
+    // (content-visibility): their boxes have no place, and axe would take the
+    // colour of whatever it finds there for their background. They are
+    // rendered for the run, and left as they were after it.
+    const drawn = document.createElement('style');
+    drawn.textContent = '* { content-visibility: visible !important; }';
+    document.head.append(drawn);
+    await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    try {
+      const r = await window.axe.run(sel ?? document, { resultTypes: ['violations'] });
+      return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
+    } finally {
+      drawn.remove();
+    }
   }, include);
   const counted = impacts ? violations.filter((v) => impacts.includes(v.impact)) : violations;
   assert.deepEqual(counted, [], `${where}: axe-core violations:\n${JSON.stringify(counted, null, 1)}`);
