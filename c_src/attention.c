@@ -1036,7 +1036,8 @@ int attn_observe(float *stats, int32_t *where, const float *scores, const float 
                 const long row = (((long)b * H + h) * Tq + i) * Tk;
                 double sum = 0;
                 for (int j = 0; j < Tk; j++) {
-                    if (scores) max_score = fmax(max_score, fabs(scores[row + j]));
+                    /* A NaN score is the worst too (fmax would skip it). */
+                    if (scores && worse(fabs(scores[row + j]), max_score)) max_score = fabs(scores[row + j]);
                     sum += probs[row + j];
                     if (is_allowed(&rule, b, h, i, j)) continue;
                     blocked++;

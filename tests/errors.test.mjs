@@ -190,6 +190,11 @@ for (const simd of [true, false]) {
       const blocked = lab.observe([[1, NaN]], { mask: [[1, 0]] });
       assert.deepEqual(Array.from(blocked.maxForbiddenAt), [0, 0, 0, 1], 'a NaN on a blocked pair is the forbidden weight named');
       assert.equal(lab.observe([[0.5, 0.5]], { scores: [[Infinity, 1]] }).maxAbsScore, Infinity);
+      for (const scores of [[[NaN, 1]], [[1, NaN]], [[5, 1], [NaN, 2]]]) {
+        const weights = scores.map(() => [0.5, 0.5]);
+        const got = lab.observe(weights, { scores }).maxAbsScore;
+        assert.ok(Number.isNaN(got), `a NaN score counts as the worst, wherever it is (${JSON.stringify(scores)}): got ${got}`);
+      }
       assert.equal(lab.observe([[0.5, 0.5]], { scores: [[2, -3]] }).maxAbsScore, 3, 'finite input is observed as before');
       sameAsBefore();
     });

@@ -39,6 +39,8 @@ export type BugName =
   | 'softmax-backward-no-rowsum' | 'grad-through-blocked' | 'no-rescale' | 'stale-cache-offset';
 /** Bug names in the core's enum order; index 0 (no bug) is null. */
 export const BUGS: readonly (BugName | null)[];
+/** The `bug` option: a bug's name, or null (or 'none') for no bug. */
+export type BugOption = BugName | 'none' | null;
 
 export interface SdpaOptions {
   /** Allowed mask, numpy-broadcastable to (batch…, Tq, Tk). */
@@ -50,8 +52,9 @@ export interface SdpaOptions {
   /** false: return only the output, without building (Tq, Tk) matrices
    * (the tiled online-softmax path when no bug is on). */
   needWeights?: boolean;
-  /** A break-it bug to switch on in the core. */
-  bug?: BugName | null;
+  /** A break-it bug to switch on in the core. Not a multi-head one (heads-without-transpose,
+   * merge-without-transpose, stale-cache-offset), nor 'no-rescale' with weights (BAD_ARGUMENT). */
+  bug?: BugOption;
   /** Inverted dropout on the weights after the softmax, 0 <= p < 1. */
   dropout?: number;
   /** Seed of the dropout mask (default 0); only with dropout. */
@@ -64,10 +67,12 @@ export interface SdpaBackwardOptions {
   scale?: number;
   /** false: return only dq, dk, dv, without building (Tq, Tk) matrices. */
   needWeights?: boolean;
-  /** A forward bug (the gradient of that bugged forward) or a backward bug. */
-  bug?: BugName | null;
-  /** The weights sdpa returned for these inputs: not recomputed then (no bug or a backward bug only). */
-  weights?: TensorLike;
+  /** A forward bug (the gradient of that bugged forward) or a backward bug. Not a multi-head
+   * one, nor the tiled path's 'no-rescale' (BAD_ARGUMENT). */
+  bug?: BugOption;
+  /** The weights sdpa returned for these inputs: not recomputed then (no bug or a backward bug only).
+   * null: not given. */
+  weights?: TensorLike | null;
 }
 
 export interface SdpaGradients {
@@ -128,7 +133,7 @@ export interface SdpaTiledOptions {
   /** Return the running values after each tile (at most 65536 (row, tile) pairs). */
   trace?: boolean;
   /** Only 'no-rescale': drop the exp(m_old - m_new) factor. */
-  bug?: 'no-rescale' | null;
+  bug?: 'no-rescale' | 'none' | null;
 }
 
 export interface TiledTrace {
@@ -190,8 +195,8 @@ export interface ForwardOptions {
   /** Position of the first key; must be 0 with a cache (CACHE_POSITION). */
   keyPositionOffset?: number;
   needWeights?: boolean;
-  /** A break-it bug; 'stale-cache-offset' places the new queries at 0 when a cache holds keys (no effect without one). */
-  bug?: BugName | null;
+  /** A break-it bug, not 'no-rescale'; 'stale-cache-offset' places the new queries at 0 when a cache holds keys (no effect without one). */
+  bug?: BugOption;
   /** Keep what backward() needs; the module holds it until the next forward that asks. */
   saveForBackward?: boolean;
 }
@@ -219,9 +224,12 @@ export interface ForwardResult {
   cache?: KVCache;
 }
 
+/** Its sizes are fixed at creation: read-only (assigning one throws TypeError in strict mode). */
 export interface MultiHeadAttention {
+  /** The model width C: query, keyValue and output are (B, T, dModel). */
   readonly dModel: number;
   readonly numHeads: number;
+  /** dModel / numHeads */
   readonly headDim: number;
   readonly bias: boolean;
   readonly rope: boolean;
@@ -234,6 +242,12 @@ export interface MultiHeadAttention {
   free(): void;
 }
 
+/**
+ * previous-token: position i predicts token i − 1. induction: a filler, n tokens, the same n
+ * again; the second copy predicts its next token. reverse: seqLen/2 tokens, then the same
+ * reversed, the second half predicted; with an odd seqLen the last token is a random filler
+ * with no target.
+ */
 export type TrainTask = 'previous-token' | 'induction' | 'reverse';
 export interface TrainerOptions {
   task: TrainTask;
@@ -253,7 +267,7 @@ export interface TrainerOptions {
   lr?: number;
   seed?: number;
   causal?: boolean;
-  bug?: 'no-causal-mask' | null;
+  bug?: 'no-causal-mask' | 'none' | null;
 }
 export interface TrainerConfig {
   readonly task: TrainTask; readonly layers: number; readonly heads: number; readonly dModel: number;
@@ -261,17 +275,22 @@ export interface TrainerConfig {
   readonly seed: number; readonly causal: boolean; readonly bug: 'no-causal-mask' | null;
 }
 export interface Trainer {
+  /** The options it was made with, unset ones filled in; frozen, and read-only. */
   readonly config: TrainerConfig;
+  /** @internal The trainer's struct in the core; 0 once freed. */
+  readonly ptr: number;
   /**
-   * n optimiser steps (default 1); the step count so far and the last step's
-   * loss. With n = 0 the loss is an earlier call's, or null before any step.
+   * n optimiser steps (default 1, 0 to 100000, else BAD_ARGUMENT); the step count so far and
+   * the last step's loss. With n = 0 the loss is an earlier call's, or null before any step.
    */
   step(n?: number): { step: number; loss: number | null };
-  /** Held-out loss and accuracy, each position from its prefix alone, with the trainer's causal flag, no bug. */
+  /** Held-out loss and accuracy on `batches` batches (default 4, 1 to 1000), each position from
+   * its prefix alone, with the trainer's causal flag, no bug. */
   evaluate(options?: { batches?: number }): { loss: number; accuracy: number };
   /**
    * layers[l][h]: (seqLen, seqLen) probabilities on a fixed sample sequence
-   * (tokens omitted or null) or on `tokens`; allowed (seqLen, seqLen): 1 where
+   * (tokens omitted or null) or on `tokens`, exactly seqLen ids from 0 to
+   * vocab − 1 (SHAPE_MISMATCH, BAD_ARGUMENT); allowed (seqLen, seqLen): 1 where
    * that run's rule let query i see key j. as: 'evaluation' (default) runs the
    * model as evaluate() does, with the trainer's causal flag and no bug;
    * 'training' as its training steps did, with the trainer's own rule and bug.
@@ -299,6 +318,11 @@ export const TRAIN_DEFAULTS: Readonly<Record<TrainTask, Readonly<{
 export interface Lab {
   /** Whether the SIMD128 build runs. */
   readonly simd: boolean;
+  /** The raw exports of the core's wasm instance (attn_* functions, memory), for tests and
+   * measurements such as attn_heap_allocations(); not a stable API. A reset() replaces them. */
+  readonly exports: { readonly memory: { readonly buffer: ArrayBuffer } } & Readonly<Record<string, (...args: number[]) => number>>;
+  /** @internal Counts reset() calls: a module or trainer belongs to the instance it was made in. */
+  readonly generation: number;
   sdpa(q: TensorLike, k: TensorLike, v: TensorLike, options: SdpaOptions & { needWeights: false }): { output: Tensor; dropoutMask?: MaskTensor };
   sdpa(q: TensorLike, k: TensorLike, v: TensorLike, options?: SdpaOptions): SdpaResult;
   /** The backward of sdpa for dOutput = dL/doutput (batch…, Tq, dv). */
@@ -323,7 +347,8 @@ export interface Lab {
    * at most 2^26 (67108864) pairs in one call (TOO_LARGE). */
   allowedPairs(shape: readonly number[], options?: VisibilityOptions): MaskTensor;
   /** The core's observability numbers for weights (batch…, Tq, Tk) under a rule. It measures broken
-   * weights too: a NaN counts as the worst, and is located (worstRowSumAt, maxForbiddenAt). */
+   * weights too: a NaN counts as the worst, and is located (worstRowSumAt, maxForbiddenAt).
+   * With scores (the same shape), maxAbsScore is their largest magnitude: NaN if one is NaN. */
   observe(weights: TensorLike, options?: VisibilityOptions & { scores?: TensorLike | null }): AttentionStats;
   createMultiHeadAttention(options: MultiHeadOptions): MultiHeadAttention;
   /** A tiny attention-only model in the core that trains on a toy task. */

@@ -74,7 +74,11 @@ export const BUGS = Object.freeze([null, 'softmax-over-queries', 'mask-after-sof
 const MHA_ONLY_BUGS = new Map([['heads-without-transpose', 'splitting heads'], ['merge-without-transpose', 'merging heads'],
   ['stale-cache-offset', 'decoding with a KV cache']]);
 
-function bugIndex(bug, { mha }) {
+/**
+ * The core's index of `bug` for a call of `where` (a Lab method's name:
+ * sdpa, sdpaTiled, ...), or of mha.forward when `mha` is true.
+ */
+function bugIndex(bug, { mha, where }) {
   if (bug === undefined || bug === null || bug === 'none') return 0;
   const index = BUGS.indexOf(bug);
   if (typeof bug !== 'string' || index < 1) {
@@ -84,7 +88,7 @@ function bugIndex(bug, { mha }) {
     fail('BAD_ARGUMENT', 'bug "no-rescale" is about the tiled path: use it with lab.sdpaTiled, not mha.forward');
   }
   if (!mha && MHA_ONLY_BUGS.has(bug)) {
-    fail('BAD_ARGUMENT', `bug "${bug}" is about ${MHA_ONLY_BUGS.get(bug)}: use it with mha.forward, not lab.sdpa`);
+    fail('BAD_ARGUMENT', `bug "${bug}" is about ${MHA_ONLY_BUGS.get(bug)}: use it with mha.forward, not lab.${where}`);
   }
   return index;
 }
@@ -480,7 +484,7 @@ const changed = (name) => fail('BAD_ARGUMENT', `${name} changed (its buffer was 
 class Layout {
   // slots: name, offset, bytes for each slot, flat. A call has a handful of
   // slots, so a scan is cheaper than building a keyed table per call.
-  constructor(lab) { this.lab = lab; this.slots = []; this.total = 0; this.base = 0; this.heap = null; }
+  constructor(core) { this.core = core; this.slots = []; this.total = 0; this.base = 0; this.heap = null; }
   add(name, bytes) { this.slots.push(name, this.total, bytes); this.total += align(bytes); return this; }
   #find(name) {
     const { slots } = this;
@@ -488,11 +492,11 @@ class Layout {
     return -1;
   }
   commit() {
-    const base = this.lab.exports.attn_workspace(this.total);
-    if (!base) this.lab.throwLastError();
-    this.lab.lastLayoutBytes = this.total;
+    const base = this.core.exports.attn_workspace(this.total);
+    if (!base) this.core.throwLastError();
+    this.core.layoutBytes = this.total;
     this.base = base;
-    this.heap = this.lab.heap(); // valid until the next call into the core
+    this.heap = this.core.heap(); // valid until the next call into the core
     return this;
   }
   ptr(name) { const i = this.#find(name); return i < 0 ? 0 : this.base + this.slots[i + 1]; }
@@ -510,9 +514,9 @@ class Layout {
       this.heap.u8.set(data, this.ptr(name));
     }
   }
-  get(name, length) { const at = this.ptr(name) >>> 2; return this.lab.heap().f32.slice(at, at + length); }
-  getU8(name, length) { const at = this.ptr(name); return this.lab.heap().u8.slice(at, at + length); }
-  getI32(name, length) { const at = this.ptr(name) >>> 2; return this.lab.heap().i32.subarray(at, at + length); }
+  get(name, length) { const at = this.ptr(name) >>> 2; return this.core.heap().f32.slice(at, at + length); }
+  getU8(name, length) { const at = this.ptr(name); return this.core.heap().u8.slice(at, at + length); }
+  getI32(name, length) { const at = this.ptr(name) >>> 2; return this.core.heap().i32.subarray(at, at + length); }
   words(name, ...values) {
     const { i32 } = this.heap;
     const at = this.ptr(name) >>> 2;
@@ -656,7 +660,7 @@ function sdpaArguments(q, k, v, options, known, where) {
   if (scale !== undefined && typeof scale !== 'number') fail('BAD_ARGUMENT', `scale must be a number (got ${typeof scale})`);
   const s = scale === undefined ? 1 / Math.sqrt(dk) : scale;
   if (!Number.isFinite(Math.fround(s))) fail('NON_FINITE_INPUT', `scale must be finite in float32 (got ${s})`);
-  const bugId = bugIndex(bug, { mha: false });
+  const bugId = bugIndex(bug, { mha: false, where });
   const rule = resolveVisibility(batch, Tq, Tk, { mask, causal });
 
   // Batch dims become (B, H) inside the core: none -> (1, 1), one -> (B, 1).
@@ -665,39 +669,22 @@ function sdpaArguments(q, k, v, options, known, where) {
   return { Q, K, V, batch, B, H, Tq, Tk, dk, dv, keep, s, bugId, rule, opts };
 }
 
-class Lab {
+/**
+ * One instance of the core: its exports, views of its memory and its last
+ * error. Only this file holds one (a lab, and the layouts, modules and
+ * trainers it makes); a lab's reset() replaces its core by a fresh one.
+ */
+class Core {
   #heap = null;
-  #module;
 
-  constructor(module, instance, simd) {
-    this.#module = module;
-    /** Whether this lab runs the SIMD128 build. */
-    this.simd = simd;
-    /** Counts resets: a multi-head module or a trainer belongs to one instance. */
-    this.generation = 0;
-    this.#use(instance);
-  }
-
-  #use(instance) {
+  constructor(instance, generation) {
     instance.exports._initialize?.();
     this.exports = instance.exports;
+    /** How many resets of its lab came before this instance. */
+    this.generation = generation;
     this.errorBytes = this.exports.attn_error_bytes();
-    this.#heap = null;
-  }
-
-  /**
-   * Replace the core's instance by a fresh one of the same compiled module.
-   * Wasm memory only grows: after a large call the instance keeps its peak
-   * size (up to the 2 GiB maximum) for its lifetime, and this is the way to
-   * give that memory back without reloading the page. Multi-head modules
-   * and trainers created before are refused (MODULE_FREED) afterwards, and
-   * so are the modules' caches; results of calls are unchanged.
-   * @returns {Promise<void>}
-   */
-  async reset() {
-    const instance = await WebAssembly.instantiate(this.#module, CORE_IMPORTS);
-    this.generation++;
-    this.#use(instance);
+    /** The workspace bytes of the last call's layout (see lastCallBytes). */
+    this.layoutBytes = 0;
   }
 
   /**
@@ -713,24 +700,6 @@ class Lab {
     return this.#heap;
   }
 
-  /** Current size of the core's linear memory, in bytes. */
-  memoryBytes() { return this.exports.memory.buffer.byteLength; }
-
-  /**
-   * The memory the last call needed, in bytes, as the core counts it: its
-   * tensors in the workspace (inputs, outputs, weights when kept) plus the
-   * most scratch the core held at once during the call.
-   */
-  lastCallBytes() { return (this.lastLayoutBytes ?? 0) + this.exports.attn_scratch_peak_bytes(); }
-
-  /**
-   * The multiply-adds of the matrix products the last call did, as the core
-   * counts them: M·N·K for each product (M, K) @ (K, N) its kernels computed,
-   * the scores Q·Kᵀ, the weighted sum of V, and a multi-head module's four
-   * projections. Softmax, biases, masks and RoPE are not counted.
-   */
-  lastCallMadds() { return this.exports.attn_last_call_madds(); }
-
   /** Throw the core's last error as an AttentionError. */
   throwLastError() {
     const { exports } = this;
@@ -743,6 +712,71 @@ class Lab {
   }
 
   check(status) { if (status !== 0) this.throwLastError(); }
+}
+
+/** The core a lab runs now; for the modules and trainers below, out of a caller's reach. */
+let currentCore;
+
+/**
+ * The lab loadAttention resolves to. Its state is private: what a caller
+ * reads (simd, exports, generation) are getters, so that no assignment can
+ * change what a call uses.
+ */
+class Lab {
+  #module;
+  #simd;
+  #core;
+
+  static {
+    currentCore = (lab) => lab.#core;
+  }
+
+  constructor(module, instance, simd) {
+    this.#module = module;
+    this.#simd = simd;
+    this.#core = new Core(instance, 0);
+  }
+
+  /** Whether this lab runs the SIMD128 build. */
+  get simd() { return this.#simd; }
+
+  /** The raw exports of the core's instance (attn_* functions, memory), for tests and measurements. */
+  get exports() { return this.#core.exports; }
+
+  /** Counts resets: a multi-head module or a trainer belongs to the instance it was made in. */
+  get generation() { return this.#core.generation; }
+
+  /**
+   * Replace the core's instance by a fresh one of the same compiled module.
+   * Wasm memory only grows: after a large call the instance keeps its peak
+   * size (up to the 2 GiB maximum) for its lifetime, and this is the way to
+   * give that memory back without reloading the page. Multi-head modules
+   * and trainers created before are refused (MODULE_FREED) afterwards, and
+   * so are the modules' caches; results of calls are unchanged.
+   * @returns {Promise<void>}
+   */
+  async reset() {
+    const instance = await WebAssembly.instantiate(this.#module, CORE_IMPORTS);
+    this.#core = new Core(instance, this.#core.generation + 1);
+  }
+
+  /** Current size of the core's linear memory, in bytes. */
+  memoryBytes() { return this.#core.exports.memory.buffer.byteLength; }
+
+  /**
+   * The memory the last call needed, in bytes, as the core counts it: its
+   * tensors in the workspace (inputs, outputs, weights when kept) plus the
+   * most scratch the core held at once during the call.
+   */
+  lastCallBytes() { return this.#core.layoutBytes + this.#core.exports.attn_scratch_peak_bytes(); }
+
+  /**
+   * The multiply-adds of the matrix products the last call did, as the core
+   * counts them: M·N·K for each product (M, K) @ (K, N) its kernels computed,
+   * the scores Q·Kᵀ, the weighted sum of V, and a multi-head module's four
+   * projections. Softmax, biases, masks and RoPE are not counted.
+   */
+  lastCallMadds() { return this.#core.exports.attn_last_call_madds(); }
 
   /**
    * Scaled dot-product attention.
@@ -790,10 +824,10 @@ class Lab {
     });
     if (drop) {
       layout.words('dropout', 0, dropSeed >>> 0 | 0, layout.ptr('keep'));
-      new Float32Array(this.exports.memory.buffer, layout.ptr('dropout'), 1)[0] = dropout;
+      new Float32Array(this.#core.exports.memory.buffer, layout.ptr('dropout'), 1)[0] = dropout;
     }
 
-    this.check(this.exports.attn_sdpa_dropout(layout.ptr('out'), layout.ptr('weights'), layout.ptr('scores'),
+    this.#core.check(this.#core.exports.attn_sdpa_dropout(layout.ptr('out'), layout.ptr('weights'), layout.ptr('scores'),
       layout.ptr('q'), layout.ptr('k'), layout.ptr('v'), layout.ptr('vis'), layout.ptr('dims'), s,
       layout.ptr('dropout'), bugId));
 
@@ -845,7 +879,7 @@ class Lab {
     const nOut = B * H * Tq * dv;
     const nTrace = pairs * (3 + dv);
     const layout = this.#sdpaLayout(call, nOut, (l) => (wantTrace ? l.add('trace', 4 * nTrace) : l));
-    this.check(this.exports.attn_sdpa_tiled(layout.ptr('out'), layout.ptr('trace'),
+    this.#core.check(this.#core.exports.attn_sdpa_tiled(layout.ptr('out'), layout.ptr('trace'),
       layout.ptr('q'), layout.ptr('k'), layout.ptr('v'), layout.ptr('vis'), layout.ptr('dims'), s, bk, bugId));
     const result = { output: { data: layout.get('out', nOut), shape: [...batch, Tq, dv] }, tiles };
     if (!wantTrace) return result;
@@ -874,7 +908,7 @@ class Lab {
    * what `extra(layout)` adds; commits and copies the inputs in.
    */
   #sdpaLayout({ Q, K, V, B, H, Tq, Tk, dk, dv, rule }, nOut, extra) {
-    const layout = new Layout(this)
+    const layout = new Layout(this.#core)
       .add('q', 4 * Q.n).add('k', 4 * K.n).add('v', 4 * V.n)
       .add('out', 4 * nOut).add('dims', 4 * DIMS_WORDS);
     extra(layout);
@@ -908,14 +942,17 @@ class Lab {
   sdpaBackward(q, k, v, dOutput, options) {
     const { Q, K, V, batch, B, H, Tq, Tk, dk, dv, keep, s, bugId, rule, opts } =
       sdpaArguments(q, k, v, options, SDPA_BACKWARD_OPTIONS, 'sdpaBackward');
+    if (opts.bug === 'no-rescale') {
+      fail('BAD_ARGUMENT', 'bug "no-rescale" is in the tiled forward path, which sdpaBackward does not run: use lab.sdpaTiled, or lab.sdpa with needWeights: false');
+    }
     const G = toTensor(dOutput, 'dOutput');
     const outShape = [...batch, Tq, dv];
     sameShape(G, { shape: outShape }, 'dOutput', 'the output');
     const nW = B * H * Tq * Tk;
     const wShape = [...batch, Tq, Tk];
-    const P = opts.weights === undefined ? null : toTensor(opts.weights, 'weights');
+    const P = opts.weights === undefined || opts.weights === null ? null : toTensor(opts.weights, 'weights');
     if (P) sameShape(P, { shape: wShape }, 'weights', "sdpa's weights (batch…, Tq, Tk)");
-    const layout = new Layout(this)
+    const layout = new Layout(this.#core)
       .add('q', 4 * Q.n).add('k', 4 * K.n).add('v', 4 * V.n)
       .add('dout', 4 * G.n).add('dims', 4 * DIMS_WORDS)
       .add('dq', 4 * Q.n).add('dk', 4 * K.n).add('dv', 4 * V.n);
@@ -931,7 +968,7 @@ class Lab {
     putVisibility(layout, rule);
     layout.words('dims', B, H, Tq, Tk, dk, dv);
     const p = (name) => layout.ptr(name);
-    this.check(this.exports.attn_sdpa_backward(p('dq'), p('dk'), p('dv'), p('dscores'), p('dprobs'),
+    this.#core.check(this.#core.exports.attn_sdpa_backward(p('dq'), p('dk'), p('dv'), p('dscores'), p('dprobs'),
       p('dout'), p('probs'), p('q'), p('k'), p('v'), p('vis'), p('dims'), s, bugId));
     const out = (name, n, shape) => ({ data: layout.get(name, n), shape: shape.slice() });
     const grads = { dq: out('dq', Q.n, Q.shape), dk: out('dk', K.n, K.shape), dv: out('dv', V.n, V.shape) };
@@ -956,11 +993,11 @@ class Lab {
     if (pairs > MAX_ALLOWED_PAIRS) fail('TOO_LARGE', `shape ${describe(dims)} has ${pairs} pairs; at most ${MAX_ALLOWED_PAIRS} in one call`);
     const rule = resolveVisibility(batch, Tq, Tk, checkOptions(options, RULE_OPTIONS, 'allowedPairs'));
     const n = B * H * Tq * Tk;
-    const layout = new Layout(this).add('allowed', n);
+    const layout = new Layout(this.#core).add('allowed', n);
     addVisibility(layout, rule);
     layout.commit();
     putVisibility(layout, rule);
-    this.check(this.exports.attn_allowed_pairs(layout.ptr('allowed'), layout.ptr('vis'), B, H, Tq, Tk));
+    this.#core.check(this.#core.exports.attn_allowed_pairs(layout.ptr('allowed'), layout.ptr('vis'), B, H, Tq, Tk));
     return { data: layout.getU8('allowed', n), shape: dims };
   }
 
@@ -986,14 +1023,14 @@ class Lab {
   /** attn_observe on (B, H, Tq, Tk) weights and scores (or null), for a resolved rule. */
   #observeRule(weights, scores, [B, H, Tq, Tk], rule) {
     const n = weights.length;
-    const layout = new Layout(this).add('weights', 4 * n).add('stats', 16).add('where', 28);
+    const layout = new Layout(this.#core).add('weights', 4 * n).add('stats', 16).add('where', 28);
     if (scores) layout.add('scores', 4 * n);
     addVisibility(layout, rule);
     layout.commit();
     layout.put('weights', weights);
     if (scores) layout.put('scores', scores);
     putVisibility(layout, rule);
-    this.check(this.exports.attn_observe(layout.ptr('stats'), layout.ptr('where'), layout.ptr('scores'),
+    this.#core.check(this.#core.exports.attn_observe(layout.ptr('stats'), layout.ptr('where'), layout.ptr('scores'),
       layout.ptr('weights'), layout.ptr('vis'), B, H, Tq, Tk));
     const [maxAbsScore, maskedFraction, maxRowSumError, maxForbiddenWeight] = layout.get('stats', 4);
     const where = Array.from(layout.getI32('where', 7));
@@ -1038,10 +1075,10 @@ class Lab {
       pos.set(P.data);
     }
     const n = X.data.length;
-    const layout = new Layout(this).add('x', 4 * n).add('pos', 8 * T).commit();
+    const layout = new Layout(this.#core).add('x', 4 * n).add('pos', 8 * T).commit();
     layout.put('x', X.data);
-    new Float64Array(this.exports.memory.buffer, layout.ptr('pos'), T).set(pos);
-    this.check(this.exports.attn_rope(layout.ptr('x'), layout.ptr('pos'), n / (T * d), T, d, base ?? 10000));
+    new Float64Array(this.#core.exports.memory.buffer, layout.ptr('pos'), T).set(pos);
+    this.#core.check(this.#core.exports.attn_rope(layout.ptr('x'), layout.ptr('pos'), n / (T * d), T, d, base ?? 10000));
     return { data: layout.get('x', n), shape: X.shape.slice() };
   }
 
@@ -1077,8 +1114,8 @@ class Lab {
     const n = checkInteger(count, 'count', limits.defaultCount, { min: 1, max: limits.count });
     if (d * n > limits.work) fail('TOO_LARGE', `dk × count is ${d * n}; at most ${limits.work} in one call (dk ${d}, count ${n})`);
     const sd = checkInteger(seed, 'seed', 0, { max: 2 ** 32 - 1 });
-    const layout = new Layout(this).add('raw', 4 * n).add('scaled', 4 * n).add('var', 8).commit();
-    this.check(this.exports.attn_sample_dots(layout.ptr('raw'), layout.ptr('scaled'), layout.ptr('var'), d, n, sd));
+    const layout = new Layout(this.#core).add('raw', 4 * n).add('scaled', 4 * n).add('var', 8).commit();
+    this.#core.check(this.#core.exports.attn_sample_dots(layout.ptr('raw'), layout.ptr('scaled'), layout.ptr('var'), d, n, sd));
     const [varianceUnscaled, varianceScaled] = layout.get('var', 2);
     return { unscaled: layout.get('raw', n), scaled: layout.get('scaled', n), varianceUnscaled, varianceScaled };
   }
@@ -1100,8 +1137,8 @@ class Lab {
       fail('TOO_LARGE', `dk × keys × count is ${d * nk * n}; at most ${limits.work} in one call (dk ${d}, keys ${nk}, count ${n})`);
     }
     const sd = checkInteger(seed, 'seed', 0, { max: 2 ** 32 - 1 });
-    const layout = new Layout(this).add('peak', 8).commit();
-    this.check(this.exports.attn_softmax_peak(layout.ptr('peak'), d, nk, n, sd));
+    const layout = new Layout(this.#core).add('peak', 8).commit();
+    this.#core.check(this.#core.exports.attn_softmax_peak(layout.ptr('peak'), d, nk, n, sd));
     const [meanMaxWeightScaled, meanMaxWeightUnscaled] = layout.get('peak', 2);
     return { meanMaxWeightScaled, meanMaxWeightUnscaled };
   }
@@ -1117,10 +1154,10 @@ class Lab {
     const T = toTensor(target, 'target');
     sameShape(T, O, 'target', 'output');
     const n = O.data.length;
-    const layout = new Layout(this).add('out', 4 * n).add('target', 4 * n).add('dout', 4 * n).add('loss', 4).commit();
+    const layout = new Layout(this.#core).add('out', 4 * n).add('target', 4 * n).add('dout', 4 * n).add('loss', 4).commit();
     layout.put('out', O.data);
     layout.put('target', T.data);
-    this.check(this.exports.attn_squared_error(layout.ptr('loss'), layout.ptr('dout'), layout.ptr('out'), layout.ptr('target'), n));
+    this.#core.check(this.#core.exports.attn_squared_error(layout.ptr('loss'), layout.ptr('dout'), layout.ptr('out'), layout.ptr('target'), n));
     return { loss: layout.get('loss', 1)[0], dOutput: { data: layout.get('dout', n), shape: O.shape.slice() } };
   }
 
@@ -1134,10 +1171,10 @@ class Lab {
     sameShape(G, X, 'dx', 'x');
     if (typeof lr !== 'number') fail('BAD_ARGUMENT', `lr must be a number (got ${typeof lr})`);
     const n = X.data.length;
-    const layout = new Layout(this).add('x', 4 * n).add('dx', 4 * n).add('next', 4 * n).commit();
+    const layout = new Layout(this.#core).add('x', 4 * n).add('dx', 4 * n).add('next', 4 * n).commit();
     layout.put('x', X.data);
     layout.put('dx', G.data);
-    this.check(this.exports.attn_descend(layout.ptr('next'), layout.ptr('x'), layout.ptr('dx'), lr, n));
+    this.#core.check(this.#core.exports.attn_descend(layout.ptr('next'), layout.ptr('x'), layout.ptr('dx'), lr, n));
     return { data: layout.get('next', n), shape: X.shape.slice() };
   }
 
@@ -1161,7 +1198,7 @@ class Lab {
       fail('BAD_ARGUMENT', `eps must be a positive number (got ${show(step)}${asFloat32(step, typeof step === 'number' && step > 0 && Number.isFinite(step))})`);
     }
     const nOut = T.data.length;
-    const layout = new Layout(this)
+    const layout = new Layout(this.#core)
       .add('q', 4 * Q.data.length).add('k', 4 * K.data.length).add('v', 4 * V.data.length)
       .add('target', 4 * nOut).add('dims', 4 * DIMS_WORDS).add('slope', 4);
     addVisibility(layout, rule);
@@ -1173,7 +1210,7 @@ class Lab {
     putVisibility(layout, rule);
     layout.words('dims', B, H, Tq, Tk, dk, dv);
     const p = (name) => layout.ptr(name);
-    this.check(this.exports.attn_sdpa_loss_slope(p('slope'), p('q'), p('k'), p('v'), p('target'), p('vis'), p('dims'), s, index, step));
+    this.#core.check(this.#core.exports.attn_sdpa_loss_slope(p('slope'), p('q'), p('k'), p('v'), p('target'), p('vis'), p('dims'), s, index, step));
     return layout.get('slope', 1)[0];
   }
 }
@@ -1199,15 +1236,14 @@ function origin(module, version) {
 
 /**
  * Refuse a call on an object that holds memory in the core (a multi-head
- * module or a trainer) once that memory is gone: freed by the object's
- * free(), or left behind in the old instance by lab.reset(), where its
+ * module or a trainer: its struct `ptr`, made by `lab` in its instance
+ * `generation`) once that memory is gone: freed by the object's free()
+ * (ptr 0), or left behind in the old instance by lab.reset(), where its
  * pointer could now name another object's memory.
  */
-function refuseIfGone(owner, what, remedy) {
-  if (!owner.ptr) fail('MODULE_FREED', `this ${what} was freed; ${remedy}`);
-  if (owner.generation !== owner.lab.generation) {
-    fail('MODULE_FREED', `the lab was reset after this ${what} was created; ${remedy}`);
-  }
+function refuseIfGone(ptr, generation, lab, what, remedy) {
+  if (!ptr) fail('MODULE_FREED', `this ${what} was freed; ${remedy}`);
+  if (generation !== currentCore(lab).generation) fail('MODULE_FREED', `the lab was reset after this ${what} was created; ${remedy}`);
 }
 
 /**
@@ -1224,6 +1260,17 @@ function refuseIfGone(owner, what, remedy) {
 class MultiHeadAttention {
   /** Counts setWeights calls: a cache is valid only for the weights that made it. */
   #version = 0;
+  // The sizes the wrapper lays memory out by: private, so that no assignment
+  // can make a call read or write past the module's buffers.
+  #dModel;
+  #numHeads;
+  #headDim;
+  #bias;
+  #rope;
+  #lab;
+  #generation; // the lab's instance the module lives in
+  #ptr; // its struct in the core; 0 once freed
+  #saved = null; // what the last forward with saveForBackward kept, for backward
 
   constructor(lab, options) {
     const { dModel, numHeads, bias, rope, seed } = checkOptions(options,
@@ -1234,26 +1281,40 @@ class MultiHeadAttention {
     if (C % H !== 0) fail('HEADS_DO_NOT_DIVIDE', `dModel (${C}) must be divisible by numHeads (${H})`);
     const useRope = checkBoolean(rope, 'rope', false);
     if (useRope && (C / H) % 2 !== 0) fail('ROPE_ODD_HEAD_DIM', `RoPE needs an even head dim; dModel / numHeads = ${C / H}`);
-    this.lab = lab;
-    this.dModel = C;
-    this.numHeads = H;
-    this.headDim = C / H;
-    this.bias = checkBoolean(bias, 'bias', true);
-    this.rope = useRope;
-    this.generation = lab.generation;
-    this.ptr = lab.exports.attn_mha_create(C, H, this.bias ? 1 : 0, useRope ? 1 : 0,
+    this.#lab = lab;
+    this.#generation = currentCore(lab).generation;
+    this.#dModel = C;
+    this.#numHeads = H;
+    this.#headDim = C / H;
+    this.#bias = checkBoolean(bias, 'bias', true);
+    this.#rope = useRope;
+    this.#ptr = this.#core.exports.attn_mha_create(C, H, this.#bias ? 1 : 0, useRope ? 1 : 0,
       checkInteger(seed, 'seed', 0, { max: 2 ** 32 - 1 }));
-    if (!this.ptr) lab.throwLastError();
+    if (!this.#ptr) this.#core.throwLastError();
   }
 
-  alive() {
-    refuseIfGone(this, 'multi-head attention module', 'create a new one');
+  /** The model width C: query, keyValue and output are (B, T, dModel). */
+  get dModel() { return this.#dModel; }
+  /** The number of heads H. */
+  get numHeads() { return this.#numHeads; }
+  /** Each head's width D = dModel / numHeads. */
+  get headDim() { return this.#headDim; }
+  /** Whether the projections have biases. */
+  get bias() { return this.#bias; }
+  /** Whether RoPE rotates queries and keys. */
+  get rope() { return this.#rope; }
+
+  #alive() {
+    refuseIfGone(this.#ptr, this.#generation, this.#lab, 'multi-head attention module', 'create a new one');
   }
+
+  /** The lab's core: the module's own instance while #alive() passes. */
+  get #core() { return currentCore(this.#lab); }
 
   /** Release the module's memory in the core. Safe to call twice, and after lab.reset(). */
   free() {
-    if (this.ptr && this.generation === this.lab.generation) this.lab.exports.attn_mha_free(this.ptr);
-    this.ptr = 0;
+    if (this.#ptr && this.#generation === this.#core.generation) this.#core.exports.attn_mha_free(this.#ptr);
+    this.#ptr = 0;
   }
 
   /**
@@ -1261,13 +1322,13 @@ class MultiHeadAttention {
    * as (out, in), bias (dModel) or null without bias.
    */
   getWeights() {
-    this.alive();
-    const { exports } = this.lab;
-    const C = this.dModel;
-    const read = (ptr, n) => this.lab.heap().f32.slice(ptr >>> 2, (ptr >>> 2) + n);
+    this.#alive();
+    const { exports } = this.#core;
+    const C = this.#dModel;
+    const read = (ptr, n) => this.#core.heap().f32.slice(ptr >>> 2, (ptr >>> 2) + n);
     return Object.fromEntries(PROJECTIONS.map((name, i) => [name, {
-      weight: { data: read(exports.attn_mha_weight(this.ptr, i), C * C), shape: [C, C] },
-      bias: this.bias ? { data: read(exports.attn_mha_bias(this.ptr, i), C), shape: [C] } : null,
+      weight: { data: read(exports.attn_mha_weight(this.#ptr, i), C * C), shape: [C, C] },
+      bias: this.#bias ? { data: read(exports.attn_mha_bias(this.#ptr, i), C), shape: [C] } : null,
     }]));
   }
 
@@ -1277,10 +1338,10 @@ class MultiHeadAttention {
    * is written.
    */
   setWeights(params) {
-    this.alive();
+    this.#alive();
     if (!isPlainObject(params)) fail('BAD_ARGUMENT', `setWeights needs an object { qProj, kProj, vProj, outProj } (got ${show(params)})`);
     const projections = checkOptions(params, PROJECTIONS, 'setWeights');
-    const C = this.dModel;
+    const C = this.#dModel;
     const staged = [];
     PROJECTIONS.forEach((name, i) => {
       const p = projections[name];
@@ -1293,7 +1354,7 @@ class MultiHeadAttention {
       }
       let b = null;
       if (bias !== undefined && bias !== null) {
-        if (!this.bias) fail('BAD_ARGUMENT', `${name}.bias given but this module was created with bias: false`);
+        if (!this.#bias) fail('BAD_ARGUMENT', `${name}.bias given but this module was created with bias: false`);
         b = toTensor(bias, `${name}.bias`);
         if (b.shape.length !== 1 || b.shape[0] !== C) fail('SHAPE_MISMATCH', `${name}.bias must have shape [${C}]; got ${describe(b.shape)}`);
       }
@@ -1306,12 +1367,12 @@ class MultiHeadAttention {
     });
     this.#version++;
     // What a saved forward kept belongs to the old weights: backward would mix them.
-    if (staged.length > 0 && this.saved) this.saved = { stale: true };
+    if (staged.length > 0 && this.#saved) this.#saved = { stale: true };
     for (const [i, W, b] of staged) {
-      const layout = new Layout(this.lab).add('w', 4 * C * C).add('b', 4 * C).commit();
+      const layout = new Layout(this.#core).add('w', 4 * C * C).add('b', 4 * C).commit();
       layout.put('w', W.data);
       if (b) layout.put('b', b.data);
-      this.lab.check(this.lab.exports.attn_mha_set(this.ptr, i, layout.ptr('w'), b ? layout.ptr('b') : 0));
+      this.#core.check(this.#core.exports.attn_mha_set(this.#ptr, i, layout.ptr('w'), b ? layout.ptr('b') : 0));
     }
   }
 
@@ -1340,14 +1401,14 @@ class MultiHeadAttention {
 
   /** Check forward's arguments; returns the call, every tensor normalised. */
   #checkForward(query, keyValue, options) {
-    this.alive();
+    this.#alive();
     if (options === undefined && reading('keyValue', () => isPlainObject(keyValue) && !('data' in keyValue))) {
       options = keyValue;
       keyValue = undefined;
     }
     const opts = checkOptions(options, FORWARD_OPTIONS, 'forward');
     const save = checkBoolean(opts.saveForBackward, 'saveForBackward', false);
-    const { dModel: C, numHeads: H, headDim: D } = this;
+    const C = this.#dModel, H = this.#numHeads, D = this.#headDim;
     const X = toTensor(query, 'query', 'float', true);
     if (X.shape.length !== 3 || X.shape[2] !== C) {
       fail('SHAPE_MISMATCH', `query must have shape (B, Tq, dModel=${C}); got ${describe(X.shape)}`);
@@ -1449,7 +1510,7 @@ class MultiHeadAttention {
     }
     const { module, version } = origin;
     if (module !== this) {
-      const gone = !module.ptr || module.generation !== module.lab.generation;
+      const gone = !module.#ptr || module.#generation !== module.#core.generation;
       fail('CACHE_MISMATCH', gone ? 'this cache came from a multi-head module that was freed; a cache works only with the module that made it'
         : 'this cache came from another multi-head module; a cache works only with the module that made it');
     }
@@ -1458,11 +1519,11 @@ class MultiHeadAttention {
 
   /** Run a checked forward call in the core and copy its results out. */
   #run({ X, KV, B, Tq, Tkn, Tk, past, useCache, needWeights, keyPad, queryPad, M, strides, causal, qOffset, firstKey, bug, save }) {
-    const { dModel: C, numHeads: H, headDim: D } = this;
+    const C = this.#dModel, H = this.#numHeads, D = this.#headDim;
     const nOut = B * Tq * C;
     const nW = B * H * Tq * Tk;
     const nCache = B * H * Tk * D;
-    const layout = new Layout(this.lab).add('query', 4 * X.n).add('out', 4 * nOut)
+    const layout = new Layout(this.#core).add('query', 4 * X.n).add('out', 4 * nOut)
       .add('cache', 4 * KV_CACHE_WORDS).add('vis', 4 * MHA_VISIBILITY_WORDS);
     if (KV) layout.add('kv', 4 * KV.n);
     if (needWeights) layout.add('probs', 4 * nW);
@@ -1486,11 +1547,11 @@ class MultiHeadAttention {
     layout.words('cache', p('pastK'), p('pastV'), p('pastKeyPaddingMask'), past ? past.key.shape[2] : 0,
       p('newK'), p('newV'), p('newKeyPaddingMask'));
     layout.words('vis', p('mask'), ...strides, p('keyPaddingMask'), p('queryPaddingMask'), causal ? 1 : 0, qOffset, firstKey);
-    this.lab.exports.attn_mha_save_next(this.ptr, save ? 1 : 0);
+    this.#core.exports.attn_mha_save_next(this.#ptr, save ? 1 : 0);
 
-    this.lab.check(this.lab.exports.attn_mha_forward(p('out'), p('probs'), this.ptr, p('query'), p('kv'),
+    this.#core.check(this.#core.exports.attn_mha_forward(p('out'), p('probs'), this.#ptr, p('query'), p('kv'),
       B, Tq, Tkn, p('cache'), p('vis'), bug));
-    if (save) this.saved = { B, Tq, Tk: Tkn, cross: Boolean(KV), usedCache: useCache };
+    if (save) this.#saved = { B, Tq, Tk: Tkn, cross: Boolean(KV), usedCache: useCache };
 
     const result = { output: { data: layout.get('out', nOut), shape: [B, Tq, C] } };
     if (needWeights) result.weights = { data: layout.get('probs', nW), shape: [B, H, Tq, Tk] };
@@ -1516,8 +1577,8 @@ class MultiHeadAttention {
    *   (out, in), bias (dModel) or null }. Padded queries pass no gradient.
    */
   backward(dOutput) {
-    this.alive();
-    const saved = this.saved;
+    this.#alive();
+    const saved = this.#saved;
     if (!saved) fail('NO_SAVED_FORWARD', 'backward needs a forward called with saveForBackward: true first');
     if (saved.stale) {
       fail('NO_SAVED_FORWARD', 'the weights changed (setWeights) since the saved forward; run forward with saveForBackward: true again');
@@ -1526,22 +1587,22 @@ class MultiHeadAttention {
       fail('BACKWARD_THROUGH_CACHE', 'the saved forward used the KV cache; backward does not go through the cache (run forward without useCache)');
     }
     const { B, Tq, Tk, cross } = saved;
-    const C = this.dModel;
+    const C = this.#dModel;
     const G = toTensor(dOutput, 'dOutput');
     if (G.shape.length !== 3 || G.shape[0] !== B || G.shape[1] !== Tq || G.shape[2] !== C) {
       fail('SHAPE_MISMATCH', `dOutput must have the output's shape (B=${B}, Tq=${Tq}, dModel=${C}); got ${describe(G.shape)}`);
     }
     const nQ = B * Tq * C;
     const nKV = B * Tk * C;
-    const layout = new Layout(this.lab).add('dout', 4 * nQ).add('dquery', 4 * nQ).add('dw', 16 * C * C);
+    const layout = new Layout(this.#core).add('dout', 4 * nQ).add('dquery', 4 * nQ).add('dw', 16 * C * C);
     if (cross) layout.add('dkv', 4 * nKV);
-    if (this.bias) layout.add('db', 16 * C);
+    if (this.#bias) layout.add('db', 16 * C);
     layout.commit();
     layout.put('dout', G.data);
     const p = (name) => layout.ptr(name);
-    this.lab.check(this.lab.exports.attn_mha_backward(this.ptr, p('dquery'), p('dkv'), p('dw'), p('db'), p('dout')));
+    this.#core.check(this.#core.exports.attn_mha_backward(this.#ptr, p('dquery'), p('dkv'), p('dw'), p('db'), p('dout')));
     const dw = layout.get('dw', 4 * C * C);
-    const db = this.bias ? layout.get('db', 4 * C) : null;
+    const db = this.#bias ? layout.get('db', 4 * C) : null;
     const result = {
       dQuery: { data: layout.get('dquery', nQ), shape: [B, Tq, C] },
       dKeyValue: cross ? { data: layout.get('dkv', nKV), shape: [B, Tk, C] } : null,
@@ -1586,6 +1647,14 @@ const TRAINER_OPTIONS = ['task', 'layers', 'heads', 'dModel', 'seqLen', 'vocab',
  * same seed gives the same losses, bit for bit, on a given build.
  */
 class Trainer {
+  // Private, so that no assignment can change the sizes the wrapper lays
+  // memory out by, nor the struct a call works on.
+  #config; // frozen
+  #lab;
+  #generation; // the lab's instance the trainer lives in
+  #ptr; // its struct in the core; 0 once freed
+  #lastLoss = null; // the loss of the last step taken
+
   constructor(lab, options) {
     const opts = checkOptions(options, TRAINER_OPTIONS, 'createTrainer');
     const taskIndex = TRAIN_TASKS.indexOf(opts.task);
@@ -1608,23 +1677,31 @@ class Trainer {
     if (config.bug !== null && config.bug !== 'no-causal-mask') {
       fail('BAD_ARGUMENT', `a trainer takes only the bug "no-causal-mask" (got ${show(config.bug)})`);
     }
-    this.lab = lab;
-    this.config = Object.freeze(config);
-    this.generation = lab.generation;
-    this.lastLoss = null;
-    this.ptr = lab.exports.attn_train_create(taskIndex, config.layers, config.heads, config.dModel, config.seqLen,
+    this.#lab = lab;
+    this.#config = Object.freeze(config);
+    this.#generation = currentCore(lab).generation;
+    this.#ptr = this.#core.exports.attn_train_create(taskIndex, config.layers, config.heads, config.dModel, config.seqLen,
       config.vocab, config.batch, config.lr, config.seed, config.causal ? 1 : 0, config.bug ? BUGS.indexOf(config.bug) : 0);
-    if (!this.ptr) lab.throwLastError();
+    if (!this.#ptr) this.#core.throwLastError();
   }
 
-  alive() {
-    refuseIfGone(this, 'trainer', 'create a new one with lab.createTrainer');
+  /** The options it was made with, unset ones filled in: { task, layers, heads, dModel, seqLen, vocab, batch, lr, seed, causal, bug }. */
+  get config() { return this.#config; }
+
+  /** The trainer's struct in the core, 0 once freed: a page may test it to stop a training loop. */
+  get ptr() { return this.#ptr; }
+
+  #alive() {
+    refuseIfGone(this.#ptr, this.#generation, this.#lab, 'trainer', 'create a new one with lab.createTrainer');
   }
+
+  /** The lab's core: the trainer's own instance while #alive() passes. */
+  get #core() { return currentCore(this.#lab); }
 
   /** Release the trainer's memory in the core. Safe to call twice, and after lab.reset(). */
   free() {
-    if (this.ptr && this.generation === this.lab.generation) this.lab.exports.attn_train_free(this.ptr);
-    this.ptr = 0;
+    if (this.#ptr && this.#generation === this.#core.generation) this.#core.exports.attn_train_free(this.#ptr);
+    this.#ptr = 0;
   }
 
   /**
@@ -1634,19 +1711,19 @@ class Trainer {
    *   an earlier call's last step, or null before the first step.
    */
   step(n = 1) {
-    this.alive();
+    this.#alive();
     const count = checkInteger(n, 'n', 1, { min: 0, max: 100000 });
     if (count > 0) {
-      const { exports } = this.lab;
-      const before = exports.attn_train_step_count(this.ptr);
-      const layout = new Layout(this.lab).add('loss', 4).commit();
-      const status = exports.attn_train_step(this.ptr, layout.ptr('loss'), count);
+      const { exports } = this.#core;
+      const before = exports.attn_train_step_count(this.#ptr);
+      const layout = new Layout(this.#core).add('loss', 4).commit();
+      const status = exports.attn_train_step(this.#ptr, layout.ptr('loss'), count);
       // A call stopped by a diverged step still took the steps before it;
       // the core leaves the loss of the last one taken.
-      if (exports.attn_train_step_count(this.ptr) > before) this.lastLoss = this.view(Float32Array, layout.ptr('loss'), 1)[0];
-      this.lab.check(status);
+      if (exports.attn_train_step_count(this.#ptr) > before) this.#lastLoss = this.#view(Float32Array, layout.ptr('loss'), 1)[0];
+      this.#core.check(status);
     }
-    return { step: this.lab.exports.attn_train_step_count(this.ptr), loss: this.lastLoss };
+    return { step: this.#core.exports.attn_train_step_count(this.#ptr), loss: this.#lastLoss };
   }
 
   /**
@@ -1659,12 +1736,12 @@ class Trainer {
    * @returns {{ loss: number, accuracy: number }}
    */
   evaluate(options) {
-    this.alive();
+    this.#alive();
     const { batches } = checkOptions(options, ['batches'], 'evaluate');
     const n = checkInteger(batches, 'batches', 4, { min: 1, max: 1000 });
-    const layout = new Layout(this.lab).add('result', 8).commit();
-    this.lab.check(this.lab.exports.attn_train_evaluate(this.ptr, layout.ptr('result'), n));
-    const [loss, accuracy] = this.view(Float32Array, layout.ptr('result'), 2);
+    const layout = new Layout(this.#core).add('result', 8).commit();
+    this.#core.check(this.#core.exports.attn_train_evaluate(this.#ptr, layout.ptr('result'), n));
+    const [loss, accuracy] = this.#view(Float32Array, layout.ptr('result'), 2);
     return { loss, accuracy };
   }
 
@@ -1686,19 +1763,19 @@ class Trainer {
    *   let query i see key j.
    */
   attention(tokens, options) {
-    this.alive();
+    this.#alive();
     const { as = 'evaluation' } = checkOptions(options, ['as'], 'attention');
     if (as !== 'evaluation' && as !== 'training') {
       fail('BAD_ARGUMENT', `as must be "evaluation" or "training" (got ${show(as)})`);
     }
-    const { layers: L, heads: H, seqLen: T } = this.config;
+    const { layers: L, heads: H, seqLen: T } = this.#config;
     const given = tokens !== undefined && tokens !== null;
-    const ids = given ? this.checkTokens(tokens, 'tokens') : null;
-    const layout = new Layout(this.lab).add('weights', 4 * L * H * T * T).add('allowed', T * T).add('tokens', 4 * T).commit();
-    if (given) this.view(Int32Array, layout.ptr('tokens'), T).set(ids);
-    this.lab.check(this.lab.exports.attn_train_attention_as(this.ptr, layout.ptr('weights'), layout.ptr('allowed'),
+    const ids = given ? this.#checkTokens(tokens, 'tokens') : null;
+    const layout = new Layout(this.#core).add('weights', 4 * L * H * T * T).add('allowed', T * T).add('tokens', 4 * T).commit();
+    if (given) this.#view(Int32Array, layout.ptr('tokens'), T).set(ids);
+    this.#core.check(this.#core.exports.attn_train_attention_as(this.#ptr, layout.ptr('weights'), layout.ptr('allowed'),
       layout.ptr('tokens'), given ? 1 : 0, as === 'training' ? 1 : 0));
-    const all = this.view(Float32Array, layout.ptr('weights'), L * H * T * T);
+    const all = this.#view(Float32Array, layout.ptr('weights'), L * H * T * T);
     const layers = [];
     for (let l = 0; l < L; l++) {
       layers.push([]);
@@ -1708,16 +1785,16 @@ class Trainer {
       }
     }
     const allowed = { data: layout.getU8('allowed', T * T), shape: [T, T] };
-    return { tokens: Array.from(this.view(Int32Array, layout.ptr('tokens'), T)), layers, allowed };
+    return { tokens: Array.from(this.#view(Int32Array, layout.ptr('tokens'), T)), layers, allowed };
   }
 
   /** Zero (on = true) or restore head `head` of layer `layer` (0-based) in evaluate and attention. */
   ablate(layer, head, on = true) {
-    this.alive();
-    const l = checkInteger(layer, 'layer', undefined, { max: this.config.layers - 1 });
-    const h = checkInteger(head, 'head', undefined, { max: this.config.heads - 1 });
+    this.#alive();
+    const l = checkInteger(layer, 'layer', undefined, { max: this.#config.layers - 1 });
+    const h = checkInteger(head, 'head', undefined, { max: this.#config.heads - 1 });
     if (l === undefined || h === undefined) fail('BAD_ARGUMENT', 'ablate needs a layer and a head');
-    this.lab.check(this.lab.exports.attn_train_ablate(this.ptr, l, h, checkBoolean(on, 'on', true) ? 1 : 0));
+    this.#core.check(this.#core.exports.attn_train_ablate(this.#ptr, l, h, checkBoolean(on, 'on', true) ? 1 : 0));
   }
 
   /**
@@ -1729,7 +1806,7 @@ class Trainer {
    * trainer's, gives the layer's maps from attention(tokens).
    */
   weights(layer) {
-    const l = this.checkLayer(layer);
+    const l = this.#checkLayer(layer);
     const params = this.parameters();
     return Object.fromEntries(PROJECTIONS.map((name, i) => [name,
       { weight: params[`l${l + 1}.${['wq', 'wk', 'wv', 'wo'][i]}`], bias: null }]));
@@ -1743,8 +1820,8 @@ class Trainer {
    * @returns {{ data: Float32Array, shape: [1, number, number] }} (1, T, dModel)
    */
   layerInput(layer, tokens) {
-    const l = this.checkLayer(layer);
-    const { seqLen, vocab: V, dModel: C } = this.config;
+    const l = this.#checkLayer(layer);
+    const { seqLen, vocab: V, dModel: C } = this.#config;
     const t = toTensor(tokens, 'tokens', 'float64'); // as doubles: 1 + 1e-8 is not the id 1
     if (t.shape.length !== 1 || t.shape[0] < 1 || t.shape[0] > seqLen) {
       fail('SHAPE_MISMATCH', `tokens must be a list of 1 to ${seqLen} ids; got shape ${describe(t.shape)}`);
@@ -1752,16 +1829,16 @@ class Trainer {
     const bad = t.data.findIndex((v) => !Number.isInteger(v) || v < 0 || v >= V);
     if (bad >= 0) fail('BAD_ARGUMENT', `tokens entry ${bad} is ${t.data[bad]}; ids must be integers from 0 to ${V - 1}`);
     const T = t.shape[0];
-    const layout = new Layout(this.lab).add('x', 4 * T * C).add('tokens', 4 * T).commit();
-    this.view(Int32Array, layout.ptr('tokens'), T).set(t.data);
-    this.lab.check(this.lab.exports.attn_train_layer_input(this.ptr, layout.ptr('x'), layout.ptr('tokens'), T, l));
-    return { data: this.view(Float32Array, layout.ptr('x'), T * C).slice(), shape: [1, T, C] };
+    const layout = new Layout(this.#core).add('x', 4 * T * C).add('tokens', 4 * T).commit();
+    this.#view(Int32Array, layout.ptr('tokens'), T).set(t.data);
+    this.#core.check(this.#core.exports.attn_train_layer_input(this.#ptr, layout.ptr('x'), layout.ptr('tokens'), T, l));
+    return { data: this.#view(Float32Array, layout.ptr('x'), T * C).slice(), shape: [1, T, C] };
   }
 
   /** A layer index, 0-based, of this trainer. */
-  checkLayer(layer) {
-    this.alive();
-    const L = this.config.layers;
+  #checkLayer(layer) {
+    this.#alive();
+    const L = this.#config.layers;
     if (typeof layer !== 'number' || !Number.isInteger(layer) || layer < 0 || layer >= L) {
       fail('BAD_ARGUMENT', `layer must be an integer from 0 to ${L - 1} (got ${show(layer)})`);
     }
@@ -1770,8 +1847,8 @@ class Trainer {
 
   /** The parameters by name: { wte, wpe, 'l1.wq', …, 'lnf.weight', 'lnf.bias', wu }, each { data, shape }. */
   parameters() {
-    this.alive();
-    return this.readTensors(this.lab.exports.attn_train_params(this.ptr));
+    this.#alive();
+    return this.#readTensors(this.#core.exports.attn_train_params(this.#ptr));
   }
 
   /**
@@ -1782,28 +1859,28 @@ class Trainer {
    * @returns {{ loss: number, gradients: Object<string, { data, shape }> }}
    */
   gradients(tokens, targets) {
-    this.alive();
-    const { batch: B, seqLen: T } = this.config;
-    const ids = this.checkTokens(tokens, 'tokens', B);
-    const want = this.checkTokens(targets, 'targets', B, -1);
-    const layout = new Layout(this.lab).add('loss', 4).add('tokens', 4 * B * T).add('targets', 4 * B * T).commit();
-    this.view(Int32Array, layout.ptr('tokens'), B * T).set(ids);
-    this.view(Int32Array, layout.ptr('targets'), B * T).set(want);
-    this.lab.check(this.lab.exports.attn_train_gradients(this.ptr, layout.ptr('loss'), layout.ptr('tokens'), layout.ptr('targets')));
-    const loss = this.view(Float32Array, layout.ptr('loss'), 1)[0];
+    this.#alive();
+    const { batch: B, seqLen: T } = this.#config;
+    const ids = this.#checkTokens(tokens, 'tokens', B);
+    const want = this.#checkTokens(targets, 'targets', B, -1);
+    const layout = new Layout(this.#core).add('loss', 4).add('tokens', 4 * B * T).add('targets', 4 * B * T).commit();
+    this.#view(Int32Array, layout.ptr('tokens'), B * T).set(ids);
+    this.#view(Int32Array, layout.ptr('targets'), B * T).set(want);
+    this.#core.check(this.#core.exports.attn_train_gradients(this.#ptr, layout.ptr('loss'), layout.ptr('tokens'), layout.ptr('targets')));
+    const loss = this.#view(Float32Array, layout.ptr('loss'), 1)[0];
     // A target whose probability underflowed to 0 in float32 gives an infinite loss.
     if (!Number.isFinite(loss)) fail('OVERFLOW', 'the loss is not finite on this batch: the model diverged; lower lr and start again');
-    return { loss, gradients: this.readTensors(this.lab.exports.attn_train_grads(this.ptr)) };
+    return { loss, gradients: this.#readTensors(this.#core.exports.attn_train_grads(this.#ptr)) };
   }
 
   /** A view of the core's memory, made after the last call (memory may have grown). */
-  view(Type, ptr, length) {
-    return new Type(this.lab.exports.memory.buffer, ptr, length);
+  #view(Type, ptr, length) {
+    return new Type(this.#core.exports.memory.buffer, ptr, length);
   }
 
   /** ids (rows?, seqLen) as a flat array of integers in [min, vocab). */
-  checkTokens(x, name, rows = 0, min = 0) {
-    const { seqLen: T, vocab: V } = this.config;
+  #checkTokens(x, name, rows = 0, min = 0) {
+    const { seqLen: T, vocab: V } = this.#config;
     const t = toTensor(x, name, 'float64'); // as doubles: 1 + 1e-8 is not the id 1
     const shape = rows ? [rows, T] : [T];
     if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
@@ -1815,16 +1892,16 @@ class Trainer {
   }
 
   /** Named copies of the tensors in a parameter-shaped block at ptr. */
-  readTensors(ptr) {
-    const { exports } = this.lab;
-    const layout = new Layout(this.lab).add('info', 12).commit();
+  #readTensors(ptr) {
+    const { exports } = this.#core;
+    const layout = new Layout(this.#core).add('info', 12).commit();
     const out = {};
-    for (let i = 0; exports.attn_train_tensor(this.ptr, i, layout.ptr('info')) === 0; i++) {
-      const [offset, rows, cols] = this.view(Int32Array, layout.ptr('info'), 3);
-      const namePtr = exports.attn_train_tensor_name(this.ptr, i);
-      const bytes = this.view(Uint8Array, namePtr, 32);
+    for (let i = 0; exports.attn_train_tensor(this.#ptr, i, layout.ptr('info')) === 0; i++) {
+      const [offset, rows, cols] = this.#view(Int32Array, layout.ptr('info'), 3);
+      const namePtr = exports.attn_train_tensor_name(this.#ptr, i);
+      const bytes = this.#view(Uint8Array, namePtr, 32);
       const name = new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0)));
-      out[name] = { data: this.view(Float32Array, ptr + 4 * offset, rows * cols).slice(), shape: [rows, cols] };
+      out[name] = { data: this.#view(Float32Array, ptr + 4 * offset, rows * cols).slice(), shape: [rows, cols] };
     }
     return out;
   }

@@ -15,10 +15,19 @@ async function main(): Promise<number> {
   const saved = mha.forward({ data: new Float32Array(16), shape: [1, 2, 8] }, { causal: true, saveForBackward: true });
   const grads = mha.backward(saved.output);
   const g: SdpaGradients = lab.sdpaBackward([[1, 0]], [[1, 0]], [[1, 0]], [[1, 1]], { bug: 'grad-through-blocked' });
+  // 'none' is no bug, as null is; weights: null is weights not given.
+  lab.sdpaBackward([[1, 0]], [[1, 0]], [[1, 0]], [[1, 1]], { bug: 'none', weights: null });
+  const width: number = mha.dModel + mha.headDim;
+  // @ts-expect-error a module's sizes are read-only
+  mha.dModel = 4;
   mha.free();
   const trainer = lab.createTrainer({ task: 'induction', seed: 1, bug: 'no-causal-mask' });
   const trained = (trainer.step(2).loss ?? 0) + trainer.evaluate({ batches: 1 }).accuracy + trainer.attention().layers[0][0].data[0];
   trainer.ablate(0, 0, true);
+  // @ts-expect-error a trainer's config is read-only
+  trainer.config = { ...trainer.config, seqLen: 32 };
+  // The raw exports, for measurements: allocations made by the core so far.
+  const allocations: number = lab.exports.attn_heap_allocations();
   trainer.free();
   try {
     lab.sdpa([[1]], [[1]], [[1]], { bug: 'no-scale' });
@@ -36,7 +45,7 @@ async function main(): Promise<number> {
   }
   window.addEventListener('attention-change', (e) => console.log(e.detail.preset, e.detail.weights?.shape));
   await lab.reset();
-  return trained + full.weights.data[0] + fast.output.data[0] + g.dScores.data[0] + grads.qProj.weight.data[0] + (grads.dKeyValue ? 1 : 0) + full.stats.maxAbsScore + lab.memoryBytes() + lab.lastCallBytes() + lab.lastCallMadds();
+  return trained + width + allocations + full.weights.data[0] + fast.output.data[0] + g.dScores.data[0] + grads.qProj.weight.data[0] + (grads.dKeyValue ? 1 : 0) + full.stats.maxAbsScore + lab.memoryBytes() + lab.lastCallBytes() + lab.lastCallMadds();
 }
 
 void main();
