@@ -63,7 +63,7 @@ test('a stepper button at its end keeps the focus, marked unavailable, and more 
   await context.close();
 });
 
-test('watch a head learn: pause and finish are read out, and the focus goes on to Reset when Start disables itself', async () => {
+test('watch a head learn: pause and finish are read out, and the focus stays on Start, marked unavailable, when training finishes', async () => {
   const { context, page, problems } = await open('#view=watch-learn');
   /** The one-line summary for screen readers, and whether it is a live region (null: there is none). */
   const said = () => page.evaluate((live) => {
@@ -77,8 +77,11 @@ test('watch a head learn: pause and finish are read out, and the focus goes on t
   const paused = await said();
   await page.keyboard.press('Enter'); // Start again
   await page.waitForFunction(() => document.querySelector('[data-action="learn-start"]').textContent === 'Finished', null, { timeout: 20000 });
-  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => resolve()))); // a disabled button loses the focus by the next frame
-  assert.equal(await focused(page), 'learn-reset', 'the focus went on to Reset');
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => resolve()))); // a disabled button would lose the focus by the next frame
+  assert.equal(await focused(page), 'learn-start', 'the focus stays on Start, never moved onto Reset');
+  assert.equal(await page.locator('[data-action="learn-start"]').getAttribute('aria-disabled'), 'true', 'Start is marked unavailable');
+  const looks = await page.evaluate(() => ['learn-start', 'learn-reset'].map((a) => getComputedStyle(document.querySelector(`[data-action="${a}"]`)).backgroundColor));
+  assert.notEqual(looks[0], looks[1], `the unavailable Start looks unlike the available Reset (${looks.join(' vs ')})`);
   assert.ok(paused?.live, `a live summary line: ${JSON.stringify(paused)}`);
   assert.match(paused.text, /^Paused at step \d+: held-out accuracy \d+\.\d\s%$/);
   assert.match((await said()).text, /^Finished at step 400: held-out accuracy \d+\.\d\s%$/);

@@ -231,6 +231,18 @@ test('a learner\'s edit in each section is said once, after the edits pause, wit
   const crossRow = await rowShown(page, '[data-values="cross-output"]', 1);
   assert.equal(crossRow.length, 4);
   saidOnce(heard, 'self-cross', `Output row t2 [${crossRow.join(', ')}].`);
+  // A padding switch: what changed first, with the weight the maps show the position.
+  const s5 = page.locator('[data-mask="cross-pad"] button[data-col="4"]');
+  const column = async (j) => [...await page.locator(`[data-heatmap="cross-weights-h0"] .hm-cell[data-col="${j}"]`).allTextContents(),
+    ...await page.locator(`[data-heatmap="cross-weights-h1"] .hm-cell[data-col="${j}"]`).allTextContents()];
+  heard = await afterEdit(page, () => s5.click());
+  assert.deepEqual([...new Set(await column(4))], ['0'], 'self-cross: every target gives the padding s5 weight 0 on the maps');
+  saidOnce(heard, 'self-cross', `s5 is now padding: every target gives it weight 0; output row t1 [${(await rowShown(page, '[data-values="cross-output"]', 0)).join(', ')}].`);
+  heard = await afterEdit(page, () => s5.click());
+  const s5Weights = (await column(4)).map(Number);
+  const [low, high] = [Math.min(...s5Weights), Math.max(...s5Weights)];
+  saidOnce(heard, 'self-cross', `s5 is a real token again: the targets give it weights ${(await column(4)).find((t) => Number(t) === low)} to ${(await column(4)).find((t) => Number(t) === high)}; `
+    + `output row t1 [${(await rowShown(page, '[data-values="cross-output"]', 0)).join(', ')}].`);
 
   // Multi-head: a size is said as the sizes line; the last token as the leak test.
   heard = await afterEdit(page, () => typeInto(page, page.locator('[data-field="mha-heads"]'), '8'));
@@ -405,5 +417,68 @@ test('the steppers\' arrows are shown but not part of the buttons\' names', asyn
     assert.match(await button.textContent(), new RegExp(arrow), `${field}: the arrow is still shown`);
   }
   assertClean(problems, 'stepper names');
+  await context.close();
+});
+
+test('a stepper pressed at its end says so briefly, instead of the whole step again (online softmax, KV cache)', async () => {
+  const { page, problems, context } = await open('#view=online-softmax');
+  // Pressed by keyboard on the focused button, as a learner at the end keeps pressing.
+  const press = (field) => afterEdit(page, async () => {
+    await page.locator(`[data-field="${field}"]`).focus();
+    await page.keyboard.press('Enter');
+  });
+  // Online softmax starts at tile 1 of 3.
+  let heard = await press('flash-prev');
+  saidOnce(heard, 'online-softmax', 'Already at the first tile.');
+  await page.locator('[data-field="flash-all"]').click();
+  assert.equal(await shown(page, '[data-out="flash-step"]'), 'Tile 3 of 3');
+  heard = await press('flash-next');
+  saidOnce(heard, 'online-softmax', 'Already at the last tile.');
+  assert.equal(await page.locator('[data-field="flash-next"]').getAttribute('aria-disabled'), 'true', 'Next tile at the last tile');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.field), 'flash-next', 'Next tile keeps the focus at the last tile');
+  // The KV cache starts at token 3 of 5: two presses reach the end, said once as the step; a third says it is there.
+  heard = await afterEdit(page, async () => {
+    await page.locator('[data-field="kv-next"]').focus();
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Enter');
+  });
+  assert.equal(await shown(page, '[data-out="kv-step"]'), 'Token 5 of 5');
+  assert.match(heard['kv-cache']?.[0] ?? '', /^Token 5 of 5: /, `kv-cache: what reaching the last token said: ${JSON.stringify(heard)}`);
+  heard = await press('kv-next');
+  saidOnce(heard, 'kv-cache', 'Already at the last token.');
+  assert.equal(await page.locator('[data-field="kv-next"]').getAttribute('aria-disabled'), 'true', 'Next token at the last token');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.field), 'kv-next', 'Next token keeps the focus at the last token');
+  for (let k = 0; k < 4; k++) await page.locator('[data-field="kv-prev"]').click();
+  assert.equal(await shown(page, '[data-out="kv-step"]'), 'Token 1 of 5');
+  heard = await press('kv-prev');
+  saidOnce(heard, 'kv-cache', 'Already at the first token.');
+  assertClean(problems, 'steppers at their ends');
+  await context.close();
+});
+
+test('observability: a new example is said by its name and its one key finding; the numbers stay in the table', async () => {
+  const { page, problems, context } = await open('#view=observability');
+  const select = page.locator('[data-field="obs-src"]');
+  const name = (value) => select.locator(`option[value="${value}"]`).textContent();
+  const stat = (key) => shown(page, `[data-out="${key}"]`);
+  // By keyboard, as a learner runs through the examples: causal, then custom.
+  let heard = await afterEdit(page, async () => {
+    await select.focus();
+    await page.keyboard.press('ArrowDown');
+  });
+  assert.equal(await select.inputValue(), 'custom');
+  // The custom mask starts with every pair allowed.
+  assert.equal(await stat('obs-masked'), '0.000 (0.0\u00a0%)', 'the custom mask as it starts blocks nothing');
+  saidOnce(heard, 'observability', `${await name('custom')}: the mask blocks no pair; max |score| before softmax ${await stat('obs-maxscore')}, moderate: the softmax stays smooth.`);
+  const masked = async () => `${(await stat('obs-masked')).replace(/^.*\((.*)\)$/, '$1')}`;
+  heard = await afterEdit(page, () => select.selectOption('padding'));
+  saidOnce(heard, 'observability', `${await name('padding')}: ${await masked()} of the query–key pairs are blocked, and the weight on them is exactly 0: nothing leaks past the mask.`);
+  heard = await afterEdit(page, () => select.selectOption('causal'));
+  saidOnce(heard, 'observability', `${await name('causal')}: ${await masked()} of the query–key pairs are blocked, and the weight on them is exactly 0: nothing leaks past the mask.`);
+  heard = await afterEdit(page, () => select.selectOption('plain'));
+  assert.equal(await stat('obs-masked'), '0.000 (0.0\u00a0%)', 'the plain example blocks nothing');
+  saidOnce(heard, 'observability', `${await name('plain')}: max |score| before softmax ${await stat('obs-maxscore')}, moderate: the softmax stays smooth.`);
+  for (const text of Object.values(heard).flat()) assert.ok(text.length < 120, `observability: ${text.length} characters said for a new example: "${text}"`);
+  assertClean(problems, 'observability examples');
   await context.close();
 });

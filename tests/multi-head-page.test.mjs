@@ -369,3 +369,27 @@ test('a link whose d_model the heads do not split marks both fields, described b
   assertClean(problems, 'unsplit d_model from a link');
   await context.close();
 });
+
+test('"Draw new weights" says the new seed and a query whose strongest key changed, as the maps show it', async () => {
+  const { page, problems, context } = await env.open('#view=multi-head', { viewport: { width: 1280, height: 900 } });
+  const section = page.locator('#multi-head');
+  const before = await shownMaps(page, 4, 5);
+  const said = section.locator('[data-said="multi-head"]');
+  await section.locator('button[data-action="mha-draw"]').focus();
+  await page.keyboard.press('Enter');
+  await waitForState(page, () => document.querySelector('#multi-head [data-said="multi-head"]').textContent !== '', null, 'the draw is said');
+  assert.equal(await section.locator('input[data-field="mha-seed"]').inputValue(), '8');
+  const text = await said.textContent();
+  const m = /^New weights from seed 8: in head (\d), query t(\d) now looks most at t(\d) \(([\d.]+)\), no longer at t(\d)\.$/.exec(text);
+  assert.ok(m, `said after "Draw new weights": "${text}"`);
+  const [head, query, key, weight, was] = m.slice(1, 5).map(Number).concat(Number(m[5]));
+  const after = await shownMaps(page, 4, 5);
+  const row = after[head - 1][query - 1];
+  assert.equal(row[key - 1], weight, `head ${head}, query t${query}: the map shows ${row[key - 1]} at t${key}, the sentence ${weight}`);
+  assert.equal(Math.max(...row), weight, `head ${head}, query t${query}: row ${JSON.stringify(row)}, its largest is not at t${key}`);
+  const old = before[head - 1][query - 1];
+  assert.equal(Math.max(...old), old[was - 1], `head ${head}, query t${query} before: row ${JSON.stringify(old)}, its largest is not at t${was}`);
+  assert.notEqual(was, key, 'the strongest key changed');
+  assertClean(problems, 'draw new weights');
+  await context.close();
+});

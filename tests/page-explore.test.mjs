@@ -394,7 +394,7 @@ test('cross-attention: after typing T_k (no Tab), the first click on a padding s
   assert.equal(await page.locator('[data-mask="cross-pad"] button').count(), 3, 'T_k = 3 gives three switches while typing');
   // The cursor is still in T_k: the click's mousedown takes the focus from it.
   await s1.click();
-  assert.deepEqual(await s1.evaluate((n) => [n.getAttribute('aria-pressed'), n.textContent, n === document.activeElement]), ['false', 's1 pad', true],
+  assert.deepEqual(await s1.evaluate((n) => [n.getAttribute('aria-pressed'), n.textContent, n === document.activeElement]), ['true', 's1 pad', true],
     'the first click makes s1 padding and keeps the focus on it');
   assert.equal(await page.locator('[data-heatmap="cross-weights-h0"] .hm-cell[data-row="0"][data-col="0"]').textContent(), '0', 's1 is blocked in the maps');
   assert.equal(await target.evaluate((n) => n.kept === true), true, 'a T_k edit leaves the target grid as it was: it did not change');

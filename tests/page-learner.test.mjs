@@ -586,7 +586,7 @@ test('cross-attention: a padding position is named pad on the maps\' axes, not g
   const { context, page, problems } = await open('#view=self-cross');
   await page.locator('[data-field="cross-mode"] input[value="cross"]').check();
   const heads = () => page.$$eval('[data-heatmap="cross-weights-h0"] .hm-head', (ns) => ns.map((n) => n.textContent));
-  const pads = () => page.$$eval('[data-mask="cross-pad"] button', (ns) => ns.map((n) => n.getAttribute('aria-pressed') === 'false'));
+  const pads = () => page.$$eval('[data-mask="cross-pad"] button', (ns) => ns.map((n) => n.getAttribute('aria-pressed') === 'true'));
   const check = async (when) => {
     const [names, padded] = [await heads(), await pads()];
     padded.forEach((pad, j) => {
@@ -600,6 +600,89 @@ test('cross-attention: a padding position is named pad on the maps\' axes, not g
   await check('after switching the last position to a token');
   assertClean(problems, 'self-cross');
   await context.close();
+});
+
+test('cross-attention: a longer T_k adds real tokens before the padding, which stays at the end; the learner\'s switches are kept', async () => {
+  const { context, page, problems } = await open('#view=self-cross');
+  const tk = page.locator('input[data-field="cross-tk"]');
+  const sw = (j) => page.locator(`[data-mask="cross-pad"] button[data-col="${j}"]`);
+  // The switches as text, p for padding and t for a real token ("tttttpp").
+  const shown = () => page.$$eval('[data-mask="cross-pad"] button', (ns) => ns.map((n) => (n.getAttribute('aria-pressed') === 'true' ? 'p' : 't')).join(''));
+  const heads = () => page.$$eval('[data-heatmap="cross-weights-h0"] .hm-head:not(.hm-rowhead)', (ns) => ns.map((n) => n.textContent).join(' | '));
+  const expect = async (want, when) => {
+    const got = await shown();
+    assert.equal(got, want, `${when}: the switches read ${got} (t token, p padding), ${want} expected; the map's keys read ${await heads()}`);
+  };
+  await expect('tttttpp', 'at the start');
+  await typeInto(page, tk, '10');
+  await expect('ttttttttpp', 'T_k 7 → 10 (typed through 1)');
+  assert.match(await heads(), /s8 in \| s9 pad \| s10 pad$/, 'the map\'s last keys are the two padding positions');
+  // The learner's own choice: s2 is padding. Typed down to 4 and back to 10, it stays.
+  await sw(1).click();
+  await typeInto(page, tk, '4');
+  await expect('tptt', 'T_k 10 → 4 cuts positions off the end');
+  await typeInto(page, tk, '10');
+  await expect('tpttttttpp', 'T_k 4 → 10 (typed through 1) brings back the positions cut off');
+  // A switch clicked at the shorter size: T_k grows with real tokens before its trailing padding.
+  await typeInto(page, tk, '4');
+  await sw(3).click();
+  await expect('tptp', 'T_k 4 with s4 made padding');
+  await typeInto(page, tk, '6');
+  await expect('tptttp', 'T_k 4 → 6: s5 and s6 are real tokens before the trailing padding');
+  assertClean(problems, 'T_k and the padding switches');
+  await context.close();
+});
+
+test('cross-attention: a padding switch keeps one name, which says what pressed means and holds the text it shows', async () => {
+  const { context, page, problems } = await open('#view=self-cross');
+  const s5 = page.locator('[data-mask="cross-pad"] button[data-col="4"]');
+  const seen = () => s5.evaluate((n) => ({ name: n.getAttribute('aria-label'), pressed: n.getAttribute('aria-pressed'), text: n.textContent }));
+  assert.deepEqual(await seen(), { name: 's5 pad', pressed: 'false', text: 's5' }, 'a real token: "s5 pad", not pressed');
+  assert.match(await s5.ariaSnapshot(), /^- button "s5 pad"(: s5)?$/, 'the name a screen reader reads, not pressed');
+  await s5.click();
+  assert.deepEqual(await seen(), { name: 's5 pad', pressed: 'true', text: 's5 pad' }, 'switched to padding: the name stays, pressed says so');
+  assert.match(await s5.ariaSnapshot(), /^- button "s5 pad"( \[pressed\])?(: s5 pad)?$/, 'the name a screen reader reads, pressed');
+  assert.equal(await page.getByRole('button', { name: 's6 pad', pressed: true }).count(), 1, 's6 starts as padding');
+  assert.equal(await page.getByRole('button', { name: 's5 pad', pressed: true }).count(), 1, 's5 is now padding');
+  // Label in name: every text a switch shows is part of its name (speech input).
+  await runAxe(page, 'cross-attention padding switches', { include: '#self-cross [data-mask="cross-pad"]' });
+  assertClean(problems, 'padding switch names');
+  await context.close();
+});
+
+test('masks: a token-id example the core refuses is flagged right under the token ids, with a link to the core\'s message', async () => {
+  for (const width of [1280, 390]) {
+    const { context, page, problems } = await open('#view=masks', { width, height: 900 });
+    const cell = page.locator('[data-grid="mask-tokens"] input[data-row="0"][data-col="0"]');
+    const note = page.locator('#masks [data-out="mask-refused"]');
+    assert.equal(await note.textContent(), '', `${width} px: no note while the example is valid`);
+    await typeInto(page, cell, '0');
+    await page.waitForFunction(() => document.querySelector('#masks [data-out="mask-refused"]').textContent !== '', null, { timeout: 5000 }).catch(() => {});
+    const text = await note.textContent();
+    assert.equal(text, 'The core refused this example: query 1 of sequence 1 has no key it may see. See the core’s message below.', `${width} px: the note`);
+    // Right under the grid: its top within a line of the grid's last row, inside the page's width.
+    const gap = await page.evaluate(() => {
+      const grid = document.querySelector('[data-grid="mask-tokens"]').getBoundingClientRect();
+      const n = document.querySelector('#masks [data-out="mask-refused"]').getBoundingClientRect();
+      return { below: Math.round(n.top - grid.bottom), left: Math.round(n.left - grid.left), right: Math.round(n.right), page: document.documentElement.clientWidth };
+    });
+    assert.ok(gap.below >= 0 && gap.below < 30 && Math.abs(gap.left) < 30 && gap.right <= gap.page, `${width} px: the note is not right under the grid: ${JSON.stringify(gap)}`);
+    // The link leads to the core's message, and the page's link (its state) stays.
+    const link = note.locator('a');
+    const target = (await link.getAttribute('href')).slice(1);
+    assert.match(await page.locator(`[id="${target}"]`).textContent(), /^Query row has no allowed key \(sequence 1, query 1\)/, `${width} px: the link's target is the core's message`);
+    await link.click();
+    await page.waitForFunction((id) => { const r = document.getElementById(id).getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }, target, { timeout: 3000 })
+      .catch(() => assert.fail(`${width} px: the core's message is not in view after the link`));
+    assert.equal(await page.evaluate(() => document.activeElement.id), target, `${width} px: the focus is on the core's message`);
+    await waitForState(page, (id) => location.hash.includes('mask.tokens=0,') && !location.hash.includes(id), target,
+      async () => `${width} px: the address holds the state, not the link's target: ${await page.evaluate(() => location.hash)}`);
+    await typeInto(page, cell, '12');
+    await page.waitForFunction(() => document.querySelector('#masks [data-out="mask-refused"]').textContent === '', null, { timeout: 5000 }).catch(() => {});
+    assert.equal(await note.textContent(), '', `${width} px: the note is gone once the example is valid again`);
+    assertClean(problems, `refused token ids at ${width} px`);
+    await context.close();
+  }
 });
 
 // ---------------------------------------------------------------------------
@@ -723,15 +806,17 @@ test('an invalid text puts back the value the learner had, not a prefix typed on
   await page.keyboard.press('Escape');
   assert.match(await q.inputValue(), /^1e6$/, 'Escape shows the value kept');
 
-  // T_k typed as 10 passes through 1: the source rows and padding switches the learner set come back.
+  // T_k typed as 10 passes through 1: the source rows and padding switches the learner set come back
+  // (the new positions are real tokens, before the padding at the end).
   const tk = page.locator('input[data-field="cross-tk"]');
   const s5 = () => page.locator('[data-grid="cross-src"] input[data-row="4"][data-col="0"]');
   await typeInto(page, s5(), '9');
   const padded = () => page.locator('#self-cross .pad-row .mask-cell').evaluateAll((ns) => ns.map((n) => n.classList.contains('blocked')));
-  const padsBefore = await padded();
+  await page.locator('#self-cross .pad-row .mask-cell[data-col="1"]').click();
+  const padsBefore = await padded(); // s2 made padding; s6 and s7 padding from the start
   await typeInto(page, tk, '10');
   assert.equal(await s5().inputValue(), '9', 'source row 5 kept what was typed in it');
-  assert.deepEqual((await padded()).slice(0, padsBefore.length), padsBefore, 'the padding switches of positions 1 to 7 are kept');
+  assert.deepEqual(await padded(), [...padsBefore.slice(0, 5), false, false, false, true, true], 'the switch the learner set is kept, and the padding is still at the end');
   assert.equal((await padded()).length, 10);
   await page.waitForTimeout(TYPING_PAUSE + 100);
   await typeInto(page, tk, '11');

@@ -141,8 +141,9 @@ async function expectSection6(page) {
   let r;
   if (cross) {
     const src = await readGrid(page, 'cross-src');
+    // A padding switch is pressed for padding; the core's mask is 1 for a real token.
     const pad = (await readPressed(page, 'cross-pad'))[0];
-    r = mha.forward(T(tgt, [1]), T(src, [1]), { keyPaddingMask: { data: pad.map(Number), shape: [1, src.length] } });
+    r = mha.forward(T(tgt, [1]), T(src, [1]), { keyPaddingMask: { data: pad.map((padded) => (padded ? 0 : 1)), shape: [1, src.length] } });
   } else {
     r = mha.forward(T(tgt, [1]));
   }

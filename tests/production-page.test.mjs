@@ -9,7 +9,6 @@ import { fileURLToPath } from 'node:url';
 import {
   browserSuite, assertClean, typeInto, runAxe, checkShown as checkShownBy, screenshot, renderEverySection, openPage, shownText } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
-import { fmt } from '../web/lesson-ui.js';
 import { sectionName } from '../web/sections/registry.js';
 
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
@@ -339,10 +338,13 @@ test('dropout: the colour legend\'s ends are written as the page writes numbers'
 // ---------------------------------------------------------------------------
 
 /**
- * A count as the page must show it: its digits never grouped, and a large one
- * in scientific notation, as the page's fmt(n, 0) writes it.
+ * A count as the page must show it: every digit, never grouped (the counts
+ * here stay below 1e9, where the page would turn to scientific notation).
  */
-const countText = (n) => fmt(n, 0);
+const countText = (n) => {
+  assert.ok(Number.isInteger(n) && n < 1e9, `a count of multiply-adds the page prints exactly: ${n}`);
+  return String(n);
+};
 
 /** The KV cache section against the module's cached decoding and its full causal pass. */
 async function expectKv(page, { step, stale }) {
@@ -451,6 +453,8 @@ test('KV cache: a size where the times mean something backs the prose; at token 
   const cachedMadds = lab.lastCallMadds();
   mha.forward([x], { causal: true, needWeights: false });
   const fullMadds = lab.lastCallMadds();
+  mha.forward([x], { causal: false, needWeights: false });
+  const pairsMadds = lab.lastCallMadds();
   mha.free();
   // By hand, token 256 of width 64 in 4 heads of 16: with the cache
   // 4·64² + 2·256·64; recomputing 4·256·64² for the projections, 256²·64 for
@@ -462,6 +466,11 @@ test('KV cache: a size where the times mean something backs the prose; at token 
   assert.equal((await texts(page, 'kv-long-madds-full'))[0], countText(fullMadds), 'long example, recomputing');
   assert.match(await section.textContent(), /the core computes every score, but skips the weighted sum over a tile of keys that a whole block of queries may not see/,
     'the prose says why recomputing counts fewer than every pair');
+  // The words compare recomputing with a pass over every pair: the count
+  // they name is the core's, and the comparison holds on the exact counts.
+  assert.equal((await texts(page, 'kv-long-madds-pairs'))[0], countText(pairsMadds), 'the pass over every pair the words compare with');
+  assert.ok(fullMadds < pairsMadds, `recomputing with the causal rule counts ${fullMadds}, every pair ${pairsMadds}: the words say fewer`);
+  assert.match(await section.textContent(), new RegExp(`at 256 tokens it does fewer multiply-adds than the ${pairsMadds} of the same call without the causal rule, a pass over every pair of tokens`));
   const [cached, full] = (await long.locator('tbody td:last-child').allTextContents()).map(Number);
   // The note says what these two times show (no speed is asserted here: times belong to the bench).
   const note = await section.locator('[data-measured="kv-time-note"]').textContent();

@@ -442,3 +442,31 @@ test('a map note names the induction pattern (the token just after an earlier co
   const w3 = map([0, 0, 1, 2, 3, 4, 5, 6]);
   assert.match(describeMap(w3, T, causal, repeated), /^7 of the 7 queries that see more than one key look hardest at the previous token/);
 });
+
+test('training that finishes by itself leaves the focus on Start/Pause, marked unavailable: a late Space does not reset the model', async () => {
+  const { page, problems, context } = await env.open('#view=watch-learn', { viewport: { width: 1280, height: 900 } });
+  const section = page.locator('#watch-learn');
+  const start = section.locator('[data-action="learn-start"]');
+  await start.focus();
+  await page.keyboard.press('Space');
+  await page.waitForSelector('#watch-learn [data-action="learn-start"]:has-text("Finished")', { timeout: 60000 });
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => resolve()))); // a disabled button would lose the focus by the next frame
+  const focus = await page.evaluate(() => document.activeElement.dataset.action ?? document.activeElement.tagName);
+  assert.equal(focus, 'learn-start', 'the focus after training finished');
+  assert.equal(await start.getAttribute('aria-disabled'), 'true', 'Finished is marked unavailable');
+  const trained = await readout(section);
+  assert.equal(trained.step, 400);
+  // The Space meant to pause, pressed just too late.
+  await page.keyboard.press('Space');
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))));
+  assert.deepEqual(await readout(section), trained, 'a Space on Finished changed the model');
+  assert.equal(await start.textContent(), 'Finished');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.action), 'learn-start', 'the focus after the late Space');
+  // Reset, chosen, starts a new model, and Start is available again.
+  await section.locator('[data-action="learn-reset"]').click();
+  assert.equal((await readout(section)).step, 0);
+  assert.equal(await start.getAttribute('aria-disabled'), 'false', 'Start after Reset');
+  assert.equal(await start.textContent(), 'Start');
+  assertClean(problems, 'watch-learn finishing');
+  await context.close();
+});

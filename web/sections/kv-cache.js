@@ -18,8 +18,12 @@ const REPEATS = 200; // calls per live timing
 const LONG = { tokens: 256, dModel: 64, heads: 4 };
 const LONG_BUDGET_MS = 20; // time spent calling each path of the long example
 
-/** A count of multiply-adds: plain digits, a large one in scientific notation (never grouped). */
-const fmtCount = (n) => fmt(n, 0);
+/**
+ * A count of multiply-adds, exact as the core counted it and never grouped:
+ * the words under the long example compare two counts, which rounding would
+ * blur. (A count past 1e9, far beyond this section's, takes scientific notation.)
+ */
+const fmtCount = (n) => (Number.isInteger(n) && Math.abs(n) < 1e9 ? String(n) : fmt(n, 0));
 
 const tokenLabel = (i) => `token ${i + 1}`;
 
@@ -52,7 +56,17 @@ export const kvCache = {
     ctx.slot(this.id, 'inputs').replaceChildren(
       numberGrid({ label: 'Tokens x (one row per token, d_model = 4)', name: 'kv-x', matrix: st.x, rowLabel: tokenLabel, colLabel: dimLabel, onChange: commit }),
     );
-    const step = (to) => { st.step = Math.max(1, Math.min(T, to)); commit(); };
+    // A press at either end changes nothing: it says so in a few words,
+    // instead of the whole step again.
+    const step = (to) => {
+      const next = Math.max(1, Math.min(T, to));
+      if (next === st.step) {
+        this.said.say(to > st.step ? 'Already at the last token.' : 'Already at the first token.');
+        return;
+      }
+      st.step = next;
+      commit();
+    };
     // The arrows are drawn, not read: the buttons are named "Previous token" and "Next token".
     this.prev = h('button', { type: 'button', 'data-field': 'kv-prev' }, h('span', { 'aria-hidden': 'true', text: '◀' }), ' Previous token');
     this.next = h('button', { type: 'button', 'data-field': 'kv-next' }, 'Next token ', h('span', { 'aria-hidden': 'true', text: '▶' }));
@@ -116,7 +130,7 @@ export const kvCache = {
     setText(this.stepText, `Token ${st.step} of ${T}`);
     // At either end a button is marked unavailable (aria-disabled), not
     // disabled: it keeps the focus, so a key held down stops at the end
-    // instead of the focus falling to the page or turning back (step() clamps).
+    // instead of the focus falling to the page or turning back (step() stops there).
     this.prev.setAttribute('aria-disabled', String(st.step <= 1));
     this.next.setAttribute('aria-disabled', String(st.step >= T));
     this.drawCache(ctx, st, steps, res.cacheShape);
@@ -215,8 +229,9 @@ export const kvCache = {
         small: workTable('kv-work', 'kv-madds'),
         long: workTable('kv-work-long', 'kv-long-madds'),
         note: h('span', { 'data-measured': 'kv-time-note' }), // a time: never the same twice
+        pairs: h('strong', { 'data-out': 'kv-long-madds-pairs', text: '…' }),
       };
-      const { small, long, note } = this.work;
+      const { small, long, note, pairs } = this.work;
       setText(long.caption, `The same step at token ${LONG.tokens} of ${LONG.tokens}, d_model = ${LONG.dModel}, ${LONG.heads} heads: multiply-adds counted by the core, time measured once in this browser`);
       for (const td of [...long.madds, ...long.times]) setText(td, '…');
       host.replaceChildren(h('div', { class: 'grid-wrap' }, small.table));
@@ -227,7 +242,7 @@ export const kvCache = {
           + 'so their difference is exactly the work the cache saves: the core counts every product in its matrix products (the four projections, '
           + 'the scores and the weighted sums of the values), not the softmax. Recomputing with the causal rule, the core computes every score, '
           + 'but skips the weighted sum over a tile of keys that a whole block of queries may not see: at '
-          + `${LONG.tokens} tokens it does less than a pass over every pair of tokens would. `, note));
+          + `${LONG.tokens} tokens it does fewer multiply-adds than the `, pairs, ' of the same call without the causal rule, a pass over every pair of tokens. ', note));
       // Timing this browser waits until the learner comes near (whenNear).
       this.cancelLong?.();
       this.cancelLong = whenNear(longHost, () => this.measureLong(ctx));
@@ -264,10 +279,11 @@ export const kvCache = {
    * once after the page's frame: its own module, inputs from a fixed pattern
    * (the cost does not depend on the values). Building the cache and timing
    * each path are three idle tasks, so none holds the page for long. Each
-   * path's multiply-adds are the core's count of its last timed call.
+   * path's multiply-adds are the core's count of its last timed call; the
+   * pass over every pair the words compare with is one call more, untimed.
    */
   measureLong(ctx) {
-    const { long, note } = this.work;
+    const { long, note, pairs } = this.work;
     const mha = ctx.core(this.status, () => ctx.lab.createMultiHeadAttention({ dModel: LONG.dModel, numHeads: LONG.heads, rope: true, seed: 1 }), [], { keepNote: false });
     if (!mha) return;
     const x = Array.from({ length: LONG.tokens }, (_, i) => Array.from({ length: LONG.dModel }, (_, j) => Math.sin(0.37 * (i * LONG.dModel + j))));
@@ -284,6 +300,9 @@ export const kvCache = {
       () => {
         timing.full = timePerCall(() => mha.forward([x], options), { ms: LONG_BUDGET_MS });
         setText(long.madds[1], fmtCount(ctx.lab.lastCallMadds()));
+        // What recomputing is compared with in the words under the table: every pair, no causal rule.
+        mha.forward([x], { ...options, causal: false });
+        setText(pairs, fmtCount(ctx.lab.lastCallMadds()));
       },
     ];
     const next = () => afterFrameIdle(() => {

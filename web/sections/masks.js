@@ -109,9 +109,16 @@ export const masks = {
       label: 'Sequence length T', name: 'mask-ct', value: st.ct, integer: true, min: 1, max: 8, size: 'sm',
       onValue: (v) => { st.ct = v; causal(); },
     }));
+    const tokens = numberGrid({ label: 'Token ids (2 sequences × 5 positions)', name: 'mask-tokens', matrix: st.tokens, integer: true, min: 0, max: 99999,
+      rowLabel: (i) => `seq ${i + 1}`, colLabel: (j) => `pos ${j + 1}`, onChange: padding });
+    // Under the grid, with the grid's own messages (empty, it takes no room):
+    // a refusal of the token ids, whose message is far below (refusedNote).
+    this.refused = h('p', { class: 'cell-msg', 'data-out': 'mask-refused' });
+    // As wide as the grid, never wider: the padding id field beside it stays put.
+    this.refused.style.contain = 'inline-size';
+    tokens.querySelector('.grid-msgs').append(this.refused);
     ctx.slot(this.id, 'padding-controls').replaceChildren(
-      numberGrid({ label: 'Token ids (2 sequences × 5 positions)', name: 'mask-tokens', matrix: st.tokens, integer: true, min: 0, max: 99999,
-        rowLabel: (i) => `seq ${i + 1}`, colLabel: (j) => `pos ${j + 1}`, onChange: padding }),
+      tokens,
       numberField({ label: 'Padding id', name: 'mask-pad', value: st.pad, integer: true, min: 0, max: 99999, size: 'sm',
         onValue: (v) => { st.pad = v; padding(); } }),
     );
@@ -122,6 +129,8 @@ export const masks = {
     this.paddingAloneStatus = statusLine(this.said.padding); // padding on its own
     this.paddingStatus = statusLine(this.said.padding); // causal AND padding
     this.customStatus = statusLine(this.said.custom);
+    // The padding lines are the targets of the note's link: focused, not tabbed to.
+    for (const line of [this.paddingAloneStatus, this.paddingStatus]) line.node.tabIndex = -1;
     ctx.slot(this.id, 'causal-status').replaceChildren(this.causalStatus.node, this.said.causal.node);
     ctx.slot(this.id, 'padding-alone-status').replaceChildren(this.paddingAloneStatus.node);
     ctx.slot(this.id, 'padding-status').replaceChildren(this.paddingStatus.node, this.said.padding.node);
@@ -197,7 +206,12 @@ export const masks = {
       rowLabel: (b) => `sequence ${b + 1}`, colLabel: keyLabel, text: (on) => (on ? '1' : '0') });
     const z = zeros([2, 1], 5);
     // This part shows sequences and no heads: the core's "batch 2, head 1, " reads "sequence 2, " here.
-    const explain = (err) => refusalText(err.code, oneBased(err.message).replace(/batch (\d+), head 1, /, 'sequence $1, '));
+    // The refusal is kept for the note under the token ids.
+    let refusal = null;
+    const explain = (err) => {
+      refusal = err;
+      return refusalText(err.code, oneBased(err.message).replace(/batch (\d+), head 1, /, 'sequence $1, '));
+    };
     // Which pairs are blocked comes from the core's own rule for the same options.
     const twoMaps = (host, name, what, weights, options) => {
       const pairs = ctx.lab.allowedPairs(weights.shape, options);
@@ -212,6 +226,7 @@ export const masks = {
     const alone = ctx.core(this.paddingAloneStatus, () => ctx.lab.sdpa(z, z, z, { mask: pm }), [padWeightsHost, combinedHost, shapesHost], { explain });
     if (!alone) {
       this.paddingStatus.clear();
+      this.refusedNote(refusal, this.paddingAloneStatus.node);
       return;
     }
     ctx.publish(`${this.prefix}.padding`, alone);
@@ -229,6 +244,7 @@ export const masks = {
       const twoHeads = ctx.lab.sdpa(z2, z2, z2, { mask: pm, causal: true });
       return { r, combinedShape: both.shape, twoHeadShape: twoHeads.weights.shape, contextShape: twoHeads.output.shape };
     }, [combinedHost, shapesHost], { explain });
+    this.refusedNote(got ? null : refusal, this.paddingStatus.node);
     if (!got) return;
     const out = got.r;
     ctx.publish(`${this.prefix}.combined`, out);
@@ -248,6 +264,30 @@ export const masks = {
         : `sequence ${b + 1} has padding at ${keys.length === 1 ? 'key' : 'keys'} ${keys.join(', ')}`;
     });
     this.said.padding.say(`Padding mask ${fmtShape(pm.shape)}: ${padded.join('; ')}. Causal AND padding: ${fmtShape(got.combinedShape)}.`);
+  },
+
+  /**
+   * The core's refusal of the token ids (err, null when they are valid),
+   * said in one line under the grid where they are typed: the message
+   * itself is in `line`, far below, under the prose that explains it. The
+   * note's link leads there without touching the address (which holds the
+   * page's state).
+   */
+  refusedNote(err, line) {
+    if (!err) {
+      if (this.refused.firstChild) this.refused.replaceChildren();
+      return;
+    }
+    const where = err.code === 'ALL_MASKED_ROW' && oneBased(err.message).match(/batch (\d+), head \d+, query (\d+)/);
+    const link = h('a', { href: `#${line.id}`, text: 'See the core’s message below' });
+    link.addEventListener('click', (event) => {
+      event.preventDefault();
+      line.scrollIntoView({ block: 'center' });
+      line.focus({ preventScroll: true });
+    });
+    this.refused.replaceChildren(
+      where ? `The core refused this example: query ${where[2]} of sequence ${where[1]} has no key it may see. ` : 'The core refused this example. ',
+      link, '.');
   },
 
   drawCustomResult(ctx, st, editedRow) {

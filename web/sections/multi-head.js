@@ -1,7 +1,7 @@
 // Multi-head attention on a toy one-hot embedding of token ids.
 // Every number shown comes from the wasm core.
 
-import { h, numberGrid, numberField, checkbox, radios, valueTable, statusLine, fmtShape, blockedFrom, setText } from '../lesson-ui.js';
+import { h, numberGrid, numberField, checkbox, radios, valueTable, statusLine, fmt, fmtShape, blockedFrom, setText } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { resizedKeeping, mhaCache, headHeatmaps, explainHeads } from './common.js';
 import { slot, more } from './markup.js';
@@ -26,6 +26,41 @@ function explainTrained(err) {
   if (!m) return null;
   const { vocab } = TRAINED.options;
   return `The trained model knows ${vocab} words only, the ids 0 (“${word(0)}”) to ${vocab - 1} (“${word(vocab - 1)}”): t${Number(m[1]) + 1} = ${m[2]} is not one of them`;
+}
+
+/**
+ * In words, one thing new weights changed in the maps: the first query (head
+ * by head) whose strongest key moved, else the query whose largest weight
+ * moved most. `before` and `weights` are (1, H, T, T) as the core returned
+ * them; `allowed` (T, T), 1 = visible, is the core's: a query that sees one
+ * key only has no choice to report. Null when there is nothing to compare.
+ */
+function changedLook(before, weights, allowed) {
+  const [, H, T] = weights.shape;
+  if (!before || before.shape.join() !== weights.shape.join()) return null;
+  // The strongest visible key of row r (head r / T, query r % T) of `data`.
+  const strongest = (data, r) => {
+    let top = -1;
+    for (let j = 0; j < T; j++) {
+      if (allowed[(r % T) * T + j] && (top < 0 || data[r * T + j] > data[r * T + top])) top = j;
+    }
+    return top;
+  };
+  let moved = null;
+  for (let r = 0; r < H * T; r++) {
+    if (allowed.subarray((r % T) * T, (r % T + 1) * T).reduce((n, a) => n + a, 0) < 2) continue;
+    const [was, now] = [strongest(before.data, r), strongest(weights.data, r)];
+    const shift = Math.abs(weights.data[r * T + now] - before.data[r * T + was]);
+    if (was !== now) { moved = { r, was, now, shift: Infinity }; break; }
+    if (!moved || shift > moved.shift) moved = { r, was, now, shift };
+  }
+  if (!moved) return null;
+  // Heads, queries and keys are 1-based on the page, as the maps' t1, t2, ….
+  const { r, was, now } = moved;
+  const where = `in head ${Math.floor(r / T) + 1}, query t${(r % T) + 1}`;
+  const weight = fmt(weights.data[r * T + now], 2);
+  return was !== now ? `${where} now looks most at t${now + 1} (${weight}), no longer at t${was + 1}`
+    : `${where} still looks most at t${now + 1}, now with ${weight} (was ${fmt(before.data[r * T + was], 2)})`;
 }
 
 export const multiHead = {
@@ -84,7 +119,7 @@ export const multiHead = {
     draw.addEventListener('click', () => {
       st.seed = (st.seed + 1) % 1000000;
       seedField.setValue(st.seed);
-      commit();
+      ctx.commit(this.prefix, { edited: 'draw' });
     });
     const dmodelField = numberField({ label: 'd_model', name: 'mha-dmodel', value: st.dmodel, integer: true, min: 1, max: 64, size: 'sm',
       onValue: (v) => { st.dmodel = v; commit(); } });
@@ -222,15 +257,24 @@ export const multiHead = {
     this.drawSummary(ctx, { C, H, res, trained });
     const weightsHost = ctx.slot(this.id, 'weights');
     if (weightsHost.dataset.weights !== st.weights) weightsHost.dataset.weights = st.weights;
+    const allowed = ctx.lab.allowedPairs([T, T], { causal: st.causal });
     headHeatmaps(weightsHost, {
       weights: res.weights, name: 'mha-weights',
-      blocked: st.causal ? blockedFrom(ctx.lab.allowedPairs([T, T], { causal: true })) : null,
+      blocked: st.causal ? blockedFrom(allowed) : null,
       queryLabel: (i) => `t${i + 1} ${word(st.tokens[0][i])}`, keyLabel: (j) => `t${j + 1} ${word(st.tokens[0][j])}`, link: true,
     });
     this.leakCheck(ctx, st, res.output);
     this.shownOutput = res.output;
     this.drawOutput(ctx);
+    const before = this.shownWeights;
+    this.shownWeights = res.weights;
     if (!isEdit(detail)) return;
+    // New weights are said by their seed and one look they changed.
+    if (detail.edited === 'draw') {
+      const look = changedLook(before, res.weights, allowed.data);
+      this.said.say(`New weights from seed ${st.seed}${look ? `: ${look}` : ''}.`);
+      return;
+    }
     // A token's edit is said as the leak test's line; any other as the sizes.
     const leak = detail.edited === 'tokens' ? ctx.slot(this.id, 'leak').textContent : '';
     const { lead, dhead, wshape, oshape } = this.summary;

@@ -125,7 +125,7 @@ export const observability = {
       hint: MULT_HINT, onValue: (v) => { st.mult = v; commit(); } });
     ctx.slot(this.id, 'controls').replaceChildren(
       select({ label: 'Example', name: 'obs-src', value: st.src, options: sourceOptions(ctx),
-        onValue: (v) => { st.src = v; this.showMode(st); commit(); } }),
+        onValue: (v) => { st.src = v; this.showMode(st); ctx.commit(this.prefix, { edited: 'src' }); } }),
       this.mult,
     );
     this.showMode(st);
@@ -147,9 +147,10 @@ export const observability = {
   update(ctx, st, detail) {
     const mk = ctx.states.mask;
     const inputs = [st, ctx.states.ex, st.src === 'custom' ? mk.custom : null, st.src === 'padding' ? [mk.tokens, mk.pad] : null];
-    ctx.part(this, 'example', inputs, () => this.draw(ctx, st, isEdit(detail)));
+    ctx.part(this, 'example', inputs, () => this.draw(ctx, st, isEdit(detail) ? detail : null));
   },
 
+  /** edited: the detail of a learner's edit of this section, or null. */
   draw(ctx, st, edited) {
     const ex = ctx.states.ex;
     const mk = ctx.states.mask;
@@ -207,6 +208,18 @@ export const observability = {
       h('dt', { text: name }), h('dd', {}, h('strong', { 'data-out': key, text: value }), h('span', { class: 'hint', text: note }))))));
     if (!edited) return;
     const [[, score, , scoreNote], ...rest] = rows;
+    // A new example is said by its name and what it shows, in a sentence
+    // short enough to hear at each step through the list: the numbers are in
+    // the table. A new multiplier says the four numbers.
+    if (edited.edited === 'src') {
+      const name = sourceOptions(ctx).find(([value]) => value === st.src)[1];
+      const finding = s.maxRowSumError >= 1e-5 ? `some row does not add up to 1 (max row-sum error ${fmtSci(s.maxRowSumError)})`
+        : s.maxForbiddenWeight !== 0 ? `a blocked key is being read (max weight on a forbidden key ${fmtSci(s.maxForbiddenWeight)})`
+          : s.maskedFraction > 0 ? `${fmt(100 * s.maskedFraction, 1)}\u00a0% of the query–key pairs are blocked, and the weight on them is exactly 0: nothing leaks past the mask`
+            : `${st.src === 'plain' ? '' : 'the mask blocks no pair; '}max |score| before softmax ${score}, ${oneHot ? 'large: the softmax is close to one-hot' : 'moderate: the softmax stays smooth'}`;
+      this.said.say(`${name}: ${finding}.`);
+      return;
+    }
     this.said.say(`Max |score| before softmax ${score}. ${scoreNote} ${rest.map(([name, value]) => `${name[0].toUpperCase()}${name.slice(1)}: ${value}.`).join(' ')}`);
   },
 };

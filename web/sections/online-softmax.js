@@ -51,8 +51,15 @@ export const onlineSoftmax = {
       label: 'Keys per tile', name: 'flash-tile', value: st.tile, integer: true, min: 1, max: T,
       onValue: (value) => { st.tile = value; st.step = Math.min(st.step, tileCount()); commit(); },
     });
+    // A press at either end changes nothing: it says so in a few words,
+    // instead of the whole tile again.
     const step = (delta) => {
-      st.step = Math.max(1, Math.min(tileCount(), st.step + delta));
+      const to = Math.max(1, Math.min(tileCount(), st.step + delta));
+      if (to === st.step) {
+        this.said.say(delta > 0 ? 'Already at the last tile.' : 'Already at the first tile.');
+        return;
+      }
+      st.step = to;
       commit();
     };
     // The arrows are drawn, not read: the buttons are named "Previous tile" and "Next tile".
@@ -97,7 +104,7 @@ export const onlineSoftmax = {
     setText(this.stepText, `Tile ${st.step} of ${tiles}`);
     // At either end a button is marked unavailable (aria-disabled), not
     // disabled: it keeps the focus, so a key held down stops at the end
-    // instead of the focus falling to the page or turning back (step() clamps).
+    // instead of the focus falling to the page or turning back (step() stops there).
     this.prev.setAttribute('aria-disabled', String(st.step <= 1));
     this.next.setAttribute('aria-disabled', String(st.step >= tiles));
 
@@ -112,7 +119,7 @@ export const onlineSoftmax = {
       scoreRow.append(h('td', { class: `tile-${tileOf(j) % 2}${shown ? '' : ' not-yet'}`, 'data-col': j, text: fmt(scores[j], 3) }));
     }
     redraw(ctx.slot(this.id, 'scores'), h('div', { class: 'grid-wrap' },
-      h('table', { class: 'values', 'data-values': 'flash-scores' }, h('caption', { text: 'The query’s scores, by tile' }),
+      h('table', { class: 'values sticky-rows', 'data-values': 'flash-scores' }, h('caption', { text: 'The query’s scores, by tile' }),
         h('thead', {}, head), h('tbody', {}, scoreRow))),
       h('p', { class: 'hint', text: 'Every other tile is shaded, to tell the tiles apart. Scores in grey italics belong to tiles not read yet.' }));
 
@@ -130,7 +137,7 @@ export const onlineSoftmax = {
         h('td', { 'data-out': 'flash-acc', text: fmtVec(acc, 4) })));
     }
     redraw(ctx.slot(this.id, 'steps'), h('div', { class: 'grid-wrap' },
-      h('table', { class: 'values', 'data-values': 'flash-trace' },
+      h('table', { class: 'values sticky-rows', 'data-values': 'flash-trace' },
         h('caption', { text: 'After each tile: running max m, rescale exp(m_old − m_new), running sum l, accumulator' }),
         h('thead', {}, h('tr', {}, ...['tile', 'm', 'rescale', 'l', 'accumulator'].map((c) => h('th', { scope: 'col', text: c })))),
         h('tbody', {}, ...rows))),

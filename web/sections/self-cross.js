@@ -1,7 +1,7 @@
 // Self- versus cross-attention through the core's multi-head module.
 // Every number shown comes from the wasm core.
 
-import { h, numberGrid, numberField, radios, valueTable, statusLine, fmtVec, fmtShape, blockedFrom, redraw, setText } from '../lesson-ui.js';
+import { h, numberGrid, numberField, radios, valueTable, statusLine, fmt, fmtVec, fmtShape, blockedFrom, redraw, setText } from '../lesson-ui.js';
 import { announcer, editedCell, EDITED, isEdit } from '../lesson-announce.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, resized, resizedKeeping, mhaCache, headHeatmaps } from './common.js';
@@ -79,7 +79,7 @@ export const selfCross = {
           onValue: (v) => {
             st.tk = v;
             st.src = resizedKeeping(this.kept.src, st.src, v, CROSS_D, srcFill);
-            st.pad = resizedKeeping(this.kept.pad, st.pad, 1, v, () => true);
+            st.pad = [resizedPadding(this.kept.pad, st.pad[0], v)];
             this.drawInputs(ctx, st);
             commit();
           } })),
@@ -113,7 +113,12 @@ export const selfCross = {
     if (cross) {
       parts.push(part('src', [st.src], () => numberGrid({ label: `Source states s (${st.tk} × d_model = ${CROSS_D})`, name: 'cross-src', matrix: st.src,
         rowLabel: (i) => `s${i + 1}`, colLabel: dimLabel, onChange: commit, link: 'k' })));
-      parts.push(part('pad', [st.pad], () => padSwitches(st, commit)));
+      // A click on a switch: the learner's pattern is the one shown now, and
+      // the positions a smaller T_k cut off are forgotten (resizedPadding).
+      parts.push(part('pad', [st.pad], () => padSwitches(st, (j) => {
+        this.kept.pad = {};
+        ctx.commit(this.prefix, { edited: true, pad: j });
+      })));
     }
     const host = ctx.slot(this.id, 'inputs');
     if (parts.length !== host.children.length || parts.some((node, k) => host.children[k] !== node)) host.replaceChildren(...parts);
@@ -151,32 +156,72 @@ export const selfCross = {
       rowLabel: (i) => `t${i + 1}`, colLabel: dimLabel, caption: 'Output (one row per target position)', link: 'q',
     });
     if (!isEdit(detail)) return;
-    // An edited target row is said as its output row; any other edit (a
-    // source state, a padding switch, a length, the mode) as the shapes and
-    // the first output row.
+    // An edited target row is said as its output row; a padding switch as
+    // what it changed, the weights the position now gets and the first
+    // output row; any other edit (a source state, a length, the mode) as the
+    // shapes and the first output row.
     const row = (i) => `t${i + 1} ${fmtVec(res.output.data.subarray(i * CROSS_D, (i + 1) * CROSS_D), 3)}`;
     const cell = editedCell(ctx.root);
-    this.said.say(cell?.grid === 'cross-tgt' && cell.row < st.tq ? `Output row ${row(cell.row)}.`
-      : `Weights ${fmtShape(res.weights.shape)}, output ${fmtShape(res.output.shape)}; output row ${row(0)}.`);
+    if (cell?.grid === 'cross-tgt' && cell.row < st.tq) this.said.say(`Output row ${row(cell.row)}.`);
+    else if (cross && detail.pad !== undefined) this.said.say(`${switchedText(res.weights, detail.pad, st.pad[0][detail.pad])}; output row ${row(0)}.`);
+    else this.said.say(`Weights ${fmtShape(res.weights.shape)}, output ${fmtShape(res.output.shape)}; output row ${row(0)}.`);
   },
 };
 
-/** The source's padding switches: pressed is a real token, not pressed padding. A click switches one in place. */
-function padSwitches(st, commit) {
-  const group = h('div', { class: 'pad-row', role: 'group', 'aria-label': 'Source positions: pressed means a real token, not pressed means padding', 'data-mask': 'cross-pad' });
+/**
+ * The padding switches (true = a real token) for a new T_k. A smaller T_k
+ * cuts positions off the end; they are kept in `memory` (an object of the
+ * section's, {} at mount and after a click on a switch) and come back when
+ * T_k grows again, so typing 10, which passes through 1, keeps the
+ * learner's switches. Positions beyond those kept are real tokens, put in
+ * before the run of padding that ends the source: padding stays at the end,
+ * where a padded sequence has it ("the black cat … in pad pad" for T_k = 10,
+ * not "… pad pad in the park").
+ */
+function resizedPadding(memory, bits, tk) {
+  const known = memory.bits = bits.concat((memory.bits || []).slice(bits.length));
+  if (tk <= known.length) return known.slice(0, tk);
+  let end = known.length; // where the trailing padding starts
+  while (end > 0 && !known[end - 1]) end--;
+  return [...known.slice(0, end), ...Array(tk - known.length).fill(true), ...known.slice(end)];
+}
+
+/**
+ * What a click on source position j's switch did, with the weights the core
+ * now gives that position over all heads and targets (weights (1, H, Tq, Tk)).
+ */
+function switchedText(weights, j, real) {
+  const [, H, Tq, Tk] = weights.shape;
+  const got = [];
+  for (let n = 0; n < H * Tq; n++) got.push(weights.data[n * Tk + j]);
+  const [low, high] = [Math.min(...got), Math.max(...got)];
+  const shown = (w) => (w === 0 ? '0' : fmt(w, 2)); // as the maps show it
+  if (!real) return `s${j + 1} is now padding: ${low === high ? `every target gives it weight ${shown(low)}` : `the targets give it weights ${shown(low)} to ${shown(high)}`}`;
+  return `s${j + 1} is a real token again: the targets give it weights ${shown(low)} to ${shown(high)}`;
+}
+
+/**
+ * The source's padding switches, one per position: each is named for what
+ * pressing it means, "s5 pad", and keeps that name; pressed, the position is
+ * padding. Its text shows the same to the eye: "s5 pad" when padding, "s5"
+ * when a real token (a name that holds every text it shows, as speech input
+ * needs). A click switches one in place and calls onToggle(j).
+ */
+function padSwitches(st, onToggle) {
+  const group = h('div', { class: 'pad-row', role: 'group', 'aria-label': 'Source positions: pressed means padding, not pressed means a real token', 'data-mask': 'cross-pad' });
   const show = (btn, real, j) => {
     btn.classList.toggle('allowed', real);
     btn.classList.toggle('blocked', !real);
-    btn.setAttribute('aria-pressed', real ? 'true' : 'false');
+    btn.setAttribute('aria-pressed', real ? 'false' : 'true');
     btn.textContent = real ? `s${j + 1}` : `s${j + 1} pad`;
   };
   st.pad[0].forEach((real, j) => {
-    const btn = h('button', { type: 'button', class: 'mask-cell', 'data-col': j, 'data-link-k': j });
+    const btn = h('button', { type: 'button', class: 'mask-cell', 'data-col': j, 'data-link-k': j, 'aria-label': `s${j + 1} pad` });
     show(btn, real, j);
     btn.addEventListener('click', () => {
       st.pad[0][j] = !st.pad[0][j];
       show(btn, st.pad[0][j], j);
-      commit();
+      onToggle(j);
     });
     group.append(btn);
   });

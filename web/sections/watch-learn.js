@@ -289,9 +289,12 @@ export const watchLearn = {
       checkbox({ label: 'Cheat: train without the causal mask (the no-causal-mask bug)', name: 'learn-cheat', checked: st.cheat,
         onToggle: (on) => { st.cheat = on; commit(); } }),
     );
+    // A button marked unavailable (aria-disabled, see showFinished) ignores presses.
     const button = (action, text, onClick) => {
       const b = h('button', { type: 'button', class: 'action', 'data-action': action, text });
-      b.addEventListener('click', onClick);
+      b.addEventListener('click', () => {
+        if (b.getAttribute('aria-disabled') !== 'true') onClick();
+      });
       return b;
     };
     this.startButton = button('learn-start', 'Start', () => (this.running ? this.pause(ctx) : this.start(ctx, st)));
@@ -388,8 +391,7 @@ export const watchLearn = {
     };
     this.trainer?.free();
     this.trainer = trainer;
-    this.startButton.disabled = false;
-    this.stepButton.disabled = false;
+    this.showFinished(false);
     this.task = st.task;
     // The untrained model, its held-out check and its maps do not depend on
     // the learning rate, which only scales the optimiser's steps: when the
@@ -457,15 +459,22 @@ export const watchLearn = {
     this.stop();
     const finished = this.step() >= STEP_LIMIT[this.task];
     this.startButton.textContent = finished ? 'Finished' : 'Start';
-    // Disabling the focused button would drop the focus to the page: Reset takes it.
-    const focused = this.startButton.getRootNode().activeElement;
-    if (finished && (focused === this.startButton || focused === this.stepButton)) this.resetButton.focus();
-    this.startButton.disabled = finished;
-    this.stepButton.disabled = finished;
+    this.showFinished(finished);
     this.evaluate(4);
     this.setAblateEnabled(true);
     this.draw(ctx);
     this.said.textContent = `${finished ? 'Finished' : 'Paused'} at step ${this.step()}: held-out accuracy ${percent(this.accuracy)}`;
+  },
+
+  /**
+   * Start and One step, unavailable once training has finished: marked so
+   * (aria-disabled), not disabled, so that a focused one keeps the focus. The
+   * focus never moves on by itself: a Space meant to pause, pressed just as
+   * training ends, would press whatever took it (Reset, erasing the model).
+   */
+  showFinished(finished) {
+    this.startButton.setAttribute('aria-disabled', String(finished));
+    this.stepButton.setAttribute('aria-disabled', String(finished));
   },
 
   stop() {

@@ -1,0 +1,129 @@
+// The lesson page on the narrowest phones (360 px and 320 px wide) and beside
+// them: the number grids, maps and formula fit their boxes, messages are read
+// on one or two lines, a wide table keeps its row names in view, and code
+// breaks between words. No width lets the page scroll sideways.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { browserSuite, assertClean, typeInto, renderEverySection, settled, waitForState } from './helpers/browser.mjs';
+
+const suite = browserSuite();
+const open = (hash, width) => suite.open(hash, { viewport: { width, height: 844 } });
+
+/** What overflows among the boxes `selector` finds: "name: needs N px, has M" for each. */
+function overflowing(page, selector) {
+  return page.$$eval(selector, (boxes) => boxes
+    .filter((b) => b.scrollWidth > b.clientWidth)
+    .map((b) => `${b.closest('main > section').id} ${b.querySelector('caption')?.textContent ?? b.querySelector('[data-heatmap]')?.dataset.heatmap ?? b.className}: needs ${b.scrollWidth} px, has ${b.clientWidth}`));
+}
+
+test('at 360 px the number grids and the head maps fit their boxes, five-digit token ids too', async () => {
+  const ids = Array(5).fill(99999).join(',');
+  const { context, page, problems } = await open(`#mask.tokens=${ids};${ids}`, 360);
+  await renderEverySection(page);
+  await settled(page);
+  const grids = ['ex-q', 'pt-q', 'kv-x', 'mask-tokens'].map((g) => `.grid-wrap:has([data-grid="${g}"])`);
+  assert.equal(await page.locator(grids.join(', ')).count(), 4, 'the four grids are on the page');
+  assert.deepEqual(await overflowing(page, grids.join(', ')), [], 'grids wider than their box at 360 px');
+  assert.ok(await page.locator('#self-cross .heatmap-wrap').count() > 0, 'the head maps are on the page');
+  assert.deepEqual(await overflowing(page, '#self-cross .heatmap-wrap'), [], 'maps wider than their box at 360 px');
+  assertClean(problems, 'grids at 360 px');
+  await context.close();
+});
+
+test('the attention formula fits at 360 px, and at 320 px it fits or says that it scrolls', async () => {
+  for (const width of [360, 320]) {
+    const { context, page, problems } = await open('#view=one-query', width);
+    const formula = page.locator('#one-query .formula');
+    await settled(page);
+    const [need, has] = await formula.evaluate((f) => [f.scrollWidth, f.clientWidth]);
+    if (width === 360) assert.ok(need <= has, `360 px: the formula needs ${need} px, has ${has}`);
+    else if (need > has) {
+      await waitForState(page, () => document.querySelector('#one-query .formula').dataset.overflows === '1', null,
+        `320 px: the formula needs ${need} px, has ${has}, and is not marked as scrolling`);
+    }
+    assertClean(problems, `formula at ${width} px`);
+    await context.close();
+  }
+});
+
+test('a field\'s message takes the row\'s width: two lines at most, at 1280, 390 and 360 px', async () => {
+  for (const width of [1280, 390, 360]) {
+    const { context, page, problems } = await open('#view=watch-learn', width);
+    const input = page.getByLabel('Learning rate', { exact: true });
+    await typeInto(page, input, '1e9');
+    const msg = page.locator('#watch-learn .field .cell-msg').filter({ hasText: 'Out of range' });
+    await msg.waitFor();
+    const { lines, text } = await msg.evaluate((m) => ({ lines: Math.round(m.getBoundingClientRect().height / parseFloat(getComputedStyle(m).lineHeight)), text: m.textContent }));
+    assert.ok(lines <= 2, `${width} px: "${text}" takes ${lines} lines`);
+    assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), width, `${width} px: the page scrolls sideways`);
+    assertClean(problems, `message at ${width} px`);
+    await context.close();
+  }
+});
+
+test('at 390 px the scores by tile keep their row name in view when scrolled to the right', async () => {
+  const { context, page, problems } = await open('#view=online-softmax', 390);
+  for (const values of ['flash-scores', 'flash-trace']) {
+    const table = page.locator(`table[data-values="${values}"]`);
+    await table.waitFor();
+    const seen = await table.evaluate((t) => {
+      const box = t.closest('.grid-wrap');
+      box.scrollLeft = box.scrollWidth;
+      const b = box.getBoundingClientRect();
+      return [...t.querySelectorAll('tbody th')].map((th) => {
+        const r = th.getBoundingClientRect();
+        return { name: th.textContent, left: r.left - b.left, background: getComputedStyle(th).backgroundColor, scrolled: box.scrollLeft };
+      });
+    });
+    // The scores are wider than the screen; the trace is when a step's accumulator is long.
+    if (values === 'flash-scores') assert.ok(seen.length > 0 && seen[0].scrolled > 0, `${values}: the table scrolls at 390 px`);
+    for (const s of seen) {
+      assert.ok(Math.abs(s.left) <= 1, `${values}: row "${s.name}" is ${s.left} px from the box's left edge, scrolled by ${s.scrolled}`);
+      assert.match(s.background, /^rgb\(/, `${values}: row "${s.name}" has an opaque background (${s.background}): the numbers pass under it`);
+    }
+  }
+  assertClean(problems, 'online softmax at 390 px');
+  await context.close();
+});
+
+test('a conventions panel\'s code breaks only between words, at 1280, 390 and 320 px', async () => {
+  for (const width of [1280, 390, 320]) {
+    const { context, page, problems } = await open('#view=conventions&conv.t=2', width);
+    const code = page.locator('#conventions .conv-panel code').first();
+    await code.waitFor();
+    // The characters each line starts with: a new line starts after a space.
+    const breaks = await code.evaluate((c) => {
+      const text = c.firstChild;
+      const range = document.createRange();
+      const starts = [];
+      let top = null;
+      for (let i = 0; i < text.length; i++) {
+        range.setStart(text, i); range.setEnd(text, i + 1);
+        const t = Math.round(range.getBoundingClientRect().top);
+        if (top !== null && t > top) starts.push({ at: i, before: text.data.slice(0, i) });
+        top = t;
+      }
+      return starts;
+    });
+    const mid = breaks.filter((b) => !/\s$/.test(b.before));
+    assert.deepEqual(mid.map((b) => `a line ends with "${b.before.slice(-8)}"`), [], `${width} px: the code breaks inside a word`);
+    assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), width, `${width} px: the page scrolls sideways`);
+    assertClean(problems, `conventions at ${width} px`);
+    await context.close();
+  }
+});
+
+test('no section widens the page at 320, 360, 390 and 1280 px', async () => {
+  for (const width of [320, 360, 390, 1280]) {
+    const { context, page, problems } = await open('#conv.t=8', width);
+    await renderEverySection(page);
+    await settled(page);
+    const wider = await page.$$eval('main > section', (sections) => sections
+      .filter((s) => s.scrollWidth > s.clientWidth || s.getBoundingClientRect().right > window.innerWidth)
+      .map((s) => `${s.id}: ${s.scrollWidth} px in ${s.clientWidth}`));
+    assert.deepEqual(wider, [], `${width} px: sections wider than the screen`);
+    assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), width, `${width} px: the page scrolls sideways`);
+    assertClean(problems, `the page at ${width} px`);
+    await context.close();
+  }
+});
