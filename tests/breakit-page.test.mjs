@@ -508,7 +508,7 @@ test('a card writes d_k with a subscript where it is drawn, and d_k in plain tex
   const drawn = await card.evaluate((node) => {
     const html = (sel) => [...node.querySelectorAll(sel)].map((n) => n.innerHTML.replace(/<input[^>]*>/, '').trim());
     return {
-      title: html('.bk-title'), setting: html('.bk-setting'), option: html('.bk-option:has(input[value="scoresScaled"])'),
+      title: html('.bk-title'), setting: html('.bk-setting'), option: html('.bk-option:has(input[value="scoresScaled"]) .bk-option-text'),
       check: html('[data-check="scoresScaled"] .bk-check-title'), reason: html('[data-check="scoresScaled"] .bk-check-reason'),
       verdict: html('.bk-verdict'),
     };
@@ -523,5 +523,153 @@ test('a card writes d_k with a subscript where it is drawn, and d_k in plain tex
   });
   assert.equal(await card.locator('[data-check="scoresScaled"] button.bk-show').getAttribute('aria-label'), 'Mark it below: Scores scaled by 1/√d_k');
   assertClean(problems, 'subscripts');
+  await context.close();
+});
+
+/** Where the marked cells (◆) of a card lie against their scroll boxes' visible parts and the viewport, in px. */
+const markedPlaces = (card) => card.evaluate((node) => [...node.querySelectorAll('td.bk-worst')].map((td) => {
+  const box = td.closest('.bk-table-wrap');
+  const b = box.getBoundingClientRect();
+  const r = td.getBoundingClientRect();
+  const left = b.left + box.clientLeft;
+  return {
+    table: td.closest('table').dataset.table, row: Number(td.dataset.row), col: Number(td.dataset.col),
+    cutLeft: Math.max(0, left - r.left), cutRight: Math.max(0, r.right - (left + box.clientWidth)),
+    above: Math.max(0, -r.top), below: Math.max(0, r.bottom - innerHeight),
+  };
+}));
+
+test('at 360 px card 11\'s marked cell is scrolled into its table\'s box: when the bug is turned on, and by "Mark it below", which also brings it into view', async () => {
+  const { page, problems, context } = await open({ viewport: { width: 360, height: 800 } });
+  const card = page.locator('#bk-merge-without-transpose');
+  await card.locator('summary').click();
+  await card.locator('button.bk-switch').click();
+  const inBox = (places) => places.length > 0 && places.every((p) => p.cutLeft < 0.5 && p.cutRight < 0.5);
+  const inView = (places) => inBox(places) && places.every((p) => p.above < 0.5 && p.below < 0.5);
+  await waitForState(page, (node) => [...node.querySelectorAll('td.bk-worst')].some((td) => {
+    const box = td.closest('.bk-table-wrap');
+    const b = box.getBoundingClientRect();
+    const r = td.getBoundingClientRect();
+    return r.left >= b.left + box.clientLeft - 0.5 && r.right <= b.left + box.clientLeft + box.clientWidth + 0.5;
+  }), await card.elementHandle(), async () => `bug on: the marked cells, px cut off by their box: ${JSON.stringify(await markedPlaces(card))}`, { timeout: 5000 });
+  let places = await markedPlaces(card);
+  assert.ok(inBox(places), `bug on: the marked cells, px cut off by their box: ${JSON.stringify(places)}`);
+
+  // "Mark it below" on "Matches the reference": output row 2, column 4 (the cell card 11's first check marks too), brought into the box and the viewport.
+  // The table is scrolled back to its start and the page to its top first, so that the button has both to do.
+  await card.locator('[data-table="output"]').evaluate((table) => { table.closest('.bk-table-wrap').scrollLeft = 0; window.scrollTo(0, 0); });
+  await card.locator('[data-check="matchesReference"] button.bk-show').click();
+  await waitForState(page, (node) => {
+    const td = node.querySelector('td.bk-worst');
+    const box = td.closest('.bk-table-wrap');
+    const b = box.getBoundingClientRect();
+    const r = td.getBoundingClientRect();
+    return td.dataset.row === '1' && r.left >= b.left + box.clientLeft - 0.5 && r.right <= b.left + box.clientLeft + box.clientWidth + 0.5
+      && r.top >= -0.5 && r.bottom <= innerHeight + 0.5;
+  }, await card.elementHandle(), async () => `after "Mark it below": the marked cells, px cut off by their box and the viewport: ${JSON.stringify(await markedPlaces(card))}`, { timeout: 5000 });
+  places = await markedPlaces(card);
+  assert.deepEqual(places.map(({ table, row, col }) => [table, row, col]), [['output', 1, 3]], 'the marked cell is output row 2, column 4');
+  assert.ok(inView(places), `after "Mark it below": px cut off by the box and the viewport: ${JSON.stringify(places)}`);
+  assertClean(problems, '360 px marked cell in view');
+  await context.close();
+});
+
+/** A state with every card broken and its bug off, so that every repair shows. */
+const allBroken = '-2'.repeat(EXERCISES.length);
+
+test('code boxes keep each line of code on one line and scroll sideways in their box; the page never widens, at 320, 360 and 390 px', async () => {
+  for (const width of [320, 360, 390]) {
+    const { page, problems, context } = await open({ viewport: { width, height: 800 } });
+    await page.evaluate((s) => { location.hash = `view=break-it&brk.s=${s}`; }, allBroken);
+    await waitForState(page, (n) => document.querySelectorAll('#break-it .bk-repair:not([hidden])').length === n, EXERCISES.length,
+      `${width} px: every card's repair shows`);
+    await page.locator('#break-it .bk-card').evaluateAll((cards) => { for (const c of cards) c.open = true; });
+    const boxes = await page.locator('#break-it pre.bk-code').evaluateAll((pres) => pres.map((pre) => {
+      const code = pre.querySelector('code');
+      const lines = code.textContent.split('\n').length;
+      const drawn = Math.round(code.getBoundingClientRect().height / parseFloat(getComputedStyle(pre).lineHeight));
+      return { card: pre.closest('.bk-card').id, lines, drawn, wider: pre.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5 };
+    }));
+    const broken = boxes.filter((b) => b.drawn !== b.lines || b.wider);
+    assert.deepEqual(broken, [], `${width} px: code boxes whose lines wrap (drawn lines vs lines of code) or that stick out of the page`);
+    const page1 = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.equal(page1, width, `${width} px: the page is ${page1} px wide`);
+    const repair = page.locator('#bk-merge-without-transpose pre.bk-fix');
+    assert.equal(await repair.evaluate((pre) => pre.scrollWidth > pre.clientWidth), true, `${width} px: card 11's repair scrolls in its box`);
+    assertClean(problems, `${width} px code boxes`);
+    await context.close();
+  }
+});
+
+test('at 360 and 390 px a card\'s title starts on its number\'s line, and a wrapped prediction\'s lines start under its text, not under its radio', async () => {
+  for (const width of [360, 390]) {
+    const { page, problems, context } = await open({ viewport: { width, height: 800 } });
+    await page.locator('#break-it .bk-card').evaluateAll((cards) => { for (const c of cards) c.open = true; });
+    const titles = await page.locator('#break-it .bk-card > summary').evaluateAll((summaries) => summaries.map((s) => {
+      const num = s.querySelector('.bk-num').getBoundingClientRect();
+      const range = document.createRange();
+      range.selectNodeContents(s.querySelector('.bk-title'));
+      const first = range.getClientRects()[0];
+      return { card: s.querySelector('.bk-num').textContent, below: Math.round(first.top - num.bottom), left: Math.round(first.left - num.right) };
+    }).filter(({ below, left }) => below >= 0 || left < 0));
+    assert.deepEqual(titles, [], `${width} px: titles whose first line is not beside their number (px below the number's bottom, px right of it)`);
+    const options = await page.locator('#break-it .bk-option').evaluateAll((labels) => labels.map((label) => {
+      const radio = label.querySelector('input').getBoundingClientRect();
+      const range = document.createRange();
+      range.setStartAfter(label.querySelector('input'));
+      range.setEndAfter(label.lastChild);
+      const lefts = [...range.getClientRects()].filter((r) => r.width > 0).map((r) => r.left);
+      return { option: label.textContent.trim(), under: Math.round(radio.right - Math.min(...lefts)) };
+    }).filter(({ under }) => under > 0));
+    assert.deepEqual(options, [], `${width} px: prediction options with text under the radio (px left of the radio's right edge)`);
+    assertClean(problems, `${width} px titles and options`);
+    await context.close();
+  }
+});
+
+test('once the bug is on, the chosen prediction stands out among the locked ones', async () => {
+  const { page, problems, context } = await open();
+  const card = page.locator('#bk-no-causal-mask');
+  await card.locator('summary').click();
+  await card.getByLabel('No future leak').check();
+  await card.locator('button.bk-switch').click();
+  const looks = await card.locator('.bk-option').evaluateAll((labels) => labels.map((label) => {
+    const style = getComputedStyle(label);
+    return { chosen: label.querySelector('input').checked, disabled: label.querySelector('input').disabled, color: style.color, weight: Number(style.fontWeight) };
+  }));
+  assert.ok(looks.every((l) => l.disabled), 'every choice is locked');
+  const chosen = looks.filter((l) => l.chosen);
+  const others = looks.filter((l) => !l.chosen);
+  assert.equal(chosen.length, 1, 'one choice is checked');
+  assert.ok(others.every((o) => o.color !== chosen[0].color && o.weight < chosen[0].weight),
+    `the chosen choice (${chosen[0].color}, weight ${chosen[0].weight}) is drawn like the others: ${JSON.stringify(others.slice(0, 2))}`);
+  assertClean(problems, 'locked prediction');
+  await context.close();
+});
+
+test('"Reset all progress" elsewhere rewrites a card\'s status quietly; the learner\'s next action on the card is announced again', async () => {
+  const { page, problems, context } = await open();
+  const card = page.locator('#bk-no-causal-mask');
+  const region = card.locator('.bk-said[role="status"]');
+  await card.locator('summary').click();
+  await card.getByLabel('No future leak').check();
+  await card.locator('button.bk-switch').click();
+  assert.equal(await region.getAttribute('aria-live'), null, 'the card\'s status is live while the learner works the card');
+  // Record the region's live setting at the moment its text changes.
+  await region.evaluate((node) => {
+    window.bkLiveAtWrite = [];
+    new MutationObserver(() => window.bkLiveAtWrite.push(node.getAttribute('aria-live'))).observe(node, { childList: true, subtree: true, characterData: true });
+  });
+  await page.locator('button.pg-reset').click();
+  await page.locator('button.pg-erase').click();
+  await waitForState(page, () => document.querySelector('#bk-no-causal-mask .bk-status').textContent.startsWith('Bug off'), null,
+    'after "Reset all progress" the card\'s status says the bug is off');
+  const seen = await page.evaluate(() => window.bkLiveAtWrite);
+  assert.ok(seen.length > 0 && seen.every((live) => live === 'off'), `the region's aria-live when its text changed after the reset: ${JSON.stringify(seen)}`);
+  await page.evaluate(() => { window.bkLiveAtWrite = []; });
+  await card.getByLabel('No future leak').check();
+  const after = await page.evaluate(() => window.bkLiveAtWrite);
+  assert.ok(after.length > 0 && after.every((live) => live === null), `the region's aria-live when the learner's own choice changed its text: ${JSON.stringify(after)}`);
+  assertClean(problems, 'quiet reset');
   await context.close();
 });

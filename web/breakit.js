@@ -329,12 +329,18 @@ class Card {
       el('h3', { cls: 'bk-title' }, ...subscripted(exercise.title)),
       this.badges);
 
-    const mistake = el('pre', { cls: 'bk-code bk-mistake' }, el('code', { text: exercise.mistake }));
+    // The PyTorch lines keep their shape: on a phone they scroll sideways in
+    // the page's code box (pre.c-src), which then gets a tab stop and the
+    // page's hint (markScrollBoxes), named by what it shows and the card.
+    const code = (cls, what, text) => el('pre', { cls: `c-src bk-code ${cls}`, attrs: { 'data-scroll-label': `The ${what}, card “${exercise.title}”` } },
+      el('code', { text }));
+    const mistake = code('bk-mistake', 'mistake', exercise.mistake);
 
     this.options = PREDICTION_CHECKS.map((check) => {
       const input = el('input', { attrs: { type: 'radio', name: `${id}-predict`, value: check.name, id: `${id}-p-${check.name}` } });
       input.addEventListener('change', () => { if (input.checked) owner.change(index, { prediction: check.name }); });
-      return { input, label: el('label', { cls: 'bk-option', attrs: { for: input.id } }, input, ' ', ...subscripted(check.title)) };
+      // The text is a box of its own, so that its second line starts under its first, not under the radio.
+      return { input, label: el('label', { cls: 'bk-option', attrs: { for: input.id } }, input, el('span', { cls: 'bk-option-text' }, ...subscripted(check.title))) };
     });
     const predict = el('fieldset', { cls: 'bk-predict' },
       el('legend', {}, ...subscripted(`Predict: ${exercise.prompt}`)),
@@ -348,6 +354,7 @@ class Card {
     this.toggle.addEventListener('click', () => {
       const on = this.toggle.getAttribute('aria-pressed') !== 'true';
       owner.change(index, on ? { on: true, broken: true } : { on: false });
+      if (on) this.revealMark();
     });
     this.repairButton = el('button', { cls: 'bk-repair-button', text: 'Apply the repair', attrs: { type: 'button' } });
     // Once applied, the button gives way to a line that says so, which the
@@ -363,6 +370,8 @@ class Card {
     this.verdict = el('p', { cls: 'bk-verdict' });
     // A screen reader hears the status line and the verdict (the exercise's
     // point) together, once, when either changes: one live region holds both.
+    // A reset made elsewhere (the quiz's "Reset all progress") rewrites it
+    // quietly: see announce().
     this.said = el('div', { cls: 'bk-said', attrs: { role: 'status', 'aria-atomic': 'true' } }, this.status, this.verdict);
     // One item per check, in CHECKS order (as runChecks returns them), kept from one draw to the next.
     this.checkItems = CHECKS.map((check) => this.checkItem(check));
@@ -371,7 +380,7 @@ class Card {
     this.maps = el('div');
     this.repairBox = el('div', { cls: 'bk-repair' },
       el('h4', { text: 'The repair, in PyTorch terms' }),
-      el('pre', { cls: 'bk-code bk-fix' }, el('code', { text: exercise.repair })),
+      code('bk-fix', 'repair', exercise.repair),
       this.repairButton, this.repairedNote);
 
     this.node = el('details', { cls: 'bk-card', attrs: { id, 'data-bug': exercise.bug } }, summary,
@@ -436,6 +445,42 @@ class Card {
       resultTables(this.maps, exercise, run, worst, this.allowedFor(run.weights.shape));
     }
     return failed.map((r) => r.name);
+  }
+
+  /**
+   * Bring the marked cell (◆) into view in its table's box, which scrolls
+   * sideways on a phone; with scrollPage, into the window too. A blamed row
+   * has its header brought into view instead. It is done in the next frame:
+   * the cell's place is read after the redraw's writes, in the layout that
+   * frame needs anyway. No smooth scrolling, so there is no motion to reduce.
+   */
+  revealMark({ scrollPage = false } = {}) {
+    requestAnimationFrame(() => {
+      const cells = [...this.maps.querySelectorAll('td.bk-worst')];
+      const target = cells[0] || this.maps.querySelector('th.bk-mark-row');
+      if (!target) return;
+      // Every place is read before any box is scrolled.
+      const moves = cells.map((cell) => {
+        const box = cell.closest('.bk-table-wrap');
+        const left = box.getBoundingClientRect().left + box.clientLeft;
+        const { left: cellLeft, right: cellRight } = cell.getBoundingClientRect();
+        const shift = cellLeft < left ? cellLeft - left : Math.max(0, cellRight - (left + box.clientWidth));
+        return [box, box.scrollLeft + shift];
+      });
+      for (const [box, x] of moves) if (box.scrollLeft !== x) box.scrollLeft = x;
+      if (scrollPage) target.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    });
+  }
+
+  /**
+   * Whether the card's live region speaks when its text changes. It is off
+   * while a reset that the learner made elsewhere rewrites the card (a
+   * status with no card name, out of context), and on again as soon as the
+   * learner acts on the card, before that action's text is written.
+   */
+  announce(on) {
+    if (on) this.said.removeAttribute('aria-live');
+    else if (this.said.getAttribute('aria-live') !== 'off') this.said.setAttribute('aria-live', 'off');
   }
 
   /** The prediction choices that fail with this card's bug on (the core runs it once). */
@@ -524,9 +569,11 @@ class Card {
     // Shown on a failed check that blames one entry.
     const show = el('button', { cls: 'bk-show', text: 'Mark it below', attrs: { type: 'button', 'aria-label': `Mark it below: ${check.title}` } });
     show.addEventListener('click', () => {
+      this.announce(true);
       this.selected = check.name;
       this.owner.redraw(this.index);
       show.focus();
+      this.revealMark({ scrollPage: true });
     });
     return { li, mark, reason, show };
   }
@@ -566,6 +613,7 @@ class BreakIt {
     this.onResult = onResult;
     this.onRun = onRun;
     this.runs = new Map(); // bug -> the core's last result drawn on its card (null if refused), last drawn last
+    this.ownReset = false; // true while this section's own reset button resets its cards
     this.record = progress || (persist ? lessonProgress() : new Progress());
     this.state = decodeState(this.record.record.breakIt);
     this.progress = el('p', { cls: 'bk-progress' });
@@ -577,13 +625,20 @@ class BreakIt {
     const reset = el('button', { cls: 'bk-reset', text: shown.length > 1 ? 'Reset these cards' : 'Reset this card', attrs: { type: 'button', 'aria-describedby': noteId } });
     const resetNote = el('p', { cls: 'bk-reset-note', attrs: { id: noteId },
       text: 'Each card scores once, the first time its bug is turned on. A reset lets you practise again and keeps that score.' });
-    reset.addEventListener('click', () => this.record.resetExercises(shown.map((c) => c.exercise.bug)));
+    reset.addEventListener('click', () => {
+      this.ownReset = true;
+      this.record.resetExercises(shown.map((c) => c.exercise.bug));
+      this.ownReset = false;
+    });
     this.record.include({ exercises: shown.map((c) => c.exercise.bug) });
     // A reset or a restored record (another tab, an LMS) redraws the cards.
     // The verdicts and the progress line read the record's outcomes too, so
     // they are written again even when the cards' states did not change.
+    // Unless the reset is this section's own button, the learner was not at
+    // the cards: they are rewritten without being announced.
     this.record.subscribe((event) => {
       if (event.type !== 'reset' && event.type !== 'restore') return;
+      if (!this.ownReset) this.cards.forEach((card) => card?.announce(false));
       if (this.record.record.breakIt !== this.getState()) {
         this.setState(this.record.record.breakIt);
         if (this.onChange) this.onChange(this.getState());
@@ -647,6 +702,7 @@ class BreakIt {
 
   /** A learner changed card i. */
   change(i, patch) {
+    this.cards[i].announce(true);
     const before = this.state[i];
     // Once the bug has been on, the prediction is final.
     if (before.broken && patch.prediction !== undefined) {
