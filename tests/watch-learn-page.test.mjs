@@ -470,3 +470,22 @@ test('training that finishes by itself leaves the focus on Start/Pause, marked u
   assertClean(problems, 'watch-learn finishing');
   await context.close();
 });
+
+test('the last of the steps taken one at a time finishes training, as a run does: Finished, marked unavailable, and said', async () => {
+  const { page, problems, context } = await env.open('#view=watch-learn', { viewport: { width: 1280, height: 900 } });
+  const section = page.locator('#watch-learn');
+  const one = section.locator('[data-action="learn-step"]');
+  // 399 steps at once, then the last one by keyboard.
+  await page.evaluate(() => { const b = document.querySelector('#watch-learn [data-action="learn-step"]'); for (let n = 0; n < 399; n++) b.click(); });
+  assert.equal((await readout(section)).step, 399);
+  assert.equal(await one.getAttribute('aria-disabled'), 'false', 'One step before the last step');
+  await one.focus();
+  await page.keyboard.press('Enter');
+  assert.equal((await readout(section)).step, 400);
+  assert.equal(await section.locator('[data-action="learn-start"]').textContent(), 'Finished');
+  assert.equal(await one.getAttribute('aria-disabled'), 'true', 'One step after the last step');
+  assert.match(await section.locator('[data-out="learn-said"]').textContent(), /^Finished at step 400: held-out accuracy \d+\.\d\s%$/);
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.action), 'learn-step', 'the focus stays on One step');
+  assertClean(problems, 'watch-learn one step at a time');
+  await context.close();
+});

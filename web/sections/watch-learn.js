@@ -490,6 +490,11 @@ export const watchLearn = {
     const { step, loss } = this.trainer.step();
     this.loss = loss;
     this.losses.push({ step, loss });
+    // The last step finishes training, as it does when training runs.
+    if (step >= STEP_LIMIT[this.task]) {
+      this.pause(ctx);
+      return;
+    }
     this.evaluate(1);
     this.draw(ctx);
   },
