@@ -82,6 +82,11 @@ test('watch a head learn: pause and finish are read out, and the focus stays on 
   assert.equal(await page.locator('[data-action="learn-start"]').getAttribute('aria-disabled'), 'true', 'Start is marked unavailable');
   const looks = await page.evaluate(() => ['learn-start', 'learn-reset'].map((a) => getComputedStyle(document.querySelector(`[data-action="${a}"]`)).backgroundColor));
   assert.notEqual(looks[0], looks[1], `the unavailable Start looks unlike the available Reset (${looks.join(' vs ')})`);
+  // In a high-contrast theme too, where backgrounds are the theme's own: the ink tells them apart.
+  await page.emulateMedia({ forcedColors: 'active' });
+  const inks = await page.evaluate(() => ['learn-start', 'learn-reset'].map((a) => getComputedStyle(document.querySelector(`[data-action="${a}"]`)).color));
+  assert.notEqual(inks[0], inks[1], `in forced colours, the unavailable Start is inked as the available Reset (${inks.join(' vs ')})`);
+  await page.emulateMedia({ forcedColors: 'none' });
   assert.ok(paused?.live, `a live summary line: ${JSON.stringify(paused)}`);
   assert.match(paused.text, /^Paused at step \d+: held-out accuracy \d+\.\d\s%$/);
   assert.match((await said()).text, /^Finished at step 400: held-out accuracy \d+\.\d\s%$/);

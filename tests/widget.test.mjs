@@ -680,7 +680,7 @@ test('a column that narrows while the window keeps its width: the weights box is
   await context.close();
 });
 
-test('the dark theme rings a focused break-it control in a colour at least 3:1 against the card', async () => {
+test('the dark theme rings a focused break-it control in a colour at least 3:1 against the card, and draws a locked chosen prediction in readable ink', async () => {
   const { context, page, problems } = await openFixture('host.html', { viewport: { width: 390, height: 844 } });
   const w = await addWidget(page, 'dark-card', { preset: 'break-it:no-scale', theme: 'dark' });
   await w.locator('#bk-no-scale').evaluate((n) => { n.open = true; });
@@ -702,16 +702,23 @@ test('the dark theme rings a focused break-it control in a colour at least 3:1 a
     };
     const card = el.shadowRoot.querySelector('#bk-no-scale');
     const controls = [card.querySelector('summary'), card.querySelector('.bk-c-toggle'), card.querySelector('input[type="radio"]'), card.querySelector('.bk-switch')];
-    return controls.map((n) => {
+    const rings = controls.map((n) => {
       n.focus();
       const style = getComputedStyle(n);
       return { control: n.className || n.tagName.toLowerCase(), ring: style.outlineColor, width: style.outlineWidth, contrast: Number(contrast(style.outlineColor, behind(n)).toFixed(2)) };
     });
+    // A prediction, then the bug on: the choices lock, the chosen one in full ink.
+    card.querySelector('input[type="radio"]').click();
+    card.querySelector('.bk-switch').click();
+    const chosen = card.querySelector('input[type="radio"]:checked').closest('label');
+    const ink = getComputedStyle(chosen).color;
+    return { rings, chosen: { ink, contrast: Number(contrast(ink, behind(chosen)).toFixed(2)) } };
   });
-  for (const ring of rings) {
+  for (const ring of rings.rings) {
     assert.notEqual(ring.width, '0px', `${ring.control} has a focus ring`);
     assert.ok(ring.contrast >= 3, `${ring.control}: its focus ring (${ring.ring}) contrasts ${ring.contrast}:1 with the card`);
   }
+  assert.ok(rings.chosen.contrast >= 4.5, `the locked chosen prediction (${rings.chosen.ink}) contrasts ${rings.chosen.contrast}:1 with the card`);
   assertClean(problems, 'dark focus rings');
   await context.close();
 });

@@ -215,9 +215,8 @@ export function fmtSci(x, digits = 2) {
   return Math.abs(x) >= 0.01 && Math.abs(x) < 1e4 ? fmt(x, 4) : expo(x, digits);
 }
 
-/** "[6.698, 6.605]" */
 /**
- * A vector as "[a, b, c]", each entry as fmt writes it, except that its large
+ * A vector as "[a, b, c]" ("[6.698, 6.605]"), each entry as fmt writes it, except that its large
  * entries in scientific notation show as many decimals as the longest of
  * them: [1.000000e6, 1.0000, 1.000001e6], where 1.0e6 beside 1.000001e6
  * would look less exact than it is.
