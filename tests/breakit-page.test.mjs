@@ -670,6 +670,39 @@ test('"Reset all progress" elsewhere rewrites a card\'s status quietly; the lear
   await card.getByLabel('No future leak').check();
   const after = await page.evaluate(() => window.bkLiveAtWrite);
   assert.ok(after.length > 0 && after.every((live) => live === null), `the region's aria-live when the learner's own choice changed its text: ${JSON.stringify(after)}`);
+  // Quietened again by a reset elsewhere, the cards speak again once the learner resets them here.
+  await page.locator('button.pg-reset').click();
+  await page.locator('button.pg-erase').click();
+  await waitForState(page, () => document.querySelector('#bk-no-causal-mask .bk-said').getAttribute('aria-live') === 'off', null, 'a reset elsewhere quietens the cards');
+  await page.locator('#break-it button.bk-reset').click();
+  assert.equal(await region.getAttribute('aria-live'), null, 'after the section\'s own reset, the card\'s status is live again');
   assertClean(problems, 'quiet reset');
   await context.close();
+});
+
+test('in a high-contrast theme only a failed check carries the bar at its left; a passing one has none', async () => {
+  for (const colorScheme of ['light', 'dark']) {
+    const { page, problems, context } = await open();
+    await page.emulateMedia({ forcedColors: 'active', colorScheme });
+    const card = page.locator('#bk-no-causal-mask');
+    await card.locator('summary').click();
+    await card.locator('button.bk-switch').click();
+    await card.locator('.bk-check.is-fail').first().waitFor();
+    const bars = await card.locator('.bk-check').evaluateAll((rows) => rows.map((row) => {
+      const s = getComputedStyle(row);
+      // The colour the bar is drawn on: the row's own, or the nearest one behind it.
+      // (A high-contrast theme keeps a transparent background's alpha of 0.)
+      const rgba = (n) => getComputedStyle(n).backgroundColor.match(/[\d.]+/g).map(Number);
+      let behind = row;
+      while (behind.parentElement && rgba(behind)[3] === 0) behind = behind.parentElement;
+      const drawn = s.borderLeftStyle !== 'none' && parseFloat(s.borderLeftWidth) > 0 && s.borderLeftColor !== getComputedStyle(behind).backgroundColor;
+      return { check: row.dataset.check, state: row.dataset.state, drawn, bar: `${s.borderLeftWidth} ${s.borderLeftStyle} ${s.borderLeftColor} on ${getComputedStyle(behind).backgroundColor}` };
+    }));
+    assert.ok(bars.some((b) => b.state === 'fail'), `${colorScheme}: a check fails with the bug on`);
+    for (const b of bars) {
+      assert.equal(b.drawn, b.state === 'fail', `${colorScheme}: the ${b.state} check "${b.check}" has the left bar ${b.bar}`);
+    }
+    assertClean(problems, `check bars in a ${colorScheme} high-contrast theme`);
+    await context.close();
+  }
 });

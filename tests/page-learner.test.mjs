@@ -198,6 +198,11 @@ test('a legend names the blocked look only where a map has a blocked cell', asyn
   assert.deepEqual(await keyed('three-by-three'), [false], 'the 3×3 example blocks nothing');
   assert.deepEqual(await keyed('dropout'), [false], 'a dropped weight is a 0, not a blocked cell');
   assert.ok((await keyed('masks')).some(Boolean), 'the causal mask\'s map has blocked cells, and its legend says so');
+  // The padding example's two maps share a legend under the second, whose sequence has no padding by default.
+  const padKeyed = await page.$$eval('#masks [data-slot="padding-weights"] .ramp-legend', (ls) => ls.map((l) => Boolean(l.querySelector('.ramp-blocked-key:not([hidden]) .ramp-blocked'))));
+  const padHatched = await page.$$eval('#masks [data-slot="padding-weights"] .hm-cell.blocked', (ns) => ns.length);
+  assert.ok(padHatched > 0, 'the padding example hatches the padded keys of sequence 1');
+  assert.deepEqual(padKeyed, [true], 'the shared legend of the padding example names the blocked look that sequence 1 has');
   const causal = page.locator('#multi-head input[data-field="mha-causal"]');
   const hatched = () => page.$$eval('#multi-head .hm-cell.blocked', (ns) => ns.length);
   if (!(await causal.isChecked())) await causal.check();

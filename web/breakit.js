@@ -626,6 +626,8 @@ class BreakIt {
     const resetNote = el('p', { cls: 'bk-reset-note', attrs: { id: noteId },
       text: 'Each card scores once, the first time its bug is turned on. A reset lets you practise again and keeps that score.' });
     reset.addEventListener('click', () => {
+      // The learner reset these cards: what it rewrites is said, even after a reset elsewhere quietened them.
+      this.announceCards(true);
       this.ownReset = true;
       this.record.resetExercises(shown.map((c) => c.exercise.bug));
       this.ownReset = false;
@@ -638,7 +640,7 @@ class BreakIt {
     // the cards: they are rewritten without being announced.
     this.record.subscribe((event) => {
       if (event.type !== 'reset' && event.type !== 'restore') return;
-      if (!this.ownReset) this.cards.forEach((card) => card?.announce(false));
+      if (!this.ownReset) this.announceCards(false);
       if (this.record.record.breakIt !== this.getState()) {
         this.setState(this.record.record.breakIt);
         if (this.onChange) this.onChange(this.getState());
@@ -756,6 +758,11 @@ class BreakIt {
   }
 
   /** Take a state string (e.g. from the URL hash). Returns false, changing nothing, if it is not valid. */
+  /** Whether every card's live region speaks (see Card.announce). */
+  announceCards(on) {
+    this.cards.forEach((card) => card?.announce(on));
+  }
+
   setState(text) {
     if (!isBreakItState(text)) return false;
     if (text === this.getState()) return true;
@@ -824,7 +831,11 @@ export function makeSection({ HashError, ...options }) {
     },
     update(ctx, st) {
       if (!this.breakIt) return;
-      if (st.s !== this.breakIt.getState()) this.breakIt.setState(st.s);
+      if (st.s !== this.breakIt.getState()) {
+        // A new state from the address (a link, Back): the learner's own step, so it is said.
+        this.breakIt.announceCards(true);
+        this.breakIt.setState(st.s);
+      }
       // The cards keep their results; publish them again (the one drawn last, last).
       for (const [bug, run] of this.breakIt.runs) if (run) ctx.publish(`brk.${bug}`, run);
     },

@@ -223,7 +223,8 @@ export async function runAxe(target, where, { include = null, impacts = null } =
     // Parts of the page far from the viewport are left unrendered
     // (content-visibility): their boxes have no place, and axe would take the
     // colour of whatever it finds there for their background. They are
-    // rendered for the run, and left as they were after it.
+    // rendered for the run; the style that renders them goes after it (work
+    // their drawing set off, such as a map drawn on coming near, stays done).
     const drawn = document.createElement('style');
     drawn.textContent = '* { content-visibility: visible !important; }';
     document.head.append(drawn);

@@ -8,6 +8,8 @@ import { slot, group } from './markup.js';
 import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 
 const OBS_SOURCES = ['plain', 'causal', 'custom', 'padding'];
+/** Largest row-sum error still read as float rounding; a NaN error is above it. */
+const ROW_SUM_TOLERANCE = 1e-5;
 
 /**
  * Where the masks of the custom and padded examples are set: " of section 5",
@@ -190,7 +192,7 @@ export const observability = {
       ['fraction of logits masked', `${fmt(s.maskedFraction, 3)} (${fmt(100 * s.maskedFraction, 1)}\u00a0%)`, 'obs-masked',
         'Blocked query–key pairs over all pairs.'],
       ['max row-sum error', fmtSci(s.maxRowSumError), 'obs-rowsum',
-        s.maxRowSumError < 1e-5 ? 'Every row of weights adds up to 1 (up to float rounding).' : 'Some row does not add up to 1: the softmax ran over the wrong axis?'],
+        s.maxRowSumError < ROW_SUM_TOLERANCE ? 'Every row of weights adds up to 1 (up to float rounding).' : 'Some row does not add up to 1: the softmax ran over the wrong axis?'],
       ['max weight on a forbidden key', fmtSci(s.maxForbiddenWeight), 'obs-forbidden',
         s.maxForbiddenWeight === 0 ? 'Exactly 0: nothing leaks past the mask.' : 'Not 0: a blocked key is being read.'],
     ];
@@ -213,7 +215,7 @@ export const observability = {
     // the table. A new multiplier says the four numbers.
     if (edited.edited === 'src') {
       const name = sourceOptions(ctx).find(([value]) => value === st.src)[1];
-      const finding = s.maxRowSumError >= 1e-5 ? `some row does not add up to 1 (max row-sum error ${fmtSci(s.maxRowSumError)})`
+      const finding = !(s.maxRowSumError < ROW_SUM_TOLERANCE) ? `some row does not add up to 1 (max row-sum error ${fmtSci(s.maxRowSumError)})`
         : s.maxForbiddenWeight !== 0 ? `a blocked key is being read (max weight on a forbidden key ${fmtSci(s.maxForbiddenWeight)})`
           : s.maskedFraction > 0 ? `${fmt(100 * s.maskedFraction, 1)}\u00a0% of the query–key pairs are blocked, and the weight on them is exactly 0: nothing leaks past the mask`
             : `${st.src === 'plain' ? '' : 'the mask blocks no pair; '}max |score| before softmax ${score}, ${oneHot ? 'large: the softmax is close to one-hot' : 'moderate: the softmax stays smooth'}`;

@@ -196,8 +196,8 @@ function switchedText(weights, j, real) {
   for (let n = 0; n < H * Tq; n++) got.push(weights.data[n * Tk + j]);
   const [low, high] = [Math.min(...got), Math.max(...got)];
   const shown = (w) => (w === 0 ? '0' : fmt(w, 2)); // as the maps show it
-  if (!real) return `s${j + 1} is now padding: ${low === high ? `every target gives it weight ${shown(low)}` : `the targets give it weights ${shown(low)} to ${shown(high)}`}`;
-  return `s${j + 1} is a real token again: the targets give it weights ${shown(low)} to ${shown(high)}`;
+  const given = shown(low) === shown(high) ? `every target gives it weight ${shown(low)}` : `the targets give it weights ${shown(low)} to ${shown(high)}`;
+  return real ? `s${j + 1} is a real token again: ${given}` : `s${j + 1} is now padding: ${given}`;
 }
 
 /**
