@@ -1,7 +1,9 @@
 // The lesson page on the narrowest phones (360 px and 320 px wide) and beside
 // them: the number grids, maps and formula fit their boxes, messages are read
 // on one or two lines, a wide table keeps its row names in view, and code
-// breaks between words. No width lets the page scroll sideways.
+// breaks between words. No width lets the page scroll sideways. With a
+// reader's own text spacing, headings, contents numbers and chart labels keep
+// apart; in a dark high-contrast theme a focused cell's ring shows.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { browserSuite, assertClean, typeInto, renderEverySection, settled, waitForState } from './helpers/browser.mjs';
@@ -124,6 +126,96 @@ test('no section widens the page at 320, 360, 390 and 1280 px', async () => {
     assert.deepEqual(wider, [], `${width} px: sections wider than the screen`);
     assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), width, `${width} px: the page scrolls sideways`);
     assertClean(problems, `the page at ${width} px`);
+    await context.close();
+  }
+});
+
+/** A reader's own text spacing (WCAG 1.4.12), as a bookmarklet would set it. */
+const TEXT_SPACING = '* { line-height: 1.5 !important; letter-spacing: 0.12em !important; word-spacing: 0.16em !important; } p { margin-bottom: 2em !important; }';
+
+test('with a reader\'s text spacing, a mask grid\'s column headings never run into each other, and the page never widens, at 1280, 390 and 320 px', async () => {
+  for (const width of [1280, 390, 320]) {
+    const { context, page, problems } = await open('#view=masks', width);
+    await page.addStyleTag({ content: TEXT_SPACING });
+    await page.locator('#masks .maskgrid').first().waitFor();
+    const touching = await page.$$eval('#masks .maskgrid', (grids) => grids.flatMap((grid) => {
+      const texts = [...grid.querySelectorAll('.hm-head:not(.hm-rowhead)')].map((head) => {
+        const r = document.createRange();
+        r.selectNodeContents(head);
+        return { text: head.textContent, box: r.getBoundingClientRect() };
+      });
+      return texts.slice(1).flatMap((b, k) => {
+        const a = texts[k];
+        const apart = b.box.left - a.box.right;
+        const sameLine = a.box.bottom > b.box.top && b.box.bottom > a.box.top;
+        return sameLine && apart < 1 ? [`"${a.text}" and "${b.text}": ${apart.toFixed(1)} px apart`] : [];
+      });
+    }));
+    assert.deepEqual(touching, [], `${width} px: mask grid headings that touch`);
+    assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), width, `${width} px: the page scrolls sideways`);
+    assertClean(problems, `mask grid headings at ${width} px`);
+    await context.close();
+  }
+});
+
+test('with a reader\'s text spacing at 1280 px, a two-digit contents number stands apart from its title', async () => {
+  const { context, page, problems } = await open('', 1280);
+  await page.addStyleTag({ content: TEXT_SPACING });
+  const gaps = await page.$$eval('.toc li', (items) => items.filter((li) => li.querySelector('.toc-num')?.textContent.trim().length >= 2).map((li) => {
+    const r = document.createRange();
+    r.selectNodeContents(li.querySelector('.toc-num'));
+    const num = r.getBoundingClientRect();
+    r.selectNodeContents(li.querySelector('a'));
+    return { item: li.textContent.trim(), gap: r.getClientRects()[0].left - num.right };
+  }));
+  assert.ok(gaps.length > 0, 'the contents have two-digit numbers');
+  for (const { item, gap } of gaps) assert.ok(gap >= 4, `"${item}": its number is ${gap.toFixed(1)} px from its title`);
+  assertClean(problems, 'contents with text spacing');
+  await context.close();
+});
+
+test('with a reader\'s text spacing, the why-scale charts\' y-axis labels stay inside their chart, at 1280 and 390 px', async () => {
+  for (const width of [1280, 390]) {
+    const { context, page, problems } = await open('#view=why-scale', width);
+    await page.addStyleTag({ content: TEXT_SPACING });
+    await page.locator('#why-scale svg.chart text.tick').first().waitFor();
+    const cut = await page.$$eval('#why-scale svg.chart', (svgs) => svgs.flatMap((svg) => {
+      const b = svg.getBoundingClientRect();
+      return [...svg.querySelectorAll('text.tick.end')].flatMap((t) => {
+        const r = t.getBoundingClientRect();
+        const out = Math.max(b.left - r.left, r.right - b.right);
+        return out > 0 ? [`"${t.textContent}": ${out.toFixed(1)} px outside`] : [];
+      });
+    }));
+    assert.deepEqual(cut, [], `${width} px: chart labels cut at the chart's edge`);
+    assertClean(problems, `why-scale chart at ${width} px`);
+    await context.close();
+  }
+});
+
+test('in a dark high-contrast theme, a focused weight cell and a focused mask button are ringed in a colour that shows on the page', async () => {
+  const cases = [['#view=three-by-three', '#three-by-three .hm-cell[tabindex="0"]'], ['#view=masks', '#masks button.mask-cell']];
+  for (const [hash, selector] of cases) {
+    const { context, page, problems } = await open(hash, 1280);
+    await page.emulateMedia({ forcedColors: 'active', colorScheme: 'dark' });
+    const target = page.locator(selector).first();
+    await target.focus();
+    await page.keyboard.press('ArrowRight'); // a keyboard user: the ring shows
+    const seen = await page.evaluate(() => {
+      const n = document.activeElement;
+      const s = getComputedStyle(n);
+      const rgb = (c) => c.match(/[\d.]+/g).slice(0, 3).map(Number);
+      const lum = (c) => {
+        const [r, g, b] = rgb(c).map((v) => { const x = v / 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+      };
+      const page = getComputedStyle(document.body).backgroundColor;
+      const [x, y] = [lum(s.outlineColor), lum(page)].sort((p, q) => q - p);
+      return { cls: n.className, visible: n.matches(':focus-visible'), width: s.outlineWidth, ring: s.outlineColor, page, contrast: Number(((x + 0.05) / (y + 0.05)).toFixed(2)) };
+    });
+    assert.ok(seen.visible && seen.width !== '0px', `${hash}: the focused ${seen.cls} has a focus ring (${seen.width})`);
+    assert.ok(seen.contrast >= 3, `${hash}: the focused ${seen.cls}'s ring (${seen.ring}) contrasts ${seen.contrast}:1 with the page (${seen.page})`);
+    assertClean(problems, `forced-colour focus on ${hash}`);
     await context.close();
   }
 });

@@ -723,6 +723,76 @@ test('the dark theme rings a focused break-it control in a colour at least 3:1 a
   await context.close();
 });
 
+/** The contrast ratio (WCAG) of two computed colours, "rgb(r, g, b)". */
+function contrastOf(a, b) {
+  const lum = (c) => {
+    const [r, g, bl] = c.match(/[\d.]+/g).slice(0, 3).map((v) => { const s = Number(v) / 255; return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+  };
+  const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
+  return Number(((x + 0.05) / (y + 0.05)).toFixed(2));
+}
+
+/** A custom property of the widget's root as a computed colour. */
+const rootColour = (w, name) => w.evaluate((el, name) => {
+  const probe = el.shadowRoot.querySelector('.al-root').appendChild(document.createElement('span'));
+  probe.style.color = `var(${name})`;
+  const c = getComputedStyle(probe).color;
+  probe.remove();
+  return c;
+}, name);
+
+test('the dark theme draws the C code box dark, its text and every kind of token at least 4.5:1 against it', async () => {
+  const { context, page, problems } = await openFixture('host.html');
+  // A break-it card's "Read the C", and a C pass under the flow view.
+  const card = await addWidget(page, 'dark-card-code', { preset: 'break-it:no-scale', theme: 'dark' });
+  await card.locator('#bk-no-scale').evaluate((n) => { n.open = true; });
+  await card.locator('.bk-c-toggle').click();
+  const flow = await addWidget(page, 'dark-flow-code', { preset: 'one-query', theme: 'dark' });
+  await flow.locator('details.c-pass').first().evaluate((n) => { n.open = true; });
+  for (const [where, w] of [['"Read the C"', card], ['the flow view', flow]]) {
+    const code = w.locator('pre.c-src').first();
+    await code.waitFor();
+    const seen = await code.evaluate((pre) => {
+      const background = getComputedStyle(pre).backgroundColor;
+      const inks = { text: getComputedStyle(pre).color };
+      for (const cls of ['tok-kw', 'tok-num', 'tok-str', 'tok-com']) {
+        const n = pre.querySelector(`.${cls}`) ?? pre.appendChild(Object.assign(document.createElement('span'), { className: cls }));
+        inks[cls] = getComputedStyle(n).color;
+      }
+      return { background, inks };
+    });
+    for (const [what, ink] of Object.entries(seen.inks)) {
+      const ratio = contrastOf(ink, seen.background);
+      assert.ok(ratio >= 4.5, `dark C code in ${where}: ${what} (${ink}) contrasts ${ratio}:1 with the box (${seen.background})`);
+    }
+  }
+  assertClean(problems, 'dark C code');
+  await context.close();
+});
+
+test('the dark theme\'s hatch: its stripes tell apart, and its ink and a blocked NaN read at least 4.5:1 on both stripes', async () => {
+  const { context, page, problems } = await openFixture('host.html');
+  const w = await addWidget(page, 'dark-nan', { preset: 'break-it:no-all-masked-guard', theme: 'dark' });
+  await w.locator('#bk-no-all-masked-guard').evaluate((n) => { n.open = true; });
+  await w.locator('.bk-switch').click();
+  const nan = w.locator('.bk-cell.blocked.bk-nan').first();
+  await nan.waitFor();
+  const ink = await nan.evaluate((n) => getComputedStyle(n).color);
+  const stripes = [await rootColour(w, '--hatch-a'), await rootColour(w, '--hatch-b')];
+  const hatchInk = await rootColour(w, '--hatch-ink');
+  const between = contrastOf(stripes[0], stripes[1]);
+  assert.ok(between >= 2, `dark hatch: its stripes (${stripes.join(', ')}) contrast ${between}:1 with each other`);
+  for (const stripe of stripes) {
+    for (const [what, colour] of [['the hatch ink', hatchInk], ['a blocked NaN', ink]]) {
+      const ratio = contrastOf(colour, stripe);
+      assert.ok(ratio >= 4.5, `dark hatch: ${what} (${colour}) contrasts ${ratio}:1 with the stripe ${stripe}`);
+    }
+  }
+  assertClean(problems, 'dark hatch');
+  await context.close();
+});
+
 test('editable="false": the mask grid\'s cells look like display-only cells (flat, no pointer), in both themes', async () => {
   const { context, page, problems } = await openFixture('host.html');
   const looks = (n) => {

@@ -1123,7 +1123,7 @@ export function updateHistogram(svg, { counts, title }) {
  * series: [{ label, values, cls }], xs: labels for each point, yRange [lo, hi]
  */
 export function lineChartSvg({ xs, series, yRange, title, marker }) {
-  const W = 340, H = 180, padL = 34, padR = 12, padT = 12, padB = 30;
+  const W = 340, H = 180, padL = 42, padR = 12, padT = 12, padB = 30;
   const [lo, hi] = yRange;
   const x = (k) => padL + (k * (W - padL - padR)) / Math.max(1, xs.length - 1);
   const y = (v) => padT + (1 - (v - lo) / (hi - lo)) * (H - padT - padB);

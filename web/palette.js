@@ -86,7 +86,7 @@ export const PALETTE_CSS = `
   --hatch-ink: #222222;
 }
 .al-root.al-dark {
-  --hatch-a: #4a4b55;
+  --hatch-a: #62636e;
   --hatch-b: #2a2b31;
   --hatch-ink: #ececf1;
 }
