@@ -1102,7 +1102,7 @@ export function histogramSvg({ counts, lo, hi, yMax, xLabel, yLabel, title, cls 
   }
   for (const c of [0, yMax / 2, yMax]) svg.append(s('text', { x: padL - 4, y: y(c) + 4, class: 'tick end', text: fmtPlain(c) }));
   svg.append(s('text', { x: (padL + W - padR) / 2, y: H - 4, class: 'axis-label mid', text: xLabel }));
-  svg.append(s('text', { x: 10, y: (padT + H - padB) / 2, class: 'axis-label mid', transform: `rotate(-90 10 ${(padT + H - padB) / 2})`, text: yLabel }));
+  svg.append(s('text', { x: 12, y: (padT + H - padB) / 2, class: 'axis-label mid', transform: `rotate(-90 12 ${(padT + H - padB) / 2})`, text: yLabel }));
   return svg;
 }
 
@@ -1123,7 +1123,7 @@ export function updateHistogram(svg, { counts, title }) {
  * series: [{ label, values, cls }], xs: labels for each point, yRange [lo, hi]
  */
 export function lineChartSvg({ xs, series, yRange, title, marker }) {
-  const W = 340, H = 180, padL = 42, padR = 12, padT = 12, padB = 30;
+  const W = 340, H = 180, padL = 42, padR = 16, padT = 12, padB = 30;
   const [lo, hi] = yRange;
   const x = (k) => padL + (k * (W - padL - padR)) / Math.max(1, xs.length - 1);
   const y = (v) => padT + (1 - (v - lo) / (hi - lo)) * (H - padT - padB);
