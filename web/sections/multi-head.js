@@ -257,10 +257,10 @@ export const multiHead = {
     this.drawSummary(ctx, { C, H, res, trained });
     const weightsHost = ctx.slot(this.id, 'weights');
     if (weightsHost.dataset.weights !== st.weights) weightsHost.dataset.weights = st.weights;
-    const allowed = ctx.lab.allowedPairs([T, T], { causal: st.causal });
+    const allowed = st.causal ? ctx.lab.allowedPairs([T, T], { causal: true }) : null;
     headHeatmaps(weightsHost, {
       weights: res.weights, name: 'mha-weights',
-      blocked: st.causal ? blockedFrom(allowed) : null,
+      blocked: allowed ? blockedFrom(allowed) : null,
       queryLabel: (i) => `t${i + 1} ${word(st.tokens[0][i])}`, keyLabel: (j) => `t${j + 1} ${word(st.tokens[0][j])}`, link: true,
     });
     this.leakCheck(ctx, st, res.output);
@@ -271,7 +271,7 @@ export const multiHead = {
     if (!isEdit(detail)) return;
     // New weights are said by their seed and one look they changed.
     if (detail.edited === 'draw') {
-      const look = changedLook(before, res.weights, allowed.data);
+      const look = changedLook(before, res.weights, (allowed ?? ctx.lab.allowedPairs([T, T], { causal: false })).data);
       this.said.say(`New weights from seed ${st.seed}${look ? `: ${look}` : ''}.`);
       return;
     }
