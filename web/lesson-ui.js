@@ -362,6 +362,27 @@ function keypad(integer, min) {
 }
 
 /**
+ * "◀ Previous noun" and "Next noun ▶" buttons (data-field name-prev and
+ * name-next; the arrows are drawn, not read) that step a position counted
+ * from 1 through 1…count(): at() reads it, go(n) sets it. A press at either
+ * end changes nothing and says so through say(text), in a few words, instead
+ * of the whole step again. The caller marks the ends (aria-disabled, which
+ * keeps the focus) when it draws.
+ */
+export function stepButtons({ noun, name, count, at, go, say }) {
+  const prev = h('button', { type: 'button', 'data-field': `${name}-prev` }, h('span', { 'aria-hidden': 'true', text: '◀' }), ` Previous ${noun}`);
+  const next = h('button', { type: 'button', 'data-field': `${name}-next` }, `Next ${noun} `, h('span', { 'aria-hidden': 'true', text: '▶' }));
+  const step = (delta) => {
+    const to = Math.max(1, Math.min(count(), at() + delta));
+    if (to === at()) say(delta > 0 ? `Already at the last ${noun}.` : `Already at the first ${noun}.`);
+    else go(to);
+  };
+  prev.addEventListener('click', () => step(-1));
+  next.addEventListener('click', () => step(1));
+  return { prev, next };
+}
+
+/**
  * A labelled single number input.
  * opts: label, value, onValue(v), integer, min, max, hint, name (for tests), size
  */

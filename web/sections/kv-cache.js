@@ -3,7 +3,7 @@
 // comes from the core: the module's forward with { cache, useCache }, and
 // one full causal pass to compare with.
 
-import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtSci, setText, setCheck, afterFrameIdle, blockedFrom } from '../lesson-ui.js';
+import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtSci, setText, setCheck, afterFrameIdle, blockedFrom, stepButtons } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { whenNear } from '../lesson-context.js';
 import { dimLabel, keyLabel } from './common.js';
@@ -56,22 +56,8 @@ export const kvCache = {
     ctx.slot(this.id, 'inputs').replaceChildren(
       numberGrid({ label: 'Tokens x (one row per token, d_model = 4)', name: 'kv-x', matrix: st.x, rowLabel: tokenLabel, colLabel: dimLabel, onChange: commit }),
     );
-    // A press at either end changes nothing: it says so in a few words,
-    // instead of the whole step again.
-    const step = (to) => {
-      const next = Math.max(1, Math.min(T, to));
-      if (next === st.step) {
-        this.said.say(to > st.step ? 'Already at the last token.' : 'Already at the first token.');
-        return;
-      }
-      st.step = next;
-      commit();
-    };
-    // The arrows are drawn, not read: the buttons are named "Previous token" and "Next token".
-    this.prev = h('button', { type: 'button', 'data-field': 'kv-prev' }, h('span', { 'aria-hidden': 'true', text: '◀' }), ' Previous token');
-    this.next = h('button', { type: 'button', 'data-field': 'kv-next' }, 'Next token ', h('span', { 'aria-hidden': 'true', text: '▶' }));
-    this.prev.addEventListener('click', () => step(st.step - 1));
-    this.next.addEventListener('click', () => step(st.step + 1));
+    ({ prev: this.prev, next: this.next } = stepButtons({ noun: 'token', name: 'kv', count: () => T, at: () => st.step,
+      go: (n) => { st.step = n; commit(); }, say: (text) => this.said.say(text) }));
     this.stepText = h('span', { class: 'num-out', 'data-out': 'kv-step' });
     ctx.slot(this.id, 'controls').replaceChildren(
       numberField({ label: 'Weight seed (2 heads of width 2, RoPE on)', name: 'kv-seed', value: st.seed, integer: true, min: 0, max: 99999, size: 'sm',
@@ -130,7 +116,7 @@ export const kvCache = {
     setText(this.stepText, `Token ${st.step} of ${T}`);
     // At either end a button is marked unavailable (aria-disabled), not
     // disabled: it keeps the focus, so a key held down stops at the end
-    // instead of the focus falling to the page or turning back (step() stops there).
+    // instead of the focus falling to the page or turning back (stepButtons stops there).
     this.prev.setAttribute('aria-disabled', String(st.step <= 1));
     this.next.setAttribute('aria-disabled', String(st.step >= T));
     this.drawCache(ctx, st, steps, res.cacheShape);

@@ -113,9 +113,8 @@ export const masks = {
       rowLabel: (i) => `seq ${i + 1}`, colLabel: (j) => `pos ${j + 1}`, onChange: padding });
     // Under the grid, with the grid's own messages (empty, it takes no room):
     // a refusal of the token ids, whose message is far below (refusedNote).
-    this.refused = h('p', { class: 'cell-msg', 'data-out': 'mask-refused' });
-    // As wide as the grid, never wider: the padding id field beside it stays put.
-    this.refused.style.contain = 'inline-size';
+    // As wide as the grid, never wider (grid-note): the padding id field beside it stays put.
+    this.refused = h('p', { class: 'cell-msg grid-note', 'data-out': 'mask-refused' });
     tokens.querySelector('.grid-msgs').append(this.refused);
     ctx.slot(this.id, 'padding-controls').replaceChildren(
       tokens,

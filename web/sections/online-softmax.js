@@ -3,7 +3,7 @@
 // accumulator. Every number shown comes from the core's tiled path
 // (lab.sdpaTiled with its trace) and its ordinary path (lab.sdpa).
 
-import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtVec, fmtSci, redraw, setText } from '../lesson-ui.js';
+import { h, numberGrid, numberField, checkbox, statusLine, fmt, fmtVec, fmtSci, redraw, setText, stepButtons } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel, keyLabel } from './common.js';
 import { announcer, EDITED, isEdit } from '../lesson-announce.js';
@@ -51,22 +51,8 @@ export const onlineSoftmax = {
       label: 'Keys per tile', name: 'flash-tile', value: st.tile, integer: true, min: 1, max: T,
       onValue: (value) => { st.tile = value; st.step = Math.min(st.step, tileCount()); commit(); },
     });
-    // A press at either end changes nothing: it says so in a few words,
-    // instead of the whole tile again.
-    const step = (delta) => {
-      const to = Math.max(1, Math.min(tileCount(), st.step + delta));
-      if (to === st.step) {
-        this.said.say(delta > 0 ? 'Already at the last tile.' : 'Already at the first tile.');
-        return;
-      }
-      st.step = to;
-      commit();
-    };
-    // The arrows are drawn, not read: the buttons are named "Previous tile" and "Next tile".
-    this.prev = h('button', { type: 'button', 'data-field': 'flash-prev' }, h('span', { 'aria-hidden': 'true', text: '◀' }), ' Previous tile');
-    this.next = h('button', { type: 'button', 'data-field': 'flash-next' }, 'Next tile ', h('span', { 'aria-hidden': 'true', text: '▶' }));
-    this.prev.addEventListener('click', () => step(-1));
-    this.next.addEventListener('click', () => step(1));
+    ({ prev: this.prev, next: this.next } = stepButtons({ noun: 'tile', name: 'flash', count: tileCount, at: () => st.step,
+      go: (n) => { st.step = n; commit(); }, say: (text) => this.said.say(text) }));
     this.all = h('button', { type: 'button', 'data-field': 'flash-all', text: 'All tiles' });
     this.all.addEventListener('click', () => { st.step = tileCount(); commit(); });
     ctx.slot(this.id, 'inputs').replaceChildren(
@@ -104,7 +90,7 @@ export const onlineSoftmax = {
     setText(this.stepText, `Tile ${st.step} of ${tiles}`);
     // At either end a button is marked unavailable (aria-disabled), not
     // disabled: it keeps the focus, so a key held down stops at the end
-    // instead of the focus falling to the page or turning back (step() stops there).
+    // instead of the focus falling to the page or turning back (stepButtons stops there).
     this.prev.setAttribute('aria-disabled', String(st.step <= 1));
     this.next.setAttribute('aria-disabled', String(st.step >= tiles));
 
