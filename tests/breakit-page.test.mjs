@@ -570,6 +570,9 @@ test('at 360 px card 11\'s marked cell is scrolled into its table\'s box: when t
   places = await markedPlaces(card);
   assert.deepEqual(places.map(({ table, row, col }) => [table, row, col]), [['output', 1, 3]], 'the marked cell is output row 2, column 4');
   assert.ok(inView(places), `after "Mark it below": px cut off by the box and the viewport: ${JSON.stringify(places)}`);
+  // Near the middle of the screen, with the rows around it, not flush with an edge.
+  const middle = await card.locator('td.bk-worst').evaluate((td) => { const r = td.getBoundingClientRect(); return (r.top + r.bottom) / 2 / innerHeight; });
+  assert.ok(middle > 0.25 && middle < 0.75, `after "Mark it below" the marked cell's middle is at ${(100 * middle).toFixed(0)} % of the viewport's height`);
   assertClean(problems, '360 px marked cell in view');
   await context.close();
 });
@@ -577,7 +580,7 @@ test('at 360 px card 11\'s marked cell is scrolled into its table\'s box: when t
 /** A state with every card broken and its bug off, so that every repair shows. */
 const allBroken = '-2'.repeat(EXERCISES.length);
 
-test('code boxes keep each line of code on one line and scroll sideways in their box; the page never widens, at 320, 360 and 390 px', async () => {
+test('code boxes keep each line of code on one line and scroll sideways in their box, while a comment wraps in view; the page never widens, at 320, 360 and 390 px', async () => {
   for (const width of [320, 360, 390]) {
     const { page, problems, context } = await open({ viewport: { width, height: 800 } });
     await page.evaluate((s) => { location.hash = `view=break-it&brk.s=${s}`; }, allBroken);
@@ -586,12 +589,19 @@ test('code boxes keep each line of code on one line and scroll sideways in their
     await page.locator('#break-it .bk-card').evaluateAll((cards) => { for (const c of cards) c.open = true; });
     const boxes = await page.locator('#break-it pre.bk-code').evaluateAll((pres) => pres.map((pre) => {
       const code = pre.querySelector('code');
-      const lines = code.textContent.split('\n').length;
-      const drawn = Math.round(code.getBoundingClientRect().height / parseFloat(getComputedStyle(pre).lineHeight));
-      return { card: pre.closest('.bk-card').id, lines, drawn, wider: pre.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5 };
+      const notes = [...code.querySelectorAll('.bk-code-note')];
+      const lines = code.textContent.split('\n').filter((line) => !line.startsWith('#')).length;
+      const noteHeight = notes.reduce((sum, n) => sum + n.getBoundingClientRect().height, 0);
+      const drawn = Math.round((code.getBoundingClientRect().height - noteHeight) / parseFloat(getComputedStyle(pre).lineHeight));
+      // A comment is read without scrolling: it ends inside the box's visible width.
+      const box = pre.getBoundingClientRect();
+      const hidden = notes.filter((n) => [...n.getClientRects()].some((r) => r.right > box.left + pre.clientLeft + pre.clientWidth + 0.5)).map((n) => n.textContent);
+      // A comment has a line of its own (a comment after code would scroll away with it).
+      const trailing = code.textContent.split('\n').filter((line) => !line.startsWith('#') && line.includes('#'));
+      return { card: pre.closest('.bk-card').id, lines, drawn, hidden, trailing, wider: box.right > document.documentElement.clientWidth + 0.5 };
     }));
-    const broken = boxes.filter((b) => b.drawn !== b.lines || b.wider);
-    assert.deepEqual(broken, [], `${width} px: code boxes whose lines wrap (drawn lines vs lines of code) or that stick out of the page`);
+    const broken = boxes.filter((b) => b.drawn !== b.lines || b.wider || b.hidden.length || b.trailing.length);
+    assert.deepEqual(broken, [], `${width} px: code boxes whose code lines wrap (drawn lines vs lines of code), whose comments run out of view, or that stick out of the page`);
     const page1 = await page.evaluate(() => document.documentElement.scrollWidth);
     assert.equal(page1, width, `${width} px: the page is ${page1} px wide`);
     const repair = page.locator('#bk-merge-without-transpose pre.bk-fix');

@@ -20,9 +20,16 @@ test('there is one exercise per bug, in BUGS order, naming only known checks', (
   for (const e of EXERCISES) {
     assert.ok(e.catchers.length > 0, `${e.bug} names the checks meant to catch it; it names [${e.catchers}]`);
     for (const name of e.catchers) assert.ok(CHECK_NAMES.includes(name), `${e.bug}: unknown check ${name}`);
-    for (const field of ['title', 'setting', 'mistake', 'repair', 'prompt']) {
+    for (const field of ['title', 'setting', 'prompt']) {
       assert.equal(typeof e[field], 'string', `${e.bug}.${field}`);
       assert.ok(e[field].length > 0 && !e[field].includes('\n'), `${e.bug}.${field} is one non-empty line: ${JSON.stringify(e[field])}`);
+    }
+    // Code: lines of it, none empty; a comment is a line of its own, above the code it explains.
+    for (const field of ['mistake', 'repair']) {
+      const lines = String(e[field]).split('\n');
+      assert.ok(lines.every((line) => line.trim().length > 0), `${e.bug}.${field} has no empty line: ${JSON.stringify(e[field])}`);
+      assert.ok(lines.every((line) => line.startsWith('#') || !line.includes('#')), `${e.bug}.${field}: a comment after code: ${JSON.stringify(e[field])}`);
+      assert.ok(lines.some((line) => !line.startsWith('#')), `${e.bug}.${field} has code, not only a comment`);
     }
   }
 });

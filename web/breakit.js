@@ -332,8 +332,13 @@ class Card {
     // The PyTorch lines keep their shape: on a phone they scroll sideways in
     // the page's code box (pre.c-src), which then gets a tab stop and the
     // page's hint (markScrollBoxes), named by what it shows and the card.
+    // A box of code: its comment lines ("# …") wrap at the box's width, so a
+    // narrow screen never hides what the lines mean; the code scrolls sideways.
     const code = (cls, what, text) => el('pre', { cls: `c-src bk-code ${cls}`, attrs: { 'data-scroll-label': `The ${what}, card “${exercise.title}”` } },
-      el('code', { text }));
+      el('code', {}, ...text.split('\n').map((line, k, lines) => {
+        const end = k < lines.length - 1 ? '\n' : '';
+        return line.startsWith('#') ? el('span', { cls: 'tok-com bk-code-note', text: line + end }) : document.createTextNode(line + end);
+      })));
     const mistake = code('bk-mistake', 'mistake', exercise.mistake);
 
     this.options = PREDICTION_CHECKS.map((check) => {
@@ -468,7 +473,7 @@ class Card {
         return [box, box.scrollLeft + shift];
       });
       for (const [box, x] of moves) if (box.scrollLeft !== x) box.scrollLeft = x;
-      if (scrollPage) target.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+      if (scrollPage) target.scrollIntoView({ block: 'center', inline: 'nearest' }); // with the rows around it in view
     });
   }
 
