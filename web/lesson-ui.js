@@ -538,10 +538,13 @@ export function radios({ legend, value, options, onValue, name }) {
  *   domain: [lo, hi] for the colour ramp (default [0, 1])
  *   legend: draw the colour legend under the map (default true; off when
  *           several maps share one, see legend())
+ *   keyBlocked: whether the legend names the blocked look (default: whether
+ *           this map has a blocked cell; a legend shared with other maps
+ *           names it when any of them has one)
  *   refusedRows: Set of rows the core refused to compute (no weights): their
  *           cells show "—" and their heading is flagged
  */
-export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel, caption, digits = 3, extra, name, domain = [0, 1], legend = true, refusedRows = null, link = false }) {
+export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel, caption, digits = 3, extra, name, domain = [0, 1], legend = true, keyBlocked = null, refusedRows = null, link = false }) {
   const refused = (i) => Boolean(refusedRows && refusedRows.has(i));
   const rowNames = Array.from({ length: rows }, (_, i) => rowLabel(i));
   const colNames = Array.from({ length: cols }, (_, j) => colLabel(j));
@@ -588,7 +591,7 @@ export function heatmap(host, { values, rows, cols, blocked, rowLabel, colLabel,
       if (td) setTextLater(td, fmt(extra.values[i], digits));
     }
   }
-  if (built.legend) showBlockedKey(built.legend, someBlocked);
+  if (built.legend) showBlockedKey(built.legend, keyBlocked ?? someBlocked);
 }
 
 /**

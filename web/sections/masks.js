@@ -2,7 +2,7 @@
 // Every number shown comes from the wasm core.
 
 import {
-  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmt, fmtShape, figures, blockedFrom, redraw, keptChildren, oneBased, refusalText, subscripted, showBlockedKey, anyBlocked,
+  h, numberGrid, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, fmt, fmtShape, figures, blockedFrom, redraw, keptChildren, oneBased, refusalText, subscripted, anyBlocked,
 } from '../lesson-ui.js';
 import { announcer, isEdit } from '../lesson-announce.js';
 import { codec } from '../lesson-state.js';
@@ -214,12 +214,12 @@ export const masks = {
     // Which pairs are blocked comes from the core's own rule for the same options.
     const twoMaps = (host, name, what, weights, options) => {
       const pairs = ctx.lab.allowedPairs(weights.shape, options);
-      const hosts = figures(host, [0, 1].map((b) => ({ key: `seq${b}`, caption: `sequence ${b + 1}: ${what}` })));
-      hosts.forEach((mapHost, b) => heatmap(mapHost, { name: `${name}-${b}`, values: weights.data.subarray(b * 25, (b + 1) * 25), rows: 5, cols: 5, digits: 3, legend: b === 1,
-        blocked: blockedFrom(pairs, b), rowLabel: queryLabel, colLabel: keyLabel,
-        caption: `Sequence ${b + 1}: weights under ${what}` }));
       // The one legend, under the second map, names the blocked look if either map has it.
-      showBlockedKey(hosts[1].heatmapParts.legend, [0, 1].some((b) => anyBlocked(5, 5, blockedFrom(pairs, b))));
+      const keyBlocked = [0, 1].some((b) => anyBlocked(5, 5, blockedFrom(pairs, b)));
+      figures(host, [0, 1].map((b) => ({ key: `seq${b}`, caption: `sequence ${b + 1}: ${what}` })))
+        .forEach((mapHost, b) => heatmap(mapHost, { name: `${name}-${b}`, values: weights.data.subarray(b * 25, (b + 1) * 25), rows: 5, cols: 5, digits: 3, legend: b === 1, keyBlocked,
+          blocked: blockedFrom(pairs, b), rowLabel: queryLabel, colLabel: keyLabel,
+          caption: `Sequence ${b + 1}: weights under ${what}` }));
     };
     const padWeightsHost = ctx.slot(this.id, 'padding-weights');
     // A refusal of padding alone is said under its own maps; the combined
