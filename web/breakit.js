@@ -329,11 +329,11 @@ class Card {
       el('h3', { cls: 'bk-title' }, ...subscripted(exercise.title)),
       this.badges);
 
-    // The PyTorch lines keep their shape: on a phone they scroll sideways in
-    // the page's code box (pre.c-src), which then gets a tab stop and the
-    // page's hint (markScrollBoxes), named by what it shows and the card.
-    // A box of code: its comment lines ("# …") wrap at the box's width, so a
-    // narrow screen never hides what the lines mean; the code scrolls sideways.
+    // A box of PyTorch lines, in the page's code box (pre.c-src): on a phone
+    // the code scrolls sideways, and the box then gets a tab stop and the
+    // page's hint (markScrollBoxes), named by what it shows and the card. Its
+    // comment lines ("# …") wrap at the box's width instead, so a narrow
+    // screen never hides what the lines mean.
     const code = (cls, what, text) => el('pre', { cls: `c-src bk-code ${cls}`, attrs: { 'data-scroll-label': `The ${what}, card “${exercise.title}”` } },
       el('code', {}, ...text.split('\n').map((line, k, lines) => {
         const end = k < lines.length - 1 ? '\n' : '';
@@ -762,12 +762,12 @@ class BreakIt {
     return encodeState(this.state);
   }
 
-  /** Take a state string (e.g. from the URL hash). Returns false, changing nothing, if it is not valid. */
   /** Whether every card's live region speaks (see Card.announce). */
   announceCards(on) {
     this.cards.forEach((card) => card?.announce(on));
   }
 
+  /** Take a state string (e.g. from the URL hash). Returns false, changing nothing, if it is not valid. */
   setState(text) {
     if (!isBreakItState(text)) return false;
     if (text === this.getState()) return true;
