@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { browserSuite, assertClean, screenshot } from './helpers/browser.mjs';
+import { browserSuite, assertClean, screenshot, waitForState } from './helpers/browser.mjs';
 import { DWELL_MS } from '../web/progress-panel.js';
 import { STORAGE_KEY } from '../web/progress.js';
 
@@ -73,7 +73,10 @@ test('sections flung past (the mouse wheel, then End) are not counted; those rea
     await page.waitForTimeout(60);
   }
   await page.keyboard.press('End');
-  await page.waitForTimeout(DWELL_MS + 800);
+  // Wait until the section the page came to rest on has stayed past the
+  // dwell time (a slow machine takes longer to get there after End).
+  await waitForState(page, (least) => Object.values(window.staysNow()).some((ms) => ms >= least), DWELL_MS + 400,
+    'no section stayed in the band past the dwell time after End', { timeout: 15000 });
   const stays = await page.evaluate(() => window.staysNow());
   const seen = await visited(page);
   const flown = Object.entries(stays).filter(([id, ms]) => ms < DWELL_MS - 300 && !atLoad.includes(id)).map(([id]) => id);

@@ -399,13 +399,15 @@ test('the screen reader\'s line says training runs once Start is pressed again, 
   await start.click();
   assert.equal(await said.textContent(), 'Training from step 0.');
   await waitForState(page, () => Number(document.querySelector('#watch-learn [data-out="learn-step"]').textContent.replace(/\D/g, '')) >= 20, null, 'training reaches step 20');
-  await start.click(); // pause
+  await start.evaluate((button) => button.click()); // pause, at once (no wait for actionability while training runs on)
   await waitForState(page, () => /^Paused at step \d+/.test(document.querySelector('#watch-learn [data-out="learn-said"]').textContent), null, 'the line says it paused');
   const paused = (await readout(section)).step;
   await start.click();
   assert.equal(await said.textContent(), `Training from step ${paused}.`, 'pressed again, the line no longer says "Paused"');
-  await start.click();
-  await page.waitForSelector('#watch-learn [data-action="learn-start"]:has-text("Start")');
+  // Pause again; on a slow machine training may have finished first (Start
+  // is then Finished and unavailable), which serves the reload as well.
+  await start.evaluate((button) => button.click());
+  await page.waitForSelector('#watch-learn [data-action="learn-start"]:is(:text-is("Start"), :text-is("Finished"))');
   await page.reload();
   await page.waitForSelector('html[data-ready="true"]', { state: 'attached' });
   assert.equal((await readout(page.locator('#watch-learn'))).step, 0, 'after a reload the model starts again from step 0');
