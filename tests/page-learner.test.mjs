@@ -655,7 +655,7 @@ test('cross-attention: a padding switch keeps one name, which says what pressed 
   await context.close();
 });
 
-test('masks: a token-id example the core refuses is flagged right under the token ids, with a link to the core\'s message', async () => {
+test('masks: a token-id example the core refuses is flagged right under the token ids, with a button that leads to the core\'s message', async () => {
   for (const width of [1280, 390]) {
     const { context, page, problems } = await open('#view=masks', { width, height: 900 });
     const cell = page.locator('[data-grid="mask-tokens"] input[data-row="0"][data-col="0"]');
@@ -672,9 +672,11 @@ test('masks: a token-id example the core refuses is flagged right under the toke
       return { below: Math.round(n.top - grid.bottom), left: Math.round(n.left - grid.left), right: Math.round(n.right), page: document.documentElement.clientWidth };
     });
     assert.ok(gap.below >= 0 && gap.below < 30 && Math.abs(gap.left) < 30 && gap.right <= gap.page, `${width} px: the note is not right under the grid: ${JSON.stringify(gap)}`);
-    // The link leads to the core's message, and the page's link (its state) stays.
-    const link = note.locator('a');
-    const target = (await link.getAttribute('href')).slice(1);
+    // The button leads to the core's message, and the page's link (its state)
+    // stays. It is no link: opened in a new tab, "#status-N" would lead nowhere.
+    assert.equal(await note.locator('a').count(), 0, `${width} px: the note holds no link to open elsewhere`);
+    const link = note.getByRole('button', { name: 'See the core’s message below' });
+    const target = await link.getAttribute('data-target');
     assert.match(await page.locator(`[id="${target}"]`).textContent(), /^Query row has no allowed key \(sequence 1, query 1\)/, `${width} px: the link's target is the core's message`);
     await link.click();
     await page.waitForFunction((id) => { const r = document.getElementById(id).getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }, target, { timeout: 3000 })

@@ -280,9 +280,10 @@ export const masks = {
       return;
     }
     const where = err.code === 'ALL_MASKED_ROW' && oneBased(err.message).match(/batch (\d+), head \d+, query (\d+)/);
-    const link = h('a', { href: `#${line.id}`, text: 'See the core’s message below' });
-    link.addEventListener('click', (event) => {
-      event.preventDefault();
+    // A button, not a link: it moves within this state of the page, which
+    // an address opened in a new tab would not have.
+    const link = h('button', { type: 'button', class: 'text-button', 'data-target': line.id, text: 'See the core’s message below' });
+    link.addEventListener('click', () => {
       line.scrollIntoView({ block: 'center' });
       line.focus({ preventScroll: true });
     });
