@@ -657,7 +657,7 @@ test('once the bug is on, the chosen prediction stands out among the locked ones
   await context.close();
 });
 
-test('"Reset all progress" elsewhere rewrites a card\'s status quietly; the learner\'s next action on the card is announced again', async () => {
+test('a reset, elsewhere or the section\'s own, rewrites the cards\' status quietly (the section\'s own says once what it did); the learner\'s next action on a card is announced again', async () => {
   const { page, problems, context } = await open();
   const card = page.locator('#bk-no-causal-mask');
   const region = card.locator('.bk-said[role="status"]');
@@ -684,8 +684,20 @@ test('"Reset all progress" elsewhere rewrites a card\'s status quietly; the lear
   await page.locator('button.pg-reset').click();
   await page.locator('button.pg-erase').click();
   await waitForState(page, () => document.querySelector('#bk-no-causal-mask .bk-said').getAttribute('aria-live') === 'off', null, 'a reset elsewhere quietens the cards');
+  await card.getByLabel('No future leak').check();
+  await card.locator('button.bk-switch').click();
+  // The section's own reset says once what it did; the cards it rewrites stay quiet.
+  await page.evaluate(() => { window.bkLiveAtWrite = []; });
   await page.locator('#break-it button.bk-reset').click();
-  assert.equal(await region.getAttribute('aria-live'), null, 'after the section\'s own reset, the card\'s status is live again');
+  const said = page.locator('#break-it [data-out="bk-reset-said"][role="status"]');
+  await waitForState(page, () => document.querySelector('#break-it [data-out="bk-reset-said"]').textContent !== '', null, 'the reset is said');
+  assert.equal(await said.textContent(), 'One card reset: bug off, prediction open again. Scores stay.', 'what the section\'s own reset says');
+  const rewritten = await page.evaluate(() => window.bkLiveAtWrite);
+  assert.ok(rewritten.length > 0 && rewritten.every((live) => live === 'off'), `the card's region when the section's reset rewrote it: ${JSON.stringify(rewritten)}`);
+  await page.locator('#break-it button.bk-reset').click();
+  await waitForState(page, () => document.querySelector('#break-it [data-out="bk-reset-said"]').textContent.startsWith('Nothing'), null, 'a second reset is said too');
+  await card.getByLabel('No future leak').check();
+  assert.equal(await region.getAttribute('aria-live'), null, 'after the reset, the learner\'s next action on the card is said');
   assertClean(problems, 'quiet reset');
   await context.close();
 });

@@ -630,12 +630,20 @@ class BreakIt {
     const reset = el('button', { cls: 'bk-reset', text: shown.length > 1 ? 'Reset these cards' : 'Reset this card', attrs: { type: 'button', 'aria-describedby': noteId } });
     const resetNote = el('p', { cls: 'bk-reset-note', attrs: { id: noteId },
       text: 'Each card scores once, the first time its bug is turned on. A reset lets you practise again and keeps that score.' });
+    // What the reset did, said once: each card it rewrites stays quiet, or
+    // a screen reader would read one card's status after another.
+    const resetSaid = el('p', { cls: 'bk-sr', attrs: { role: 'status', 'data-out': 'bk-reset-said' } });
     reset.addEventListener('click', () => {
-      // The learner reset these cards: what it rewrites is said, even after a reset elsewhere quietened them.
-      this.announceCards(true);
+      const touched = shown.filter((c) => this.isTouched(c.index)).length;
+      this.announceCards(false);
       this.ownReset = true;
       this.record.resetExercises(shown.map((c) => c.exercise.bug));
       this.ownReset = false;
+      const said = touched === 0 ? 'Nothing to reset: no card was changed since its last reset.'
+        : `${touched === 1 ? 'One card' : `${touched} cards`} reset: bug off, prediction open again. Scores stay.`;
+      // Emptied first, so that a second reset with the same words is said again.
+      resetSaid.textContent = '';
+      setTimeout(() => { resetSaid.textContent = said; }, 100);
     });
     this.record.include({ exercises: shown.map((c) => c.exercise.bug) });
     // A reset or a restored record (another tab, an LMS) redraws the cards.
@@ -676,7 +684,7 @@ class BreakIt {
     }
     // A single card has the reset too (its prediction is locked once the bug
     // has been on), without the progress line, which would only repeat it.
-    const toolbar = [el('div', { cls: 'bk-toolbar' }, ...(shown.length > 1 ? [this.progress] : []), reset, resetNote)];
+    const toolbar = [el('div', { cls: 'bk-toolbar' }, ...(shown.length > 1 ? [this.progress] : []), reset, resetNote, resetSaid)];
     container.replaceChildren(...intro, ...toolbar, ...shown.map((c) => c.node));
     this.showProgress();
   }
