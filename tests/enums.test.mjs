@@ -1,7 +1,8 @@
 // The status codes and the break-it bug ids are defined twice: as C enums in
 // c_src/attention.h (attn_status, attn_bug) and as tables indexed by number in
 // web/attention.js (STATUS_CODES, BUGS). This test parses both sides and
-// names every entry, by number and name, where they differ.
+// names every entry, by number and name, where they differ. The trainer's
+// size limits are checked the same way (train.c against TRAIN_LIMITS).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -78,4 +79,21 @@ test('attn_bug in attention.h and BUGS in attention.js agree', () => {
     (name) => (name === 'ATTN_BUG_NONE' ? null : name.replace(/^ATTN_BUG_/, '').toLowerCase().replaceAll('_', '-')));
   if (count && count.value !== table.length) lines.push(`ATTN_BUG_COUNT is ${count.value}, but BUGS has ${table.length} entries`);
   assert.equal(lines.length, 0, `bug ids differ:\n  ${lines.join('\n  ')}`);
+});
+
+test('the trainer\'s size limits in attention.js (TRAIN_LIMITS) and in train.c (check_options) agree', () => {
+  const train = readFileSync(new URL('../c_src/train.c', import.meta.url), 'utf8');
+  const defines = Object.fromEntries([...header.matchAll(/^#define\s+(\w+)\s+(-?\d+)\s*$/gm)].map((m) => [m[1], Number(m[2])]));
+  const value = (text) => (/^-?\d+$/.test(text) ? Number(text) : defines[text]);
+  // C: "if (name < MIN || name > MAX)" in check_options, a constant or a #define.
+  const body = train.slice(train.indexOf('static int check_options('), train.indexOf('\n}\n', train.indexOf('static int check_options(')));
+  const inC = Object.fromEntries([...body.matchAll(/if \((\w+) < (\w+) \|\| \1 > (\w+)\)/g)]
+    .map(([, name, lo, hi]) => [name.replace(/_(\w)/g, (_, c) => c.toUpperCase()), [value(lo), value(hi)]]));
+  const js = api.match(/const TRAIN_LIMITS = Object\.freeze\((\{[^)]*\})\);/);
+  assert.ok(js, 'web/attention.js has no "const TRAIN_LIMITS = Object.freeze({ … });"');
+  const inJs = JSON.parse(js[1].replace(/(\w+):/g, '"$1":'));
+  assert.ok(Object.keys(inC).length >= 6, `read ${Object.keys(inC).length} limits in check_options: ${JSON.stringify(inC)}`);
+  const lines = Object.keys({ ...inC, ...inJs }).filter((k) => JSON.stringify(inC[k]) !== JSON.stringify(inJs[k]))
+    .map((k) => `${k}: train.c ${JSON.stringify(inC[k])}, attention.js ${JSON.stringify(inJs[k])}`);
+  assert.equal(lines.length, 0, `the limits differ:\n  ${lines.join('\n  ')}`);
 });
