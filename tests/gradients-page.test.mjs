@@ -65,6 +65,27 @@ test('the section shows the core\'s loss, gradients and exact zeros on blocked p
   await context.close();
 });
 
+test('the steps\' text agrees with the maps: dProbs = dOutput · Vᵀ where the mask lets a weight through, and the text says why a blocked one shows 0 where that product is not 0', async () => {
+  const { page, problems, context } = await open();
+  const want = coreGradients(Q);
+  // dOutput · Vᵀ in float64, from the core's output and the default target.
+  const dOut = Array.from(lab.sdpa({ data: Q, shape: [4, 2] }, K, V, { causal: true }).output.data, (o, i) => o - TARGET[i]);
+  const product = (i, j) => dOut[2 * i] * V.data[2 * j] + dOut[2 * i + 1] * V.data[2 * j + 1];
+  const shown = await cells(page, 'grad-dprobs');
+  const through = shown.flatMap((c, at) => (c.blocked ? [] : [[at, Number(c.text), product(Math.floor(at / 4), at % 4)]]));
+  const bad = through.filter(([, got, w]) => Math.abs(got - w) > 5e-4);
+  assert.equal(bad.length, 0, `dProbs shown vs dOutput · Vᵀ: ${bad.map(([at, g, w]) => `[${Math.floor(at / 4) + 1}, ${at % 4 + 1}] ${g} vs ${w.toFixed(4)}`).join('; ')}`);
+  // Some blocked pair shows 0 where the product is not 0 (query 2, key 4: about −2.01 here) …
+  const blockedNonZero = shown.flatMap((c, at) => (c.blocked && Math.abs(product(Math.floor(at / 4), at % 4)) > 0.1 ? [at] : []));
+  assert.ok(blockedNonZero.length > 0 && blockedNonZero.every((at) => shown[at].text === '0' && want.dProbs.data[at] === 0), 'a blocked pair whose product is not 0 shows the core\'s 0');
+  // … which the text must explain, not contradict.
+  const steps = await page.locator('#gradients ol.passes > li').allTextContents();
+  assert.match(steps[0], /each weight the mask lets through receives dProbs = dOutput · Vᵀ/, `the mix step: ${steps[0]}`);
+  assert.match(steps[2], /dOutput · Vᵀ at that place is not 0/, `the mask step: ${steps[2]}`);
+  assertClean(problems, 'gradient text');
+  await context.close();
+});
+
 test('one step lowers the loss, moves q and the weights, and lands in the URL hash', async () => {
   const { page, problems, context } = await open();
   const before = await out(page, 'grad-loss');
