@@ -6,7 +6,9 @@
 // the cards (the LMS keeps the first outcomes), the package without an LMS
 // (plain, framed without an API, opened from a disk), suspend data that
 // must be refused, an LMS that refuses to start (a reloaded frame), the
-// interactions written per graded item, and the suspend data of a full run.
+// interactions written per graded item (with their correct responses and
+// objective), the objectives written per graded section, and the suspend
+// data of a full run.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -19,7 +21,9 @@ import { dist, scormPackage } from '../web/dist.mjs';
 import { QUESTIONS } from '../web/quiz-questions.js';
 import { EXERCISES } from '../web/exercises.js';
 import { masteryScore } from '../web/progress.js';
-import { CHECKS } from '../web/checks.js';
+import { CHECKS, runChecks } from '../web/checks.js';
+import { PREDICTION_CHECKS } from '../web/exercises.js';
+import { loadAttention } from '../web/attention.js';
 
 /** The full lesson's score max: the questions and the break-it cards. */
 const MAX = QUESTIONS.length + EXERCISES.length;
@@ -663,12 +667,44 @@ test('a frame reloaded in an LMS session: the LMS refuses to start again, and th
   await t.context.close();
 });
 
-/** The interactions the LMS holds, in order: id, type, student_response, result, weighting. */
+/**
+ * The interactions the LMS holds, in order: id, type, student_response,
+ * result, weighting, objective (the ids of its objectives, joined), correct
+ * (its correct_responses' patterns), latency and time.
+ */
 async function interactionsOf(session) {
   // Write-only elements are read through scorm-again's JSON form of its data model.
   return session.page.evaluate(() => Object.values(JSON.parse(JSON.stringify(window.API.cmi.interactions))).map((i) => ({
-    id: i.id, type: i.type, response: i.student_response, result: i.result, weighting: String(i.weighting), time: i.time,
+    id: i.id, type: i.type, response: i.student_response, result: i.result, weighting: String(i.weighting),
+    objective: Object.values(i.objectives ?? {}).map((o) => o.id).join(','),
+    correct: Object.values(i.correct_responses ?? {}).map((c) => c.pattern), latency: i.latency, time: i.time,
   })));
+}
+
+/**
+ * Where interactions break SCORM 1.2's forms (scorm-again accepts any
+ * pattern): a choice's pattern is one letter, a numeric one a CMIDecimal, a
+ * fill-in one a CMIString255; the one objective's id is a CMIIdentifier.
+ */
+function malformedInteractions(held) {
+  const forms = { choice: /^[0-9a-z]$/, numeric: /^-?\d+(\.\d+)?$/, 'fill-in': /^.{0,255}$/ };
+  return held.flatMap((i) => [
+    ...i.correct.filter((p) => !forms[i.type].test(p)).map((p) => `${i.id}: pattern ${JSON.stringify(p)} is not a ${i.type} pattern`),
+    ...(/^[a-z0-9-]{1,255}$/.test(i.objective) ? [] : [`${i.id}: objective id ${JSON.stringify(i.objective)}`]),
+  ]);
+}
+
+/** The break-it cards' correct responses: the letters of the prediction checks the core's run of the bug fails. */
+let caughtLetters = null;
+async function correctPredictions(bug) {
+  if (!caughtLetters) {
+    const lab = await loadAttention();
+    caughtLetters = new Map(EXERCISES.map((e) => {
+      const failed = runChecks(lab, e).filter((r) => !r.passed).map((r) => r.name);
+      return [e.bug, PREDICTION_CHECKS.filter((c) => failed.includes(c.name)).map((c) => checkLetter(c.name))];
+    }));
+  }
+  return caughtLetters.get(bug);
 }
 
 /** The interaction ids the lesson wrote in this session (each `cmi.interactions.n.id` set). */
@@ -691,7 +727,11 @@ const checkLetter = (name) => String.fromCharCode(97 + CHECKS.findIndex((c) => c
 
 test('each graded item is one SCORM 1.2 interaction, written once when its first attempt is decided, never again on a resume', async () => {
   const kinds = { choice: 'choice', number: 'numeric', grid: 'fill-in' };
-  const expect = (q, good) => ({ id: `quiz-${q.id}`, type: kinds[q.kind], response: answerText(q, good), result: good ? 'correct' : 'wrong', weighting: '1' });
+  // Its correct response is the answer answerQuestions() gives when right; its objective, the quiz section; no latency (not known).
+  const expect = (q, good) => ({ id: `quiz-${q.id}`, type: kinds[q.kind], response: answerText(q, good), result: good ? 'correct' : 'wrong', weighting: '1',
+    objective: 'quiz', correct: [answerText(q, true)], latency: '' });
+  const card = async (bug, check, result) => ({ id: `breakit-${bug}`, type: 'choice', response: checkLetter(check), result, weighting: '1',
+    objective: 'break-it', correct: await correctPredictions(bug), latency: '' });
   const first = await inLms(packages.small);
   // The first five questions (choices, the grid, the number), right and wrong, then a retry, which is not a first attempt.
   const some = QUESTIONS.slice(0, 5);
@@ -701,11 +741,11 @@ test('each graded item is one SCORM 1.2 interaction, written once when its first
   const retry = QUESTIONS[1].choices.find((c) => c.right).id;
   await answerQuiz(first.frame, 'softmax-axis', retry);
   await first.page.waitForFunction((r) => JSON.parse(window.lmsValue('cmi.suspend_data')).q['softmax-axis'][2] === r, retry);
-  const want = [...some.map((q, k) => expect(q, k % 2 === 0)),
-    { id: 'breakit-no-scale', type: 'choice', response: checkLetter('scoresScaled'), result: 'correct', weighting: '1' }];
+  const want = [...some.map((q, k) => expect(q, k % 2 === 0)), await card('no-scale', 'scoresScaled', 'correct')];
   const held = await interactionsOf(first);
   assert.ok(held.every((i) => /^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$/.test(i.time)), 'each has its CMITime');
   assert.deepEqual(held.map(({ time, ...i }) => i), want, `the LMS holds ${JSON.stringify(held, null, 1)}`);
+  assert.deepEqual(malformedInteractions(held), [], 'SCORM 1.2 forms');
   assert.ok(held.every((i) => /^[a-z0-9-]{1,255}$/.test(i.id)), 'CMIIdentifier ids');
   assert.deepEqual(await interactionIdsSet(first), want.map((i) => i.id), 'each written once');
   await leave(first);
@@ -724,11 +764,80 @@ test('each graded item is one SCORM 1.2 interaction, written once when its first
   await again.page.waitForFunction(() => window.lmsValue('cmi.core.lesson_status') !== 'incomplete');
   await leave(again);
   const more = [{ ...expect(rest[0], true), result: 'neutral' }, ...rest.slice(1).map((q) => expect(q, false)),
-    { id: 'breakit-mask-output', type: 'choice', response: checkLetter('rowSumsOne'), result: 'wrong', weighting: '1' }];
-  assert.deepEqual((await interactionsOf(again)).map(({ time, ...i }) => i), more);
+    await card('mask-output', 'rowSumsOne', 'wrong')];
+  const resumed = await interactionsOf(again);
+  assert.deepEqual(resumed.map(({ time, ...i }) => i), more);
+  assert.deepEqual(malformedInteractions(resumed), [], 'SCORM 1.2 forms');
+  // The correct responses agree with the grading: a response scored wrong is not among them, any other is.
+  const disagree = [...held, ...resumed].filter((i) => (i.result === 'wrong') === i.correct.includes(i.response))
+    .map((i) => `${i.id}: ${i.result}, response ${i.response}, correct ${i.correct.join(' | ')}`);
+  assert.deepEqual(disagree, [], 'result against correct responses');
   assert.deepEqual(await interactionIdsSet(again), more.map((i) => i.id), 'nothing written twice over the two sessions');
   assertClean(again.problems, 'interactions, resumed');
   await again.context.close();
+});
+
+/** The objectives the LMS holds, in order: { id, status, raw, min, max }. */
+async function objectivesOf(session) {
+  return session.page.evaluate(() => Object.values(JSON.parse(JSON.stringify(window.API.cmi.objectives)))
+    .map((o) => ({ id: o.id, status: o.status, raw: String(o.score.raw), min: String(o.score.min), max: String(o.score.max) })));
+}
+
+/** The objective elements the lesson set in this session, as "element = value". */
+async function objectiveSets(session) {
+  return (await session.calls()).filter((c) => c.name === 'LMSSetValue' && c.args[0].startsWith('cmi.objectives.')).map((c) => c.args.join(' = '));
+}
+
+test('each section with graded items is one SCORM 1.2 objective: its status and, once final, its score; the same index on a resume', async () => {
+  // The LMS already holds an objective of its own: the lesson's come after it and leave it alone.
+  // (No score set: scorm-again gives an objective's score.max 100 until one is.)
+  const none = { raw: '', min: '', max: '100' };
+  const theirs = { id: 'course-intro', status: 'completed', ...none };
+  const first = await inLms(packages.small, { objectives: [{ id: theirs.id, status: theirs.status }] });
+  await first.page.waitForFunction(() => window.lmsCalls.some((c) => c.name === 'LMSCommit'));
+  assert.deepEqual(await objectivesOf(first), [theirs, { id: 'quiz', status: 'incomplete', ...none }, { id: 'break-it', status: 'incomplete', ...none }],
+    'on launch: one objective per graded section, incomplete, no score');
+  // Five questions answered, all right: the quiz is still incomplete, so its score is not sent yet.
+  await answerQuestions(first.frame, QUESTIONS.slice(0, 5), () => true);
+  await first.page.waitForFunction(() => Object.keys(JSON.parse(window.lmsValue('cmi.suspend_data') || '{}').q || {}).length === 5);
+  const partial = (await objectiveSets(first)).filter((set) => /^cmi\.objectives\.\d+\.score/.test(set));
+  assert.deepEqual(partial, [], 'no score for a section still incomplete');
+  assert.equal((await objectivesOf(first))[1].status, 'incomplete');
+  // Every question answered, 6 of 8 right (mastery 6): the quiz is passed, while the lesson is still incomplete.
+  await answerQuestions(first.frame, QUESTIONS.slice(5), (k) => k < 1);
+  await doExercise(first.frame, 'no-scale', 'Scores scaled by 1/√dk'); // right
+  await first.page.waitForFunction(() => /"o":\{"no-scale":1\}/.test(window.lmsValue('cmi.suspend_data')));
+  await leave(first);
+  const paused = await objectivesOf(first);
+  assert.deepEqual(paused, [theirs, { id: 'quiz', status: 'passed', raw: '6', min: '0', max: '8' }, { id: 'break-it', status: 'incomplete', ...none }],
+    `after the quiz, one card of two: ${JSON.stringify(paused)}`);
+  assert.equal(await first.lms('cmi.core.lesson_status'), 'incomplete');
+  // A section's score waits for its status to be final, as the lesson's does.
+  const early = (await objectiveSets(first)).filter((set) => /^cmi\.objectives\.2\.score/.test(set));
+  assert.deepEqual(early, [], 'no score for the unfinished break-it section');
+  const suspend = await first.lms('cmi.suspend_data');
+  assertClean(first.problems, 'objectives, first session');
+  await first.context.close();
+
+  // Resumed with what the LMS kept: the same indices, no objective added, no id written again.
+  const kept = paused.map(({ id, status, raw, min, max }) => ({ id, status, score: { raw, min, max } }));
+  const again = await inLms(packages.small, { suspend_data: suspend, objectives: kept, core: { entry: 'resume', lesson_status: 'incomplete' } });
+  await doExercise(again.frame, 'mask-output', 'Rows sum to 1'); // wrong: 1 of 2 (mastery 2), failed
+  await again.page.waitForFunction(() => window.lmsValue('cmi.core.lesson_status') === 'passed'); // 7 of 10
+  await leave(again);
+  const done = await objectivesOf(again);
+  assert.deepEqual(done, [theirs, { id: 'quiz', status: 'passed', raw: '6', min: '0', max: '8' }, { id: 'break-it', status: 'failed', raw: '1', min: '0', max: '2' }],
+    `after the last card: ${JSON.stringify(done)}`);
+  const sets = await objectiveSets(again);
+  assert.deepEqual(sets.filter((set) => /\.id = /.test(set) || /^cmi\.objectives\.0\./.test(set)), [], `no id written again, and the LMS's own left alone: ${sets.join('; ')}`);
+  assertClean(again.problems, 'objectives, resumed');
+  await again.context.close();
+
+  // A package with nothing to score has no objective.
+  const reading = await inLms(packages.reading);
+  await reading.page.waitForFunction(() => window.lmsCalls.some((c) => c.name === 'LMSCommit'));
+  assert.deepEqual(await objectiveSets(reading), [], 'reading sections only: no objective');
+  await reading.context.close();
 });
 
 test('a full run of the whole lesson: its suspend data stays well under SCORM 1.2\'s 4096 characters', async () => {

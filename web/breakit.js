@@ -37,7 +37,7 @@
  * classes from breakit.css; every number shown comes from the core.
  */
 import { CHECKS, runChecks, intendedRule, fmt } from './checks.js';
-import { EXERCISES, PREDICTION_CHECKS, quotedTitle } from './exercises.js';
+import { EXERCISES, PREDICTION_CHECKS, caughtBy, predictionLetter, quotedTitle } from './exercises.js';
 import { h, oneBased, setText, setClass, uid, subscripted, showBlockedKey, anyBlocked } from './lesson-ui.js';
 import { Progress, lessonProgress, BREAKIT_DEFAULT, isBreakItState } from './progress.js';
 import { paintRamp, rampLegend } from './palette.js';
@@ -71,8 +71,7 @@ function decodeState(text) {
 
 function encodeState(cards) {
   return cards.map((c) => {
-    const p = c.prediction ? String.fromCharCode(97 + CHECKS.findIndex((k) => k.name === c.prediction)) : '-';
-    return p + String((c.on ? ON : 0) | (c.broken ? BROKEN : 0) | (c.repaired ? REPAIRED : 0));
+    return predictionLetter(c.prediction) + String((c.on ? ON : 0) | (c.broken ? BROKEN : 0) | (c.repaired ? REPAIRED : 0));
   }).join('');
 }
 
@@ -492,8 +491,7 @@ class Card {
   caughtBy() {
     if (!this.caught) {
       if (!this.checked.has(true)) this.checked.set(true, runChecks(this.owner.lab, this.exercise));
-      const failed = this.checked.get(true).filter((r) => !r.passed).map((r) => r.name);
-      this.caught = PREDICTION_CHECKS.filter((c) => failed.includes(c.name)).map((c) => c.name);
+      this.caught = caughtBy(this.checked.get(true));
     }
     return this.caught;
   }

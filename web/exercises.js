@@ -21,6 +21,20 @@ import { CHECKS } from './checks.js';
  */
 export const PREDICTION_CHECKS = Object.freeze(CHECKS.filter((c) => c.name !== 'matchesReference'));
 
+/**
+ * The predictions that a card scores with: the names of the prediction
+ * checks that fail in `results` (runChecks with the card's bug on).
+ */
+export function caughtBy(results) {
+  const failed = new Set(results.filter((r) => !r.passed).map((r) => r.name));
+  return PREDICTION_CHECKS.filter((c) => failed.has(c.name)).map((c) => c.name);
+}
+
+/** A prediction (a check's name, or null) as the progress record keeps it: a letter, a for the first check, or '-'. */
+export function predictionLetter(name) {
+  return name ? String.fromCharCode(97 + CHECKS.findIndex((k) => k.name === name)) : '-';
+}
+
 const Q = [[1, 0, 1, 0], [0, 2, 0, 1], [1, 1, 0, 0], [0, 0, 2, 1]];
 const K = [[1, 1, 0, 0], [0, 1, 1, 0], [1, 0, 0, 2], [2, 0, 1, 0]];
 const V = [[1, 0, 0, 0], [0, 2, 0, 0], [0, 0, 3, 0], [0, 0, 0, 4]];

@@ -34,7 +34,20 @@
  *             incomplete until the learner has visited every section it
  *             holds (progress-panel.js watchSections), then completed.
  *             Each graded item, once its first attempt is decided, is
- *             written once as a cmi.interactions entry (see decidedItems()).
+ *             written once as a cmi.interactions entry (see decidedItems()),
+ *             with its correct responses (correctResponses()) and its
+ *             section's objective. No latency is sent: the record does not
+ *             keep when an item was first shown, and a long page shows a
+ *             question, or the card that holds an exercise, long before the
+ *             learner turns to it, so the time to the first attempt is not
+ *             known.
+ *             Each section with graded items in the package (the quiz, the
+ *             break-it cards) is a cmi.objectives entry, its id the
+ *             section's: status and score over that section's items by the
+ *             rules of the whole lesson, and, as for the lesson, a score
+ *             only once the status is passed or failed (see
+ *             sectionObjectives()). A section keeps its index across
+ *             launches.
  *   leaving   cmi.core.session_time, cmi.core.exit ("suspend" while
  *             incomplete, so that the next launch resumes), LMSCommit,
  *             LMSFinish.
@@ -47,9 +60,14 @@
  * COPY_KEY), or says that nothing is recorded when there is none.
  */
 import { scorm } from '@gamestdio/scorm';
-import { lessonProgress, MAX_SERIALISED, ALL_QUESTIONS, ALL_EXERCISES } from '../progress.js';
+import { loadAttention } from '../attention.js';
+import { runChecks } from '../checks.js';
+import { EXERCISES, caughtBy, predictionLetter } from '../exercises.js';
+import { lessonProgress, Progress, MAX_SERIALISED, ALL_QUESTIONS } from '../progress.js';
 import { watchSections } from '../progress-panel.js';
 import { questionById, choiceLetter } from '../quiz-questions.js';
+import { quiz } from '../sections/quiz.js';
+import { breakIt } from '../sections/break-it.js';
 
 const SECTION_ID = /^[a-z][a-z0-9-]{0,31}$/;
 
@@ -100,6 +118,9 @@ function writeCopy(text) {
  * The SCORM 1.2 API object, looked for as the wrapper does (this window and
  * its parents, then the top window's opener and its parents), or null. A
  * window of another origin cannot be read: the search stops there.
+ * The wrapper's own search cannot serve here: it keeps the API it found to
+ * itself, its getLastError() answers 0 both with no API and for an LMS that
+ * gives no error code, and it throws at a window of another origin.
  */
 function findApi() {
   const search = (start) => {
@@ -219,6 +240,7 @@ function report() {
   scorm.set('cmi.core.lesson_status', status);
   // In the same commit as the suspend data that holds their outcomes (see sent).
   sendInteractions();
+  sendObjectives();
   const text = progress.serialise();
   if (text.length <= MAX_SERIALISED) {
     scorm.set('cmi.suspend_data', text);
@@ -235,7 +257,9 @@ function clockTime() {
 
 /**
  * The graded items whose first attempt is decided, as SCORM 1.2
- * interactions: { id, type, response, result }.
+ * interactions: { id, type, response, result, section } (section: the id of
+ * the page section that holds the item, its objective's), with the
+ * question or the exercise it is.
  *   quiz-<question id>   choice (the letter the page shows for the chosen
  *                        answer, a–d, as a report should name it; the record
  *                        keeps the choice's own id), numeric (the number) or
@@ -259,16 +283,33 @@ function decidedItems() {
     const response = q.kind === 'choice' ? choiceLetter(q, answer.first) : answer.first;
     // A question whose model answer was opened first is practice: it scores nothing either way.
     const result = progress.revealed(id) ? 'neutral' : answer.right ? 'correct' : 'wrong';
-    items.push({ id: `quiz-${id}`, type, response, result });
+    items.push({ id: `quiz-${id}`, type, response, result, section: quiz.id, question: q });
   }
-  ALL_EXERCISES.forEach((bug, i) => {
-    const outcome = progress.outcome(bug);
+  EXERCISES.forEach((exercise, i) => {
+    const outcome = progress.outcome(exercise.bug);
     if (outcome === null) return;
     // The card's prediction, kept in the record's break-it state (progress.js): '-' for none.
     const predicted = progress.record.breakIt[2 * i];
-    items.push({ id: `breakit-${bug}`, type: 'choice', response: predicted === '-' ? '' : predicted, result: outcome ? 'correct' : 'wrong' });
+    items.push({ id: `breakit-${exercise.bug}`, type: 'choice', response: predicted === '-' ? '' : predicted,
+      result: outcome ? 'correct' : 'wrong', section: breakIt.id, exercise });
   });
   return items;
+}
+
+/** The attention core the lesson runs on, once it has drawn itself: it answers correctResponses(). */
+let lab = null;
+
+/**
+ * The correct responses to a decided item, in the form of its response (see
+ * decidedItems()), from the same source as the page's grading: a question's
+ * right choice, or what the core answers for a grid or a number (as quiz.js
+ * asks it); for a break-it card, every check that a prediction may name that
+ * fails with its bug on, in the core's run (as breakit.js's cards decide),
+ * any one of which scores, so each is a correct response of its own.
+ */
+function correctResponses({ question: q, exercise }) {
+  if (q) return [q.kind === 'choice' ? choiceLetter(q, q.choices.find((c) => c.right).id) : q.expected(lab)];
+  return caughtBy(runChecks(lab, exercise)).map(predictionLetter);
 }
 
 /**
@@ -286,11 +327,59 @@ function sendInteractions() {
     const n = Number(scorm.get('cmi.interactions._count')) || 0;
     const set = (name, value) => scorm.set(`cmi.interactions.${n}.${name}`, value);
     if (!set('id', item.id)) continue; // an LMS that keeps no interactions
+    set('objectives.0.id', item.section);
     set('time', clockTime());
     set('type', item.type);
+    correctResponses(item).forEach((pattern, k) => set(`correct_responses.${k}.pattern`, pattern));
     set('weighting', '1');
     if (item.response) set('student_response', item.response);
     set('result', item.result);
+  }
+}
+
+/**
+ * The sections with graded items in the package, as SCORM 1.2 objectives:
+ * { id, status, score: { raw, max } }. Each is scored as the whole lesson
+ * is (progress.js status() and score()), over that section's items alone:
+ * incomplete until every one is done, then passed or failed against the
+ * mastery score of its own points.
+ */
+function sectionObjectives() {
+  const { questions, exercises } = progress.scope;
+  const sections = [];
+  if (questions.length) sections.push({ id: quiz.id, items: { questions } });
+  if (exercises.length) sections.push({ id: breakIt.id, items: { exercises } });
+  return sections.map(({ id, items }) => {
+    // The section's part of the record: the same record, in a narrower scope.
+    const part = new Progress();
+    part.record = progress.record;
+    part.include(items);
+    return { id, status: part.status(), score: part.score() };
+  });
+}
+
+/**
+ * The index of each section's objective in cmi.objectives, by section id:
+ * those the LMS already holds (read on launch), then those added, so that a
+ * section is written at the same index in every launch.
+ */
+const objectiveIndex = new Map();
+
+/** Write sectionObjectives(): no score while a section is incomplete (see the top of this file). */
+function sendObjectives() {
+  for (const { id, status, score } of sectionObjectives()) {
+    let n = objectiveIndex.get(id);
+    if (n === undefined) {
+      n = Number(scorm.get('cmi.objectives._count')) || 0;
+      if (!scorm.set(`cmi.objectives.${n}.id`, id)) continue; // an LMS that keeps no objectives
+      objectiveIndex.set(id, n);
+    }
+    if (status !== 'incomplete') {
+      scorm.set(`cmi.objectives.${n}.score.min`, '0');
+      scorm.set(`cmi.objectives.${n}.score.max`, String(score.max));
+      scorm.set(`cmi.objectives.${n}.score.raw`, String(score.raw));
+    }
+    scorm.set(`cmi.objectives.${n}.status`, status);
   }
 }
 
@@ -312,6 +401,9 @@ if (connected) {
   const saved = scorm.get('cmi.suspend_data');
   if (saved) progress.restore(saved);
   for (const item of decidedItems()) sent.add(item.id);
+  const objectives = Number(scorm.get('cmi.objectives._count')) || 0;
+  // Last to first, so that an id the LMS holds twice keeps its first index.
+  for (let n = objectives - 1; n >= 0; n--) objectiveIndex.set(scorm.get(`cmi.objectives.${n}.id`), n);
   const place = scorm.get('cmi.core.lesson_location');
   // Changes that come together (a redraw, a reset) are sent as one report and one commit.
   let due = false;
@@ -328,9 +420,12 @@ if (connected) {
       if (!finished) report();
     });
   });
-  const ready = new MutationObserver(() => {
+  const ready = new MutationObserver(async () => {
     if (document.documentElement.dataset.ready !== 'true') return;
     ready.disconnect();
+    // The core the lesson has loaded (loadAttention keeps each build's).
+    lab = await loadAttention();
+    if (finished) return; // left while it was asked
     // The sections read count towards completion (the quiz, when the package
     // has it, is already watching them: this call then does nothing).
     watchSections(progress, document.querySelectorAll('main > section[id]'));
