@@ -173,7 +173,7 @@ test('the shape-check script: the sizes the prose names, the core\'s shapes, a f
   assert.deepEqual(r.output.shape, [2, 3, 6, 4], 'output (B, H, T, d_head)');
   assert.match(script, /^torch\.manual_seed\(\d+\)$/m, 'a fixed seed');
   assert.match(script, /F\.scaled_dot_product_attention\(q, k, v, attn_mask=allowed, dropout_p=0\.0\)/, 'dropout off in the fused call');
-  assert.match(script, /torch\.allclose\(fused, by_hand, atol=[\d.e-]+, rtol=[\d.e-]+\)/, 'compared with allclose and a tolerance, never ==');
+  assert.match(script, /^assert torch\.allclose\(fused, by_hand, atol=[\d.e-]+, rtol=[\d.e-]+\), /m, 'asserted with allclose and a tolerance (never ==): a difference stops the script');
   assert.match(script, /dtype=torch\.bool, device=q\.device/, 'the mask is boolean and on the tensors\' device');
   assert.match(script, /k\.transpose\(-2, -1\)/, 'the last two dims swapped, not .T');
   assert.doesNotMatch(script, /\d_\d|\d,\d/, 'digits are never grouped');
