@@ -816,6 +816,18 @@ test('shapes: H = 2 with the starting sizes gives the shapes the prose quotes, f
   await context.close();
 });
 
+test('shapes: the drill the prose sets (B = 2, H = 3, T = 5, D = 4) gives the scores shape it quotes, from the core', async () => {
+  const { context, page, problems } = await open('#view=shapes');
+  const prose = (await page.locator('#shapes > p').allTextContents()).join(' ');
+  const drill = /with B = (\d+), H = (\d+), T = (\d+) and D = (\d+), say before you look what the scores must be; the table gives (\([\d, ]+\))/.exec(prose);
+  assert.ok(drill, `the prose sets the drill and quotes the scores' shape: "${prose}"`);
+  for (const [name, value] of [['shape-b', drill[1]], ['shape-h', drill[2]], ['shape-t', drill[3]], ['shape-d', drill[4]]]) await typeInto(page, field(page, name), value);
+  await page.waitForFunction((want) => want.every((w) => location.hash.includes(w)), [`shape.h=${drill[2]}`, `shape.d=${drill[4]}`]);
+  assert.equal(await page.locator('#shapes td[data-shape="scores and weights"]').textContent(), drill[5], 'the scores, as the core returned them');
+  assertClean(problems, 'shapes drill');
+  await context.close();
+});
+
 test('shapes: the picture draws each square of the split and of the straight reshape with its head\'s colour', async () => {
   // T = 2, H = 2, D = 2: x is (2, 4); a square is named by its position and its head's letter.
   // The page hears of a new pixel ratio through matchMedia('(resolution: …dppx)'); the

@@ -26,7 +26,7 @@ export const shapes = {
   <li>Apply the output projection.</li>
 </ol>
 <p>Step 1 projects every head at once: Q, K and V each come from one C × C weight matrix, and the reshape cuts its C outputs into H slices of D. You could instead write H separate projections of C × D and loop over the heads. With the matching slices of the same weights it gives the same numbers, but as H small matrix products instead of one large one, and it hides that a head is just a slice of one wide projection: there are no extra parameters per head (the multi-head section counts them).</p>
-<p>Try H = 2 with the other starting sizes: a batch of two sequences of 5 positions, split into two heads of 8 numbers. The context per head is then <span class="keep">(2, 2, 5, 8)</span> and the weights <span class="keep">(2, 2, 5, 5)</span>.</p>
+<p>Try H = 2 with the other starting sizes: a batch of two sequences of 5 positions, split into two heads of 8 numbers. The context per head is then <span class="keep">(2, 2, 5, 8)</span> and the weights <span class="keep">(2, 2, 5, 5)</span>. Then a drill worth doing in your own code too, printing every shape on the way: with B = 2, H = 3, T = 5 and D = 4, say before you look what the scores must be; the table gives <span class="keep">(2, 3, 5, 5)</span>.</p>
 <div class="controls" data-slot="controls"></div>
 <div data-slot="status"></div>
 <div class="result" data-slot="table"></div>
