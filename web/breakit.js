@@ -37,7 +37,7 @@
  * classes from breakit.css; every number shown comes from the core.
  */
 import { CHECKS, runChecks, intendedRule, fmt } from './checks.js';
-import { EXERCISES, PREDICTION_CHECKS, caughtBy, predictionLetter, quotedTitle } from './exercises.js';
+import { EXERCISES, PREDICTION_CHECKS, caughtBy, predictionLetter, predictionName, quotedTitle } from './exercises.js';
 import { h, oneBased, setText, setClass, uid, subscripted, showBlockedKey, anyBlocked } from './lesson-ui.js';
 import { Progress, lessonProgress, BREAKIT_DEFAULT, isBreakItState } from './progress.js';
 import { paintRamp, rampLegend } from './palette.js';
@@ -48,6 +48,9 @@ import { BUG_SOURCES } from './generated/c-source.js';
 const ON = 1;
 const BROKEN = 2;
 const REPAIRED = 4;
+
+/** ms between emptying a live region and writing it again, so that the same words are said again. */
+const SAY_AGAIN_PAUSE = 100;
 
 // ---------------------------------------------------------------------------
 // State <-> string: two characters per card, in EXERCISES order.
@@ -61,7 +64,7 @@ function decodeState(text) {
     const p = text[2 * i];
     const flags = Number(text[2 * i + 1]);
     return {
-      prediction: p === '-' ? null : CHECKS[p.charCodeAt(0) - 97].name,
+      prediction: predictionName(p),
       on: Boolean(flags & ON),
       broken: Boolean(flags & BROKEN),
       repaired: Boolean(flags & REPAIRED),
@@ -639,9 +642,11 @@ class BreakIt {
       this.ownReset = false;
       const said = touched === 0 ? 'Nothing to reset: no card was changed since its last reset.'
         : `${touched === 1 ? 'One card' : `${touched} cards`} reset: bug off, prediction open again. Scores stay.`;
-      // Emptied first, so that a second reset with the same words is said again.
+      // Emptied first, so that a second reset with the same words is said
+      // again; a reset that follows within the pause replaces the first's words.
       resetSaid.textContent = '';
-      setTimeout(() => { resetSaid.textContent = said; }, 100);
+      clearTimeout(this.resetTimer);
+      this.resetTimer = setTimeout(() => { resetSaid.textContent = said; }, SAY_AGAIN_PAUSE);
     });
     this.record.include({ exercises: shown.map((c) => c.exercise.bug) });
     // A reset or a restored record (another tab, an LMS) redraws the cards.

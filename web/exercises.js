@@ -35,6 +35,11 @@ export function predictionLetter(name) {
   return name ? String.fromCharCode(97 + CHECKS.findIndex((k) => k.name === name)) : '-';
 }
 
+/** The prediction a letter of the progress record stands for (predictionLetter's inverse): a check's name, or null for '-'. */
+export function predictionName(letter) {
+  return letter === '-' ? null : CHECKS[letter.charCodeAt(0) - 97].name;
+}
+
 const Q = [[1, 0, 1, 0], [0, 2, 0, 1], [1, 1, 0, 0], [0, 0, 2, 1]];
 const K = [[1, 1, 0, 0], [0, 1, 1, 0], [1, 0, 0, 2], [2, 0, 1, 0]];
 const V = [[1, 0, 0, 0], [0, 2, 0, 0], [0, 0, 3, 0], [0, 0, 0, 4]];
