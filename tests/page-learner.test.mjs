@@ -677,6 +677,17 @@ test('masks: a token-id example the core refuses is flagged right under the toke
     assert.equal(await note.locator('a').count(), 0, `${width} px: the note holds no link to open elsewhere`);
     const link = note.getByRole('button', { name: 'See the core’s message below' });
     const target = await link.getAttribute('data-target');
+    // In a high-contrast theme it is inked as the theme's links are, not as plain text.
+    await page.emulateMedia({ forcedColors: 'active' });
+    const inks = await link.evaluate((n) => {
+      const a = Object.assign(document.createElement('a'), { href: '#masks', textContent: 'a link' });
+      n.after(a);
+      const both = { button: getComputedStyle(n).color, link: getComputedStyle(a).color, text: getComputedStyle(n.parentNode).color };
+      a.remove();
+      return both;
+    });
+    assert.ok(inks.button === inks.link && inks.button !== inks.text, `${width} px, forced colours: the button's ink ${JSON.stringify(inks)}`);
+    await page.emulateMedia({ forcedColors: 'none' });
     assert.match(await page.locator(`[id="${target}"]`).textContent(), /^Query row has no allowed key \(sequence 1, query 1\)/, `${width} px: the link's target is the core's message`);
     await link.click();
     await page.waitForFunction((id) => { const r = document.getElementById(id).getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }, target, { timeout: 3000 })

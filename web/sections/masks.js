@@ -128,7 +128,7 @@ export const masks = {
     this.paddingAloneStatus = statusLine(this.said.padding); // padding on its own
     this.paddingStatus = statusLine(this.said.padding); // causal AND padding
     this.customStatus = statusLine(this.said.custom);
-    // The padding lines are the targets of the note's link: focused, not tabbed to.
+    // The padding lines are where the note's button leads: focused, not tabbed to.
     for (const line of [this.paddingAloneStatus, this.paddingStatus]) line.node.tabIndex = -1;
     ctx.slot(this.id, 'causal-status').replaceChildren(this.causalStatus.node, this.said.causal.node);
     ctx.slot(this.id, 'padding-alone-status').replaceChildren(this.paddingAloneStatus.node);
@@ -271,8 +271,8 @@ export const masks = {
    * The core's refusal of the token ids (err, null when they are valid),
    * said in one line under the grid where they are typed: the message
    * itself is in `line`, far below, under the prose that explains it. The
-   * note's link leads there without touching the address (which holds the
-   * page's state).
+   * note's button leads there without touching the address (which holds
+   * the page's state).
    */
   refusedNote(err, line) {
     if (!err) {
@@ -282,14 +282,14 @@ export const masks = {
     const where = err.code === 'ALL_MASKED_ROW' && oneBased(err.message).match(/batch (\d+), head \d+, query (\d+)/);
     // A button, not a link: it moves within this state of the page, which
     // an address opened in a new tab would not have.
-    const link = h('button', { type: 'button', class: 'text-button', 'data-target': line.id, text: 'See the core’s message below' });
-    link.addEventListener('click', () => {
+    const toMessage = h('button', { type: 'button', class: 'text-button', 'data-target': line.id, text: 'See the core’s message below' });
+    toMessage.addEventListener('click', () => {
       line.scrollIntoView({ block: 'center' });
       line.focus({ preventScroll: true });
     });
     this.refused.replaceChildren(
       where ? `The core refused this example: query ${where[2]} of sequence ${where[1]} has no key it may see. ` : 'The core refused this example. ',
-      link, '.');
+      toMessage, '.');
   },
 
   drawCustomResult(ctx, st, editedRow) {
