@@ -110,7 +110,8 @@ async function editLoop({ kind, selector, values, count }) {
  * never has one: after `limit` ms the wait gives up, and returns false.
  */
 async function settle(limit) {
-  const idle = () => new Promise((resolve) => requestIdleCallback(resolve));
+  // A busy page has no idle time at all: the timeout still calls back (with none left).
+  const idle = () => new Promise((resolve) => requestIdleCallback(resolve, { timeout: 1000 }));
   const start = performance.now();
   for (let free = 0; free < 5;) {
     if (performance.now() - start > limit) return false;
