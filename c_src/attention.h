@@ -320,6 +320,12 @@ ATTN_API int attn_mha_forward(float *out, float *probs, attn_mha *m,
                               const float *query, const float *kv, int B, int Tq, int Tkn,
                               const attn_kv_cache *cache, const attn_mha_visibility *vis, int bug);
 
+/* The position attn_mha_forward gives its first query, asked to put it at
+ * q_offset after Tp cached keys, with bug: q_offset, or 0 under
+ * stale-cache-offset with a non-empty cache. -1 for a negative q_offset or
+ * Tp, or an unknown bug. */
+ATTN_API int attn_mha_query_position(int q_offset, int Tp, int bug);
+
 /* Backward for multi-head attention. attn_mha_save_next(m, 1) makes the
  * next attn_mha_forward keep what backward needs (copies of its inputs and
  * activations), replacing what an earlier forward kept; forwards that do not

@@ -200,6 +200,13 @@ static int query_offset(const mha_plan *p, int q_offset, int Tp) {
     return p->stale_offset && Tp > 0 ? 0 : q_offset;
 }
 
+/* The same position, for a caller that shows where the queries stood. */
+int attn_mha_query_position(int q_offset, int Tp, int bug) {
+    if (q_offset < 0 || Tp < 0 || bug < 0 || bug >= ATTN_BUG_COUNT) return -1;
+    const mha_plan plan = make_mha_plan(bug);
+    return query_offset(&plan, q_offset, Tp);
+}
+
 /* full (B, H, Tp + Tn, D) <- past (B, H, Tp, D) then new (B, H, Tn, D). */
 static void concat_time(float *full, const float *past, const float *fresh, int BH, int Tp, int Tn, int D) {
     for (int bh = 0; bh < BH; bh++) {

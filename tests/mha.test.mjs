@@ -396,6 +396,14 @@ for (const simd of [true, false]) {
             const step = mha.forward(sliceTime(x, t, t + 1), { useCache: true, cache: c, causal: true, bug });
             c = step.cache;
             stepOut.push(step.output);
+            // The core says where it stood the query: the cache length, or 0 under the bug.
+            assert.equal(step.queryPosition, bug && t > 0 ? 0 : t, `bug ${bug}, step ${t}: the query's position`);
+            // The keys it could see from there, by the core's causal rule, are those its weights use.
+            const allowed = Array.from(lab.allowedPairs([1, t + 1], { causal: true, causalOffset: step.queryPosition }).data);
+            for (let bh = 0; bh < 6; bh++) {
+              const used = Array.from(step.weights.data.subarray(bh * (t + 1), (bh + 1) * (t + 1)), (w) => Number(w > 0));
+              assert.deepEqual(used, allowed, `bug ${bug}, step ${t}, batch-head ${bh}: keys weighted vs keys the rule allows from position ${step.queryPosition}`);
+            }
             if (!bug) continue;
             for (let bh = 0; bh < 6; bh++) {
               const row = Array.from(step.weights.data.subarray(bh * (t + 1), (bh + 1) * (t + 1)));

@@ -222,6 +222,8 @@ export interface ForwardResult {
   weights?: Tensor;
   /** with useCache */
   cache?: KVCache;
+  /** The position the core gave the first query: queryPositionOffset (or its default), or 0 under the bug stale-cache-offset with cached keys. */
+  queryPosition: number;
 }
 
 /** Its sizes are fixed at creation: read-only (assigning one throws TypeError in strict mode). */

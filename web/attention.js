@@ -1391,9 +1391,11 @@ class MultiHeadAttention {
    *   values are refused); needWeights (default true); bug: a bug from BUGS
    *   (stale-cache-offset: with cached keys, queries at position 0);
    *   saveForBackward: keep what backward() needs (see backward).
-   * @returns {{ output, weights?, cache? }} output (B, Tq, dModel), weights
-   *   (B, H, Tq, Tk), cache { key, value, keyPaddingMask, length } with
-   *   useCache.
+   * @returns {{ output, weights?, cache?, queryPosition }} output (B, Tq,
+   *   dModel), weights (B, H, Tq, Tk), cache { key, value, keyPaddingMask,
+   *   length } with useCache, queryPosition: the position the core gave the
+   *   first query (the offset asked for, or 0 under stale-cache-offset with
+   *   cached keys).
    */
   forward(query, keyValue, options) {
     return this.#run(this.#checkForward(query, keyValue, options));
@@ -1553,7 +1555,9 @@ class MultiHeadAttention {
       B, Tq, Tkn, p('cache'), p('vis'), bug));
     if (save) this.#saved = { B, Tq, Tk: Tkn, cross: Boolean(KV), usedCache: useCache };
 
-    const result = { output: { data: layout.get('out', nOut), shape: [B, Tq, C] } };
+    const Tp = past ? past.key.shape[2] : 0;
+    const result = { output: { data: layout.get('out', nOut), shape: [B, Tq, C] },
+      queryPosition: this.#core.exports.attn_mha_query_position(qOffset, Tp, bug) };
     if (needWeights) result.weights = { data: layout.get('probs', nW), shape: [B, H, Tq, Tk] };
     if (useCache) {
       result.cache = {

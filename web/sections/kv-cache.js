@@ -187,9 +187,9 @@ export const kvCache = {
     setText(offset, String(steps[steps.length - 1].offset));
     setText(shape, `(${cacheShape.join(', ')})`);
     setText(stale, st.stale ? '; the core’s stale-offset bug ignores it and stands every new query at position 0, where the causal rule hides every key after token 1 (hatched).' : '.');
-    // The keys the new query may see, by the core's causal rule, from where it
-    // stands: the offset passed, or 0 where the stale bug takes over.
-    const hidden = steps.map((r, t) => blockedFrom(ctx.lab.allowedPairs([1, t + 1], { causal: true, causalOffset: st.stale && t > 0 ? 0 : r.offset })));
+    // The keys the new query may see, by the core's causal rule, from where
+    // the core stood it (the offset passed, or 0 where the stale bug takes over).
+    const hidden = steps.map((r, t) => blockedFrom(ctx.lab.allowedPairs([1, t + 1], { causal: true, causalOffset: r.queryPosition })));
     for (const [td, head, t, j] of cells) {
       const v = steps[t].weights.data[head * (t + 1) + j]; // (1, H, 1, t + 1)
       const blocked = hidden[t](0, j);
