@@ -201,8 +201,12 @@ test('the launch page\'s footer does not send the learner to an address bar (an 
 /**
  * The LMS stand-in with the package loaded; resolves once the lesson has
  * drawn itself. `settings` are more settings for scorm-again's runtime.
+ * `refuse` makes it an LMS that does not implement some elements:
+ * { set, get }, each a RegExp source; an element that matches is refused
+ * as such an LMS does (LMSSetValue "false", LMSGetValue "", both with error
+ * 401, "not implemented"). The refused LMSSetValue calls are still recorded.
  */
-async function inLms(pkg, cmi = null, settings = null) {
+async function inLms(pkg, cmi = null, settings = null, refuse = null) {
   const session = await openPage(browser, server.url);
   await session.page.goto(`${server.url}tests/fixtures/scorm-host.html`);
   if (settings) {
@@ -210,6 +214,26 @@ async function inLms(pkg, cmi = null, settings = null) {
       const Runtime = window.Scorm12API;
       window.Scorm12API = class extends Runtime { constructor(given) { super({ ...given, ...more }); } };
     }, settings);
+  }
+  if (refuse) {
+    await session.page.evaluate(({ set, get }) => {
+      const Runtime = window.Scorm12API;
+      window.Scorm12API = class extends Runtime {
+        constructor(given) {
+          super(given);
+          const refusing = (name, pattern, answer) => {
+            const original = this[name];
+            this[name] = (element, ...rest) => {
+              if (!pattern || !new RegExp(pattern).test(element)) return original.call(this, element, ...rest);
+              this.lastErrorCode = '401';
+              return answer;
+            };
+          };
+          refusing('LMSSetValue', set, 'false');
+          refusing('LMSGetValue', get, '');
+        }
+      };
+    }, { set: null, get: null, ...refuse });
   }
   await session.page.evaluate((args) => window.startLms(args), { launch: pkg.launch, cmi });
   const frame = session.page.frameLocator('#sco');
@@ -838,6 +862,56 @@ test('each section with graded items is one SCORM 1.2 objective: its status and,
   await reading.page.waitForFunction(() => window.lmsCalls.some((c) => c.name === 'LMSCommit'));
   assert.deepEqual(await objectiveSets(reading), [], 'reading sections only: no objective');
   await reading.context.close();
+});
+
+test('an LMS that refuses objectives is asked once: no more objective writes in that session, and the rest is reported as usual', async () => {
+  const s = await inLms(packages.small, null, null, { set: '^cmi\\.objectives\\.' });
+  await s.page.waitForFunction(() => window.lmsCalls.some((c) => c.name === 'LMSCommit'));
+  // Several progress changes, each a report: every question, then both cards, to the end.
+  await answerQuestions(s.frame, QUESTIONS, (k) => k < 7);
+  await doExercise(s.frame, 'no-scale', 'Scores scaled by 1/√dk'); // right
+  await doExercise(s.frame, 'mask-output', 'Rows sum to 1'); // wrong
+  await s.page.waitForFunction(() => window.lmsValue('cmi.core.lesson_status') === 'passed');
+  await leave(s);
+  const calls = await s.calls();
+  const commits = calls.filter((c) => c.name === 'LMSCommit').length;
+  const objectiveCalls = calls.filter((c) => c.name === 'LMSSetValue' && c.args[0].startsWith('cmi.objectives.'))
+    .map((c) => `${c.args.join(' = ')} -> ${c.result}`);
+  assert.ok(commits >= 10, `several reports were sent: ${commits} commits`);
+  assert.deepEqual(objectiveCalls, ['cmi.objectives.0.id = quiz -> false'],
+    `objective writes over ${commits} commits (only the first, refused, is expected)`);
+  // The rest of the reporting: status and score, suspend data, interactions.
+  const held = { status: await s.lms('cmi.core.lesson_status'), raw: await s.lms('cmi.core.score.raw'), max: await s.lms('cmi.core.score.max') };
+  assert.deepEqual(held, { status: 'passed', raw: '8', max: '10' });
+  const record = JSON.parse(await s.lms('cmi.suspend_data'));
+  assert.deepEqual([Object.keys(record.q).length, record.o], [QUESTIONS.length, { 'no-scale': 1, 'mask-output': 0 }]);
+  assert.equal((await interactionsOf(s)).length, QUESTIONS.length + 2, 'one interaction per graded item');
+  assert.deepEqual(await objectivesOf(s), [], 'the LMS holds no objective');
+  assertClean(s.problems, 'objectives refused');
+  await s.context.close();
+});
+
+test('an LMS whose cmi.objectives._count cannot be read still gets each section at an index of its own', async () => {
+  const s = await inLms(packages.small, null, null, { get: '^cmi\\.objectives\\._count$' });
+  await s.page.waitForFunction(() => window.lmsCalls.some((c) => c.name === 'LMSCommit'));
+  // A question, then a card: two more reports, with the objectives already placed.
+  await answerQuestions(s.frame, QUESTIONS.slice(0, 1), () => true);
+  await doExercise(s.frame, 'no-scale', 'Scores scaled by 1/√dk'); // right
+  await s.page.waitForFunction(() => /"o":\{"no-scale":1\}/.test(window.lmsValue('cmi.suspend_data')));
+  const sets = await objectiveSets(s);
+  // Each section's elements, by the index they were written at.
+  const byIndex = {};
+  for (const set of sets) {
+    const [, n, element, value] = set.match(/^cmi\.objectives\.(\d+)\.(\w+) = (.*)$/);
+    if (element === 'id') (byIndex[n] ??= []).push(value);
+  }
+  assert.deepEqual(byIndex, { 0: ['quiz'], 1: ['break-it'] }, `the ids written, by index: ${sets.join('; ')}`);
+  const none = { raw: '', min: '', max: '100' };
+  const held = await objectivesOf(s);
+  assert.deepEqual(held, [{ id: 'quiz', status: 'incomplete', ...none }, { id: 'break-it', status: 'incomplete', ...none }],
+    `the LMS holds ${JSON.stringify(held)}`);
+  assertClean(s.problems, '_count unreadable');
+  await s.context.close();
 });
 
 test('a full run of the whole lesson: its suspend data stays well under SCORM 1.2\'s 4096 characters', async () => {

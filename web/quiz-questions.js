@@ -154,6 +154,16 @@ export const CHOICE_LETTERS = 'abcdefgh';
 /** The letter the page shows for choice `id` of question `q`. */
 export const choiceLetter = (q, id) => CHOICE_LETTERS[q.choices.findIndex((c) => c.id === id)];
 
+/**
+ * The right answer to question `q`, as an answer's text (see the top of this
+ * file): the right choice's id, or what the core `lab` answers for a grid or
+ * a number. The page grades against it (quiz.js); a SCORM report names a
+ * choice by its letter instead (scorm/launch.js).
+ */
+export function rightAnswer(q, lab) {
+  return q.kind === 'choice' ? q.choices.find((c) => c.right).id : q.expected(lab);
+}
+
 /** Whether `text` is a well-formed answer to question `q`. */
 export function validAnswer(q, text) {
   if (typeof text !== 'string') return false;

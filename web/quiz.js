@@ -19,7 +19,7 @@
  * panel at the end of the section shows the score and offers a reset.
  */
 import { h, maskGrid, refocusMaskCell, subscripted } from './lesson-ui.js';
-import { QUESTIONS, questionById, validAnswer, CHOICE_LETTERS } from './quiz-questions.js';
+import { questionById, validAnswer, rightAnswer, CHOICE_LETTERS } from './quiz-questions.js';
 import { lessonProgress } from './progress.js';
 import { progressPanel, watchSections } from './progress-panel.js';
 
@@ -29,7 +29,7 @@ class Question {
     this.q = q;
     this.lab = lab;
     this.progress = progress;
-    this.expected = q.kind === 'choice' ? q.choices.find((c) => c.right).id : q.expected(lab);
+    this.expected = rightAnswer(q, lab);
     this.draft = q.kind === 'grid' ? '0'.repeat(q.T * q.T) : '';
     const id = `qz-${q.id}`;
     // The question's text describes the answer's controls (describe()).

@@ -47,7 +47,11 @@
  *             rules of the whole lesson, and, as for the lesson, a score
  *             only once the status is passed or failed (see
  *             sectionObjectives()). A section keeps its index across
- *             launches.
+ *             launches; a section new to the LMS goes past every index the
+ *             LMS counts or the lesson has read or used, so that two
+ *             sections never share one, even when cmi.objectives._count
+ *             cannot be read. An LMS that refuses an objective's id keeps
+ *             no objectives: none is written again in that session.
  *   leaving   cmi.core.session_time, cmi.core.exit ("suspend" while
  *             incomplete, so that the next launch resumes), LMSCommit,
  *             LMSFinish.
@@ -65,7 +69,7 @@ import { runChecks } from '../checks.js';
 import { EXERCISES, caughtBy, predictionLetter } from '../exercises.js';
 import { lessonProgress, Progress, MAX_SERIALISED, ALL_QUESTIONS } from '../progress.js';
 import { watchSections } from '../progress-panel.js';
-import { questionById, choiceLetter } from '../quiz-questions.js';
+import { questionById, choiceLetter, rightAnswer } from '../quiz-questions.js';
 import { quiz } from '../sections/quiz.js';
 import { breakIt } from '../sections/break-it.js';
 
@@ -279,8 +283,7 @@ function decidedItems() {
     if (!answer) continue;
     const q = questionById(id);
     const type = q.kind === 'choice' ? 'choice' : q.kind === 'number' ? 'numeric' : 'fill-in';
-    // The page letters the choices a, b, c… in the order they are listed (quiz.js).
-    const response = q.kind === 'choice' ? choiceLetter(q, answer.first) : answer.first;
+    const response = reported(q, answer.first);
     // A question whose model answer was opened first is practice: it scores nothing either way.
     const result = progress.revealed(id) ? 'neutral' : answer.right ? 'correct' : 'wrong';
     items.push({ id: `quiz-${id}`, type, response, result, section: quiz.id, question: q });
@@ -296,19 +299,29 @@ function decidedItems() {
   return items;
 }
 
+/**
+ * Answer text to question `q` (progress.js) as an interaction reports it: a
+ * choice by the letter the page shows for it (quiz.js letters the choices
+ * a, b, c… in the order they are listed; the record keeps the choice's own
+ * id), any other answer as it is.
+ */
+function reported(q, text) {
+  return q.kind === 'choice' ? choiceLetter(q, text) : text;
+}
+
 /** The attention core the lesson runs on, once it has drawn itself: it answers correctResponses(). */
 let lab = null;
 
 /**
  * The correct responses to a decided item, in the form of its response (see
  * decidedItems()), from the same source as the page's grading: a question's
- * right choice, or what the core answers for a grid or a number (as quiz.js
- * asks it); for a break-it card, every check that a prediction may name that
- * fails with its bug on, in the core's run (as breakit.js's cards decide),
- * any one of which scores, so each is a correct response of its own.
+ * right answer (rightAnswer(), as quiz.js grades it); for a break-it card,
+ * every check that a prediction may name that fails with its bug on, in the
+ * core's run (as breakit.js's cards decide), any one of which scores, so
+ * each is a correct response of its own.
  */
 function correctResponses({ question: q, exercise }) {
-  if (q) return [q.kind === 'choice' ? choiceLetter(q, q.choices.find((c) => c.right).id) : q.expected(lab)];
+  if (q) return [reported(q, rightAnswer(q, lab))];
   return caughtBy(runChecks(lab, exercise)).map(predictionLetter);
 }
 
@@ -365,14 +378,35 @@ function sectionObjectives() {
  */
 const objectiveIndex = new Map();
 
+/** One past the highest index in cmi.objectives read on launch or used since. */
+let objectivesEnd = 0;
+
+/** Set when the LMS refuses an objective's id: it keeps no objectives, and none is written again. */
+let objectivesRefused = false;
+
+/**
+ * Where a section new to the LMS is added: past the objectives the LMS
+ * counts and past every index read or used, so that an LMS whose
+ * cmi.objectives._count cannot be read (an empty answer, an error) still
+ * gets each section at an index of its own.
+ */
+function newObjectiveIndex() {
+  return Math.max(Number(scorm.get('cmi.objectives._count')) || 0, objectivesEnd);
+}
+
 /** Write sectionObjectives(): no score while a section is incomplete (see the top of this file). */
 function sendObjectives() {
+  if (objectivesRefused) return;
   for (const { id, status, score } of sectionObjectives()) {
     let n = objectiveIndex.get(id);
     if (n === undefined) {
-      n = Number(scorm.get('cmi.objectives._count')) || 0;
-      if (!scorm.set(`cmi.objectives.${n}.id`, id)) continue; // an LMS that keeps no objectives
+      n = newObjectiveIndex();
+      if (!scorm.set(`cmi.objectives.${n}.id`, id)) {
+        objectivesRefused = true;
+        return;
+      }
       objectiveIndex.set(id, n);
+      objectivesEnd = n + 1;
     }
     if (status !== 'incomplete') {
       scorm.set(`cmi.objectives.${n}.score.min`, '0');
@@ -401,9 +435,9 @@ if (connected) {
   const saved = scorm.get('cmi.suspend_data');
   if (saved) progress.restore(saved);
   for (const item of decidedItems()) sent.add(item.id);
-  const objectives = Number(scorm.get('cmi.objectives._count')) || 0;
+  objectivesEnd = Number(scorm.get('cmi.objectives._count')) || 0;
   // Last to first, so that an id the LMS holds twice keeps its first index.
-  for (let n = objectives - 1; n >= 0; n--) objectiveIndex.set(scorm.get(`cmi.objectives.${n}.id`), n);
+  for (let n = objectivesEnd - 1; n >= 0; n--) objectiveIndex.set(scorm.get(`cmi.objectives.${n}.id`), n);
   const place = scorm.get('cmi.core.lesson_location');
   // Changes that come together (a redraw, a reset) are sent as one report and one commit.
   let due = false;
