@@ -64,6 +64,17 @@ for (const simd of [true, false]) {
       assert.deepEqual(both, weights.data);
     });
 
+    test('causalMask, the input helper, builds what the core\'s causal rule allows, at every size', () => {
+      // The rule lives in the core; the helper only writes it down as a mask a learner can pass.
+      for (const [Tq, Tk] of [[1, 1], [1, 5], [5, 1], [3, 7], [7, 3], [16, 16]]) {
+        const want = lab.allowedPairs([Tq, Tk], { causal: true });
+        const got = causalMask(Tq, Tk);
+        assert.deepEqual(got.shape, want.shape, `causalMask(${Tq}, ${Tk}) shape`);
+        const at = got.data.findIndex((v, n) => v !== want.data[n]);
+        assert.equal(at, -1, `causalMask(${Tq}, ${Tk}) differs from the core at query ${Math.floor(at / Tk) + 1}, key ${at % Tk + 1}`);
+      }
+    });
+
     test('seed: padding mask from token ids (pad 0), and causal AND padding', () => {
       const ids = [[12, 91, 33, 0, 0], [44, 17, 29, 81, 5]];
       const pad = paddingMask(ids, 0);
