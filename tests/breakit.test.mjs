@@ -332,3 +332,33 @@ test('"Each query sees itself" passes only for the queries allowed to see themse
   const causal = runChecks(labs.true, { ...EXERCISES.find((e) => e.bug === 'no-causal-mask'), bug: null }).find((r) => r.name === 'diagonalAllowed');
   assert.equal(causal.reason, 'Every query gives its own key some weight.');
 });
+
+/** `lab` with some of its methods replaced; its other methods are its own. */
+function labWith(lab, replaced) {
+  return new Proxy(lab, {
+    get: (target, key) => (key in replaced ? replaced[key] : typeof target[key] === 'function' ? target[key].bind(target) : target[key]),
+  });
+}
+
+test('whether a rule is causal is asked of the core\'s causal rule', () => {
+  const lab = labs.true;
+  const exercise = { ...EXERCISES.find((e) => e.bug === 'no-causal-mask'), bug: null };
+  const leak = (l) => runChecks(l, exercise).find((r) => r.name === 'noFutureLeak');
+  assert.ok(leak(lab).passed && !leak(lab).skipped, `with the core's rule the causal card is checked: ${leak(lab).reason}`);
+  // A lab whose causal flag blocks nothing: the exercise's rule then allows
+  // every pair, and so does this lab's causal rule, so the rule is causal by it.
+  const flagIgnored = labWith(lab, { allowedPairs: (shape, options = {}) => lab.allowedPairs(shape, { ...options, causal: false }) });
+  const judged = leak(flagIgnored);
+  assert.ok(!judged.skipped, `by a lab whose causal rule allows every pair, a rule allowing every pair is causal; the check said "${judged.reason}"`);
+});
+
+test('the √d_k a scoresScaled failure names is the core\'s scale', () => {
+  const lab = labs.true;
+  const exercise = EXERCISES.find((e) => e.bug === 'scale-by-dk');
+  const reason = (l) => runChecks(l, exercise).find((r) => r.name === 'scoresScaled').reason;
+  assert.match(reason(lab), /: √d_k = 2\.000 times too small, so it was divided by d_k\.$/, 'd_k = 4');
+  // A lab that scales scores by 1/8 unless told otherwise: its √d_k is 4/8,
+  // and the bug's scores (divided by d_k = 4) are 1/0.5 times its own.
+  const eighth = labWith(lab, { sdpa: (q, k, v, options) => lab.sdpa(q, k, v, { scale: 1 / 8, ...options }) });
+  assert.match(reason(eighth), /: √d_k = 0\.500 times too small, so it was divided by d_k\.$/, 'a lab that scales by 1/8');
+});

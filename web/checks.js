@@ -215,11 +215,15 @@ export function intendedRule(lab, exercise, { B, H, Tq, Tk }) {
   return (b, h, i, j) => data[((b * H + h) * Tq + i) * Tk + j] === 1;
 }
 
-/** Whether the rule blocks every key after the query (self-attention only). */
-function ruleIsCausal(allowed, { B, H, Tq, Tk }) {
+/**
+ * Whether the rule blocks every key the core's causal rule blocks, that is
+ * every key after the query (self-attention only).
+ */
+function ruleIsCausal(lab, allowed, { B, H, Tq, Tk }) {
   if (Tq !== Tk) return false;
+  const causal = lab.allowedPairs([Tq, Tk], { causal: true }).data;
   for (let b = 0; b < B; b++) for (let h = 0; h < H; h++)
-    for (let i = 0; i < Tq; i++) for (let j = i + 1; j < Tk; j++) if (allowed(b, h, i, j)) return false;
+    for (let i = 0; i < Tq; i++) for (let j = 0; j < Tk; j++) if (causal[i * Tk + j] === 0 && allowed(b, h, i, j)) return false;
   return true;
 }
 
@@ -328,6 +332,16 @@ export function runChecks(lab, exercise) {
 }
 
 const GRADIENTS = ['dq', 'dk', 'dv'];
+
+/**
+ * √d_k as the core scales by it: the core's score of q = k = (1, …, 1),
+ * d_k entries, is d_k · 1/√d_k.
+ */
+function coreRootDk(lab, dk) {
+  const ones = [Array(dk).fill(1)];
+  return lab.sdpa(ones, ones, [[0]]).scores.data[0];
+}
+
 const refusedReason = (run) => `the core refused the call (${run.refused.code})`;
 const isMha = (exercise) => exercise.kind === 'mha';
 
@@ -386,7 +400,7 @@ const CHECK_FUNCTIONS = {
     const name = 'noFutureLeak';
     const { lab, exercise, run } = ctx;
     const dims = exerciseDims(exercise);
-    if (!ruleIsCausal(ctx.allowed, dims)) return skip(name, 'the mask is not causal');
+    if (!ruleIsCausal(lab, ctx.allowed, dims)) return skip(name, 'the mask is not causal');
     if (run.refused) return skip(name, refusedReason(run));
     const changed = runExercise(lab, exercise, { inputs: changeLastToken(exercise) });
     if (changed.refused) {
@@ -405,9 +419,9 @@ const CHECK_FUNCTIONS = {
 
   diagonalAllowed(ctx) {
     const name = 'diagonalAllowed';
-    const { exercise, run, allowed } = ctx;
+    const { lab, exercise, run, allowed } = ctx;
     const dims = exerciseDims(exercise);
-    if (!ruleIsCausal(allowed, dims)) return skip(name, 'this is not causal self-attention');
+    if (!ruleIsCausal(lab, allowed, dims)) return skip(name, 'this is not causal self-attention');
     if (run.refused) return skip(name, refusedReason(run));
     const unseen = new Set(); // queries the rule keeps from their own key: nothing to check there
     for (let b = 0; b < dims.B; b++) for (let h = 0; h < dims.H; h++)
@@ -490,14 +504,14 @@ const CHECK_FUNCTIONS = {
     return failWith(name, `The ${where(w)} is ${fmt(w.value)}, but with the tokens reversed the same token gets ${fmt(w.other)}.`, w);
   },
 
-  scoresScaled({ run, reference, exercise }) {
+  scoresScaled({ lab, run, reference, exercise }) {
     const name = 'scoresScaled';
     if (isMha(exercise)) return skip(name, 'multi-head attention does not return its scores');
     if (run.refused) return skip(name, refusedReason(run));
     if (reference.refused) return skip(name, `the bug-free core refuses this input (${reference.refused.code})`);
     const w = largestDifference(run.scores, reference.scores, 'scores', exercise, { tol: relTol(reference.scores.data) });
     if (!w) return pass(name, 'Every score equals q·k/√d_k.');
-    const root = Math.sqrt(exercise.inputs.q[0].length);
+    const root = coreRootDk(lab, exercise.inputs.q[0].length);
     const ratio = w.value / w.other;
     const hint = Math.abs(ratio - root) < 1e-3 * root ? `: √d_k = ${fmt(root)} times too large, so the 1/√d_k is missing`
       : Math.abs(ratio * root - 1) < 1e-3 ? `: √d_k = ${fmt(root)} times too small, so it was divided by d_k`

@@ -1,9 +1,9 @@
 // Mask conventions: allowed, blocked and additive masks, and the classic migration bug.
 // Every number shown comes from the wasm core.
 
-import { h, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, figures, blockedFrom, setText } from '../lesson-ui.js';
+import { h, numberField, heatmap, maskGrid, refocusMaskCell, statusLine, figures, blockedFrom, emptyRowsOf, setText } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
-import { keyLabel, queryLabel, zeros, emptyRows, causalBits } from './common.js';
+import { keyLabel, queryLabel, zeros, causalBits } from './common.js';
 import { slot } from './markup.js';
 import { announcer, EDITED, isEdit } from '../lesson-announce.js';
 
@@ -63,6 +63,8 @@ export const conventions = {
     const allowed = { data: Uint8Array.from(st.allowed.flat(), Number), shape: [T, T] };
     const blocked = blockedFromAllowed(allowed);
     const additive = additiveFromAllowed(allowed);
+    // Which key each query may see under the allowed mask, by the core's rule.
+    const pairs = ctx.lab.allowedPairs([T, T], { mask: allowed });
     const at = (m, i, j) => m.data[i * T + j];
     const setAllowed = (data) => { st.allowed = Array.from({ length: T }, (_, i) => Array.from({ length: T }, (_, j) => data[i * T + j] === 1)); };
 
@@ -74,7 +76,7 @@ export const conventions = {
     ].map(([key, title, api]) => ({ key, cls: 'conv-panel', caption: () => [h('strong', { text: title }), h('br'), h('code', { text: api })] })));
     maskGrid(allowedHost, {
       name: 'conv-allowed', rows: T, cols: T, get: (i, j) => at(allowed, i, j), label: 'Allowed mask: pressed means allowed',
-      rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '1' : '0'), badRows: emptyRows(ctx.lab, st.allowed),
+      rowLabel: queryLabel, colLabel: keyLabel, text: (on) => (on ? '1' : '0'), badRows: emptyRowsOf(pairs),
       onToggle: (i, j) => {
         const data = allowed.data.slice();
         data[i * T + j] = 1 - data[i * T + j];
@@ -101,8 +103,9 @@ export const conventions = {
       if (grid && !grid.contains(grid.ownerDocument.activeElement) && !grid.contains(grid.getRootNode().activeElement)) refocusMaskCell(grid, ...detail.cell);
     }
 
+    const hidden = blockedFrom(pairs);
     let diagonalOk = true;
-    for (let i = 0; i < T; i++) if (!at(allowed, i, i)) diagonalOk = false;
+    for (let i = 0; i < T; i++) if (hidden(i, i)) diagonalOk = false;
     setText(this.diagonal, diagonalOk ? '✓ Every query may attend to itself: the diagonal is allowed in the allowed mask and 0 in the blocked mask.'
       : '⚠ Some query may not attend to itself: for a causal self-attention mask that usually means the convention was flipped.');
 

@@ -303,16 +303,18 @@ export const masks = {
     const edited = editedRow != null;
     if (!out) return;
     ctx.publish(`${this.prefix}.custom`, out);
+    // Which pairs your mask blocks, by the core's rule (the mask is nested booleans).
+    const blocked = blockedFrom(ctx.lab.allowedPairs([3, 3], { mask: st.custom }));
     const [mapHost] = figures(host, [{ key: 'weights', caption: 'weights of the 3×3 example under your mask' }]);
     heatmap(mapHost, { name: 'mask-custom-weights', values: out.weights.data, rows: 3, cols: 3, digits: 4,
-      blocked: (i, j) => !st.custom[i][j], rowLabel: queryLabel, colLabel: keyLabel,
+      blocked, rowLabel: queryLabel, colLabel: keyLabel,
       caption: 'Weights of the 3×3 example under the custom mask', link: true });
     if (!edited) return;
     // The toggled query's row, as the map shows it: a blocked weight is exactly 0.
     const i = editedRow;
     const row = [0, 1, 2].map((j) => {
       const v = out.weights.data[i * 3 + j];
-      return !st.custom[i][j] && v === 0 ? '0 (blocked)' : fmt(v, 4);
+      return blocked(i, j) && v === 0 ? '0 (blocked)' : fmt(v, 4);
     });
     this.said.custom.say(`Query ${i + 1} under your mask: weights ${row.join(', ')}.`);
   },

@@ -320,7 +320,7 @@ export const multiHead = {
     }
     const { dhead, wshape, oshape, lead, tail } = this.summary;
     setText(lead, `d_model = ${C} split over ${H} ${H === 1 ? 'head' : 'heads'} gives d_head = `);
-    setText(dhead, String(C / H));
+    setText(dhead, String(this.module.headDim));
     setText(wshape, fmtShape(res.weights.shape));
     setText(oshape, fmtShape(res.output.shape));
     // Counted in the arrays the core's module holds, not from the formula;

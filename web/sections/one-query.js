@@ -2,7 +2,7 @@
 // Every number shown comes from the wasm core.
 
 import {
-  h, numberGrid, checkbox, statusLine, fmt, fmtVec, fmtPlain, setText,
+  h, numberGrid, checkbox, statusLine, fmt, fmtVec, fmtPlain, setText, blockedFrom,
 } from '../lesson-ui.js';
 import { codec } from '../lesson-state.js';
 import { dimLabel } from './common.js';
@@ -128,9 +128,12 @@ export const oneQuery = {
     setText(o.mix, `${fmt(w[0], 3)} × [${st.v[0].map(fmtPlain).join(', ')}] + ${fmt(w[1], 3)} × [${st.v[1].map(fmtPlain).join(', ')}]`);
     setText(o.output, fmtVec(main.output.data, 3));
     if (isEdit(detail)) this.said.say(`Weights ${o.weights.textContent}; output ${o.output.textContent}.`);
+    // The keys the mask blocks for the one query, by the core's rule.
+    const blocked = mask ? blockedFrom(ctx.lab.allowedPairs([1, 2], { mask })) : null;
+    const blockedKey = blocked ? (j) => blocked(0, j) : null;
     flowView(ctx.slot(this.id, 'flow'), {
       row: 0, rowName: 'the query', q: st.q[0], keys: 2, keyName: (j) => `key ${j + 1}`, dk: st.q[0].length,
-      raw: raw.scores.data, scaled: main.scores.data, blocked: st.first ? (j) => j === 1 : null,
+      raw: raw.scores.data, scaled: main.scores.data, blocked: blockedKey,
       weights: main.weights.data, output: main.output.data,
     });
   },
