@@ -25,11 +25,12 @@ import { progressPanel, watchSections } from './progress-panel.js';
 
 
 class Question {
+  #expected = null;
+
   constructor(q, number, item, lab, progress) {
     this.q = q;
     this.lab = lab;
     this.progress = progress;
-    this.expected = rightAnswer(q, lab);
     this.draft = q.kind === 'grid' ? '0'.repeat(q.T * q.T) : '';
     const id = `qz-${q.id}`;
     // The question's text describes the answer's controls (describe()).
@@ -56,6 +57,16 @@ class Question {
     // Opened by the learner or by a link (the page's open answers are in its URL).
     this.answer?.addEventListener('toggle', () => this.noteOpen());
     this.noteOpen();
+  }
+
+  /**
+   * The right answer, asked of the core the first time it is needed (a
+   * grade, a restored answer): one question builds a 512-wide module for it,
+   * which a page that is only opened never needs.
+   */
+  get expected() {
+    this.#expected ??= rightAnswer(this.q, this.lab);
+    return this.#expected;
   }
 
   /** An open model answer, before the first attempt, makes the question practice. */
