@@ -551,7 +551,7 @@ test('at 360 px card 11\'s marked cell is scrolled into its table\'s box: when t
     const b = box.getBoundingClientRect();
     const r = td.getBoundingClientRect();
     return r.left >= b.left + box.clientLeft - 0.5 && r.right <= b.left + box.clientLeft + box.clientWidth + 0.5;
-  }), await card.elementHandle(), async () => `bug on: the marked cells, px cut off by their box: ${JSON.stringify(await markedPlaces(card))}`, { timeout: 5000 });
+  }), await card.elementHandle(), async () => `bug on: the marked cells, px cut off by their box: ${JSON.stringify(await markedPlaces(card))}`, { timeout: 30000 });
   let places = await markedPlaces(card);
   assert.ok(inBox(places), `bug on: the marked cells, px cut off by their box: ${JSON.stringify(places)}`);
 
@@ -566,7 +566,7 @@ test('at 360 px card 11\'s marked cell is scrolled into its table\'s box: when t
     const r = td.getBoundingClientRect();
     return td.dataset.row === '1' && r.left >= b.left + box.clientLeft - 0.5 && r.right <= b.left + box.clientLeft + box.clientWidth + 0.5
       && r.top >= -0.5 && r.bottom <= innerHeight + 0.5;
-  }, await card.elementHandle(), async () => `after "Mark it below": the marked cells, px cut off by their box and the viewport: ${JSON.stringify(await markedPlaces(card))}`, { timeout: 5000 });
+  }, await card.elementHandle(), async () => `after "Mark it below": the marked cells, px cut off by their box and the viewport: ${JSON.stringify(await markedPlaces(card))}`, { timeout: 30000 });
   places = await markedPlaces(card);
   assert.deepEqual(places.map(({ table, row, col }) => [table, row, col]), [['output', 1, 3]], 'the marked cell is output row 2, column 4');
   assert.ok(inView(places), `after "Mark it below": px cut off by the box and the viewport: ${JSON.stringify(places)}`);

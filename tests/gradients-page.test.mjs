@@ -101,7 +101,7 @@ test('one step lowers the loss, moves q and the weights, and lands in the URL ha
   near('q after the step', q, Q.map((x, i) => Math.round((x - 0.5 * dq[i]) * 1000) / 1000), 1e-9);
   near('the loss after is the core\'s for the new q', [after], [coreGradients(q).loss], 5e-5);
   assert.notDeepEqual((await cells(page, 'grad-weights')).map((c) => c.text), weightsBefore);
-  await page.waitForFunction(() => /grad\.q=/.test(location.hash), null, { timeout: 5000 }); // written once edits pause
+  await page.waitForFunction(() => /grad\.q=/.test(location.hash), null, { timeout: 30000 }); // written once edits pause
   assertClean(problems, 'after a step');
   await context.close();
 });
@@ -125,7 +125,7 @@ test('a step that would take q past what a cell holds (±1e6) is refused, and q 
   }
   assert.ok(refused, 'with a target of ±1e6 and a step size of 100, a step would pass 1e6, and is refused');
   // The link the page writes reads back: no part of it is refused.
-  await page.waitForFunction(() => /grad\.lr=100/.test(location.hash), null, { timeout: 5000 });
+  await page.waitForFunction(() => /grad\.lr=100/.test(location.hash), null, { timeout: 30000 });
   const second = await suite.open(new URL(page.url()).hash, { viewport: { width: 1280, height: 900 } });
   assert.equal(await second.page.locator('#notice').isHidden(), true, `the page's own link opens without a notice: ${await second.page.locator('#notice').textContent()}`);
   assertClean(second.problems, 'reopened link');

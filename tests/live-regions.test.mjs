@@ -338,7 +338,7 @@ test('trained multi-head weights: the training is read out at its start and its 
   const section = page.locator('#multi-head');
   await section.locator('input[type="radio"][value="trained"]').check();
   // While the model trains, its step is shown (the line is looked at as soon as it appears).
-  const stepShown = await page.waitForFunction(() => /step \d+ of \d+/.test(document.querySelector('[data-out="mha-training"]')?.textContent ?? ''), null, { timeout: 5000 })
+  const stepShown = await page.waitForFunction(() => /step \d+ of \d+/.test(document.querySelector('[data-out="mha-training"]')?.textContent ?? ''), null, { timeout: 30000 })
     .then(() => true, () => false);
   const stepLive = stepShown ? await liveRegionOf(page, '[data-out="mha-training"]') : null;
   await page.waitForSelector('#multi-head [data-slot="weights"][data-weights="trained"]', { timeout: 20000 });

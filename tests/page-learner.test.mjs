@@ -107,7 +107,7 @@ test('numbers are never grouped: a typed 12345 survives a reload and stays edita
   await page.waitForSelector('html[data-ready="true"]');
   const dots = page.locator('[data-out="one-dots"]');
   await page.waitForFunction(() => document.querySelector('[data-out="one-dots"]').textContent.includes('e12'),
-    null, { timeout: 5000 }).catch(() => {}); // on a timeout the assertion below says what was shown
+    null, { timeout: 30000 }).catch(() => {}); // on a timeout the assertion below says what was shown
   assert.equal(await dots.textContent(), '[1.0e12, 0.000]');
   await renderEverySection(page);
   const all = await page.evaluate(() => [
@@ -120,7 +120,7 @@ test('numbers are never grouped: a typed 12345 survives a reload and stays edita
   // A large score is shown with the digits a float32 holds, no more: q·k / √2 = 707106.78 reads 707106.8.
   await page.goto(`${suite.server.url}#one.q=1000000,0&one.k=1,0;0,1`);
   await page.waitForSelector('html[data-ready="true"]');
-  await page.waitForFunction(() => document.querySelector('[data-out="one-scaled"]').textContent.includes('707106.8'), null, { timeout: 5000 }).catch(() => {});
+  await page.waitForFunction(() => document.querySelector('[data-out="one-scaled"]').textContent.includes('707106.8'), null, { timeout: 30000 }).catch(() => {});
   assert.equal(await page.locator('[data-out="one-scaled"]').textContent(), '[707106.8, 0.000]', 'the scaled scores');
   const shown = await page.evaluate(() => document.querySelector('#one-query').innerText);
   const tooPrecise = [...shown.matchAll(/(?<![\d.])(\d+)\.(\d+)/g)].filter(([, whole, part]) => whole.replace(/^0+/, '').length + part.length > 7 && whole !== '0');
@@ -662,7 +662,7 @@ test('masks: a token-id example the core refuses is flagged right under the toke
     const note = page.locator('#masks [data-out="mask-refused"]');
     assert.equal(await note.textContent(), '', `${width} px: no note while the example is valid`);
     await typeInto(page, cell, '0');
-    await page.waitForFunction(() => document.querySelector('#masks [data-out="mask-refused"]').textContent !== '', null, { timeout: 5000 }).catch(() => {});
+    await page.waitForFunction(() => document.querySelector('#masks [data-out="mask-refused"]').textContent !== '', null, { timeout: 30000 }).catch(() => {});
     const text = await note.textContent();
     assert.equal(text, 'The core refused this example: query 1 of sequence 1 has no key it may see. See the core’s message below.', `${width} px: the note`);
     // Right under the grid: its top within a line of the grid's last row, inside the page's width.
@@ -690,13 +690,13 @@ test('masks: a token-id example the core refuses is flagged right under the toke
     await page.emulateMedia({ forcedColors: 'none' });
     assert.match(await page.locator(`[id="${target}"]`).textContent(), /^Query row has no allowed key \(sequence 1, query 1\)/, `${width} px: the link's target is the core's message`);
     await link.click();
-    await page.waitForFunction((id) => { const r = document.getElementById(id).getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }, target, { timeout: 3000 })
+    await page.waitForFunction((id) => { const r = document.getElementById(id).getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }, target, { timeout: 30000 })
       .catch(() => assert.fail(`${width} px: the core's message is not in view after the link`));
     assert.equal(await page.evaluate(() => document.activeElement.id), target, `${width} px: the focus is on the core's message`);
     await waitForState(page, (id) => location.hash.includes('mask.tokens=0,') && !location.hash.includes(id), target,
       async () => `${width} px: the address holds the state, not the link's target: ${await page.evaluate(() => location.hash)}`);
     await typeInto(page, cell, '12');
-    await page.waitForFunction(() => document.querySelector('#masks [data-out="mask-refused"]').textContent === '', null, { timeout: 5000 }).catch(() => {});
+    await page.waitForFunction(() => document.querySelector('#masks [data-out="mask-refused"]').textContent === '', null, { timeout: 30000 }).catch(() => {});
     assert.equal(await note.textContent(), '', `${width} px: the note is gone once the example is valid again`);
     assertClean(problems, `refused token ids at ${width} px`);
     await context.close();

@@ -423,7 +423,7 @@ test('KV cache: one row of scores per step, equal to one full causal pass; a sta
   assert.match(await section.locator('[data-slot="cache"] td.blocked').first().textContent(), /^0 \(hidden by the causal rule\)$/);
   assert.match(await section.textContent(), /stale-cache-offset/, 'the words name the core\'s bug');
   await page.keyboard.press('Space');
-  await page.waitForFunction(() => !document.querySelector('#kv-cache [data-slot="cache"] td.blocked'), null, { timeout: 5000 });
+  await page.waitForFunction(() => !document.querySelector('#kv-cache [data-slot="cache"] td.blocked'), null, { timeout: 30000 });
   // Edit a token and the seed by keyboard.
   await typeInto(page, section.locator('[data-grid="kv-x"] input[data-row="1"][data-col="2"]'), '-2');
   await page.keyboard.press('Enter');
@@ -719,7 +719,7 @@ test('rotary and KV cache: beside each 0-based position the page says which 1-ba
     await page.waitForFunction(([a, b]) => {
       const t = document.querySelector('[data-out="rope-tokens"]')?.textContent ?? '';
       return t.includes(`position ${a} is token`) && t.includes(`position ${b} is token`);
-    }, [pq, pk], { timeout: 5000 }).catch(() => {});
+    }, [pq, pk], { timeout: 30000 }).catch(() => {});
     const text = await note(`positions ${pq}, ${pk}`);
     assert.match(text, /position 0 is token 1/, `the note says position 0 is token 1: "${text}"`);
     assert.ok(text.includes(`query at position ${pq} is token ${pq + 1}`), `query at position ${pq} is token ${pq + 1}; the note reads "${text}"`);

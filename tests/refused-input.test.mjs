@@ -46,7 +46,7 @@ test('a refusal reads in words first, with the core\'s code after it', async () 
   const { context, page, problems } = await open('#view=masks');
   await toggleRow(page, 1);
   const status = page.locator('#masks [data-slot="custom-status"] .core-error');
-  await status.waitFor({ state: 'visible', timeout: 2000 });
+  await status.waitFor({ state: 'visible', timeout: 30000 });
   const said = await status.textContent();
   assert.match(said, /^Query row has no allowed key \(query 2\): .+ \(ALL_MASKED_ROW\)\. The results shown are still those of the last valid input/,
     `masks, "Your own mask": the refusal should start with its words and end with its code; seen "${said}"`);
@@ -58,14 +58,14 @@ test('the last valid result is labelled in text a screen reader reads, and the l
   const { context, page, problems } = await open('#view=masks');
   assert.doesNotMatch((await accessible(page, CUSTOM_HOST)).name, /Last valid result/, 'masks: no label before any refusal');
   await toggleRow(page, 1);
-  await page.locator(`${CUSTOM_HOST}.stale`).waitFor({ timeout: 2000 });
+  await page.locator(`${CUSTOM_HOST}.stale`).waitFor({ timeout: 30000 });
   let ax = await accessible(page, CUSTOM_HOST);
   assert.match(`${ax.name} ${ax.description}`, /Last valid result/,
     `masks, "Your own mask": the stale weights' accessible name or description should say "Last valid result"; seen ${JSON.stringify(ax)}`);
   assert.equal(await page.locator(CUSTOM_HOST).evaluate((n) => n.firstElementChild.textContent), 'Last valid result', 'masks: the label is text in the page, first in the stale host');
   await runAxe(page, 'masks, last valid result shown', { include: '#masks' });
   await toggleRow(page, 1);
-  await page.locator(`${CUSTOM_HOST}:not(.stale)`).waitFor({ timeout: 2000 });
+  await page.locator(`${CUSTOM_HOST}:not(.stale)`).waitFor({ timeout: 30000 });
   ax = await accessible(page, CUSTOM_HOST);
   assert.doesNotMatch(`${ax.name} ${ax.description}`, /Last valid result/, `masks: once the mask is valid, the label goes; seen ${JSON.stringify(ax)}`);
   assert.equal(await page.locator(`${CUSTOM_HOST} .stale-label`).count(), 0, 'masks: no label element left');
@@ -77,13 +77,13 @@ test('the last valid result is labelled in text a screen reader reads, and the l
   await page.waitForSelector('html[data-ready="true"]');
   const heads = page.locator('input[data-field="mha-heads"]');
   await typeInto(page, heads, '3');
-  await page.locator(`${MHA_HOST}.stale`).waitFor({ timeout: 2000 });
+  await page.locator(`${MHA_HOST}.stale`).waitFor({ timeout: 30000 });
   ax = await accessible(page, MHA_HOST);
   assert.match(`${ax.name} ${ax.description}`, /Last valid result/,
     `multi-head, H = 3: the stale maps' accessible name or description should say "Last valid result"; seen ${JSON.stringify(ax)}`);
   await runAxe(page, 'multi-head, last valid result shown', { include: '#multi-head' });
   await typeInto(page, heads, '4');
-  await page.locator(`${MHA_HOST}:not(.stale)`).waitFor({ timeout: 2000 });
+  await page.locator(`${MHA_HOST}:not(.stale)`).waitFor({ timeout: 30000 });
   ax = await accessible(page, MHA_HOST);
   assert.doesNotMatch(`${ax.name} ${ax.description}`, /Last valid result/, `multi-head: with H = 4 the label goes; seen ${JSON.stringify(ax)}`);
   assertClean(problems, 'last valid result label');
@@ -125,7 +125,7 @@ test('the field whose value the core refuses is marked invalid and described by 
   const statusId = await page.locator('#multi-head [data-slot="status"] .core-error').getAttribute('id');
   assert.ok(statusId, 'multi-head: the status line has an id to be described by');
   await typeInto(page, heads, '3');
-  await page.locator('#multi-head [data-slot="status"] .core-error:not([hidden])').waitFor({ timeout: 2000 });
+  await page.locator('#multi-head [data-slot="status"] .core-error:not([hidden])').waitFor({ timeout: 30000 });
   assert.equal(await heads.getAttribute('aria-invalid'), 'true', 'multi-head, H = 3 with d_model = 32: the Heads field should be aria-invalid');
   const describedBy = (await heads.getAttribute('aria-describedby') || '').split(/\s+/);
   assert.ok(describedBy.includes(statusId), `multi-head, H = 3: the Heads field should be described by the status line #${statusId}; aria-describedby is "${describedBy.join(' ')}"`);
@@ -133,7 +133,7 @@ test('the field whose value the core refuses is marked invalid and described by 
   assert.match(ax.description, /cannot be split evenly/, `multi-head: the Heads field's description says why; seen ${JSON.stringify(ax)}`);
   await runAxe(page, 'multi-head, refused heads', { include: '#multi-head' });
   await typeInto(page, heads, '4');
-  await page.locator('#multi-head [data-slot="status"] .core-error[hidden]').waitFor({ state: 'attached', timeout: 2000 });
+  await page.locator('#multi-head [data-slot="status"] .core-error[hidden]').waitFor({ state: 'attached', timeout: 30000 });
   assert.equal(await heads.getAttribute('aria-invalid'), null, 'multi-head, H = 4: the Heads field is valid again');
   assert.ok(!((await heads.getAttribute('aria-describedby')) || '').split(/\s+/).includes(statusId), 'multi-head, H = 4: the status line no longer describes the field');
   assertClean(problems, 'refused field');
@@ -161,7 +161,7 @@ test('gradients: "Take one step" says its result once, after the edits pause, an
   await page.locator('#gradients button[data-action="grad-step"]').click();
   await page.waitForFunction(() => /^Last step/.test(document.querySelector('#gradients [data-slot="step"]').textContent));
   // The sentence comes once the edits pause (its absence is told by the assertion below).
-  await page.waitForFunction(() => /^Last step/.test(document.querySelector('#gradients [data-said="gradients"]')?.textContent ?? ''), null, { timeout: 3000 })
+  await page.waitForFunction(() => /^Last step/.test(document.querySelector('#gradients [data-said="gradients"]')?.textContent ?? ''), null, { timeout: 30000 })
     .catch(() => {});
   const text = await line.textContent();
   assert.match(text, /^Last step: the loss went from \S+ to \S+\.$/);

@@ -312,7 +312,7 @@ test('in an LMS: two answers and one exercise are reported; a relaunch with the 
   assert.ok(names.has('LMSCommit'), 'committed');
   // The learner scrolls to the quiz, then leaves: session time, exit, commit and finish.
   await first.frame.locator('#quiz').scrollIntoViewIfNeeded();
-  await first.page.waitForFunction(() => window.lmsValue('cmi.core.lesson_location') === 'quiz', null, { timeout: 5000 });
+  await first.page.waitForFunction(() => window.lmsValue('cmi.core.lesson_location') === 'quiz', null, { timeout: 30000 });
   await leave(first);
   assert.deepEqual(await scoreSets(first), [], 'no score on leaving unfinished either');
   const sets = Object.fromEntries((await first.calls()).filter((c) => c.name === 'LMSSetValue').map((c) => c.args));

@@ -228,8 +228,8 @@ test('masks: a focused switch of the custom mask is described by its weight, and
   // drawn again (0), and the words follow once the frame is painted.
   await page.keyboard.press('Space');
   assert.equal(await page.locator(weight).textContent(), '0', 'the blocked pair\'s weight');
-  // Waited for up to 2 s; if the words never follow, the assertion below says what is heard.
-  await page.waitForFunction((sel) => document.getElementById(document.querySelector(sel).getAttribute('aria-describedby') ?? '')?.textContent === 'feeds weight: 0', button, { timeout: 2000 })
+  // Waited for up to 30 s; if the words never follow, the assertion below says what is heard.
+  await page.waitForFunction((sel) => document.getElementById(document.querySelector(sel).getAttribute('aria-describedby') ?? '')?.textContent === 'feeds weight: 0', button, { timeout: 30000 })
     .catch(() => {});
   const pressed = await axNode(page, button);
   assert.equal(pressed.name, 'query 2, key 3: blocked', `${button}: its name once pressed`);

@@ -175,7 +175,7 @@ test('at a new pixel ratio (a zoom) the curve and the maps are drawn again at th
   const cdp = await context.newCDPSession(page);
   await cdp.send('Emulation.setDeviceMetricsOverride', { width: 1280, height: 900, deviceScaleFactor: 2, mobile: false });
   await page.evaluate(() => window.ratioQueries.filter((list) => !list.matches).forEach((list) => list.dispatchEvent(new Event('change'))));
-  await page.waitForFunction(() => [...document.querySelectorAll('#watch-learn canvas[data-canvas]')].every((c) => c.width === 2 * parseFloat(c.style.width)), null, { timeout: 5000 })
+  await page.waitForFunction(() => [...document.querySelectorAll('#watch-learn canvas[data-canvas]')].every((c) => c.width === 2 * parseFloat(c.style.width)), null, { timeout: 30000 })
     .catch(async () => assert.fail(`not drawn again at 2 device pixels per CSS pixel: ${JSON.stringify(await density())}`));
   assert.deepEqual(await readout(section), before, 'the same step, loss and accuracy');
   assertClean(problems, 'watch-learn zoom');
@@ -195,7 +195,7 @@ test('a narrower window draws the loss curve again at the new width, not shrunk'
   await page.waitForFunction(() => {
     const c = document.querySelector('#watch-learn canvas[data-canvas="learn-curve"]');
     return parseFloat(c.style.width) <= c.parentElement.clientWidth;
-  }, null, { timeout: 5000 }).catch(async () => assert.fail(`the curve was not drawn again for 390 px: ${JSON.stringify(await size())}`));
+  }, null, { timeout: 30000 }).catch(async () => assert.fail(`the curve was not drawn again for 390 px: ${JSON.stringify(await size())}`));
   const narrow = await size();
   assert.ok(Math.abs(narrow.shown - narrow.drawn) < 1, `shown at the width it was drawn at, not scaled: ${JSON.stringify(narrow)}`);
   assert.deepEqual(await readout(section), before, 'the same step, loss and accuracy');

@@ -1094,7 +1094,7 @@ test('the iframe posts resize and result messages to a parent on another origin,
     // The card grew (the repair box appeared): the new height is sent.
     const actual = await frame.locator('html').evaluate((n) => Math.ceil(n.getBoundingClientRect().height));
     await page.waitForFunction((h) => window.messages.filter((m) => m.data?.type === 'attention-lab:resize').at(-1).data.height === h,
-      actual, { timeout: 5000 });
+      actual, { timeout: 30000 });
     const heights = (await messages()).filter((m) => m.data?.type === 'attention-lab:resize').map((m) => m.data.height);
     assert.ok(heights.length >= 3 && new Set(heights).size >= 3, `the height changes are reported (${heights})`);
     assert.deepEqual(problems.pageErrors, []);
@@ -1158,7 +1158,7 @@ test('the iframe\'s origin option: a valid one gets the messages; one that is no
     // The parent's own origin: the messages reach it.
     const valid = await openParent(`origin=${encodeURIComponent(parentOrigin)}`);
     assert.equal(valid.status, '', 'a valid origin: no message');
-    await valid.page.waitForFunction(() => window.messages.some((m) => m.fromFrame && m.data?.type === 'attention-lab:resize'), null, { timeout: 5000 });
+    await valid.page.waitForFunction(() => window.messages.some((m) => m.fromFrame && m.data?.type === 'attention-lab:resize'), null, { timeout: 30000 });
     assertClean(valid.problems, 'valid origin');
     await valid.context.close();
 
@@ -1202,7 +1202,7 @@ test('dist/attention-lab.html works from file:// with the network blocked', asyn
   await typeInto(page, page.locator('[data-grid="ex-q"] input[data-row="0"][data-col="2"]'), '-2');
   await expectExWeights(page, 'single file');
   // The hash is written once edits pause.
-  await page.waitForFunction(() => /ex\.q=1,0,-2,0/.test(location.hash), null, { timeout: 5000 });
+  await page.waitForFunction(() => /ex\.q=1,0,-2,0/.test(location.hash), null, { timeout: 30000 });
   // The full lesson, with the break-it lab.
   assert.equal(await page.locator('main > section').count(), SECTIONS.length);
   const card = page.locator('#bk-no-causal-mask');
