@@ -241,6 +241,18 @@ export class Progress {
     this.emit({ type: 'scope' });
   }
 
+  /**
+   * The same record seen through a narrower scope, some of this scope's
+   * questions and exercises: its status() and score() count those alone. A
+   * view for one reading; it does not follow later changes to this one.
+   */
+  scoped({ questions = [], exercises = [] }) {
+    const part = new Progress({ graded: this.graded });
+    part.record = this.record;
+    part.scope = { questions, exercises, sections: [] };
+    return part;
+  }
+
   subscribe(listener) {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

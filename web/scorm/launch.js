@@ -67,7 +67,7 @@ import { scorm } from '@gamestdio/scorm';
 import { loadAttention } from '../attention.js';
 import { runChecks } from '../checks.js';
 import { EXERCISES, caughtBy, predictionLetter } from '../exercises.js';
-import { lessonProgress, Progress, MAX_SERIALISED, ALL_QUESTIONS } from '../progress.js';
+import { lessonProgress, MAX_SERIALISED, ALL_QUESTIONS } from '../progress.js';
 import { watchSections } from '../progress-panel.js';
 import { questionById, choiceLetter, rightAnswer } from '../quiz-questions.js';
 import { quiz } from '../sections/quiz.js';
@@ -363,10 +363,7 @@ function sectionObjectives() {
   if (questions.length) sections.push({ id: quiz.id, items: { questions } });
   if (exercises.length) sections.push({ id: breakIt.id, items: { exercises } });
   return sections.map(({ id, items }) => {
-    // The section's part of the record: the same record, in a narrower scope.
-    const part = new Progress();
-    part.record = progress.record;
-    part.include(items);
+    const part = progress.scoped(items);
     return { id, status: part.status(), score: part.score() };
   });
 }
