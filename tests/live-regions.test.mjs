@@ -432,6 +432,10 @@ test('a stepper pressed at its end says so briefly, instead of the whole step ag
   saidOnce(heard, 'online-softmax', 'Already at the first tile.');
   await page.locator('[data-field="flash-all"]').click();
   assert.equal(await shown(page, '[data-out="flash-step"]'), 'Tile 3 of 3');
+  // Its sentence comes once the edits pause, which a slow machine may delay
+  // past the next press's wait: it is heard first, so the press is heard alone.
+  await page.waitForFunction(() => window.liveSaid.some((s) => s.where === 'online-softmax' && s.text.startsWith('Tile 3 of 3')), null, { timeout: 30000 });
+  await said(page);
   heard = await press('flash-next');
   saidOnce(heard, 'online-softmax', 'Already at the last tile.');
   assert.equal(await page.locator('[data-field="flash-next"]').getAttribute('aria-disabled'), 'true', 'Next tile at the last tile');
