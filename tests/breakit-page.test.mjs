@@ -6,7 +6,7 @@
 // The section lives in the lesson page, web/index.html.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { browserSuite, startServer, waitForLesson, runAxe, assertClean, waitForState } from './helpers/browser.mjs';
+import { browserSuite, startServer, waitForLesson, runAxe, assertClean, waitForState, settled } from './helpers/browser.mjs';
 import { CHECKS } from '../web/checks.js';
 import { EXERCISES } from '../web/exercises.js';
 import { BUG_SOURCES } from '../web/generated/c-source.js';
@@ -686,6 +686,9 @@ test('a reset, elsewhere or the section\'s own, rewrites the cards\' status quie
   await waitForState(page, () => document.querySelector('#bk-no-causal-mask .bk-said').getAttribute('aria-live') === 'off', null, 'a reset elsewhere quietens the cards');
   await card.getByLabel('No future leak').check();
   await card.locator('button.bk-switch').click();
+  // The reset is pressed once the card has drawn the bug on and the page is idle.
+  await waitForState(page, () => document.querySelector('#bk-no-causal-mask .bk-status').textContent.includes('is on'), null, 'the bug is on again');
+  await settled(page);
   // The section's own reset says once what it did; the cards it rewrites stay quiet.
   await page.evaluate(() => { window.bkLiveAtWrite = []; });
   await page.locator('#break-it button.bk-reset').click();

@@ -33,6 +33,9 @@ export async function launchBrowser(executable = CHROMIUM) {
   return chromium.launch({ executablePath: executable, headless: true, args: FLAGS });
 }
 
+// Each page's problems, for waitForState to name when a state never comes.
+const problemsOf = new WeakMap();
+
 /**
  * A page that records console errors, page errors and every request that
  * leaves the server's origin (those are aborted).
@@ -41,6 +44,7 @@ export async function openPage(browser, origin, { viewport = { width: 1280, heig
   const context = await browser.newContext({ viewport, ...device }); // device: e.g. { hasTouch: true, isMobile: true }
   const page = await context.newPage();
   const problems = { consoleErrors: [], pageErrors: [], foreignRequests: [] };
+  problemsOf.set(page, problems);
   page.on('console', (msg) => { if (msg.type() === 'error') problems.consoleErrors.push(msg.text()); });
   page.on('pageerror', (err) => problems.pageErrors.push(String(err)));
   await context.route('**/*', (route) => {
@@ -182,6 +186,17 @@ export function settled(page) {
 }
 
 /**
+ * Give an open page a new window size and wait until it has drawn at it
+ * (its resize observers and the idle work they set off included): one page
+ * checked at several widths, where opening it again at each would only
+ * repeat its load. The first width of such a test is the one it opened at.
+ */
+export async function resizeTo(page, width, height = 844) {
+  await page.setViewportSize({ width, height });
+  await settled(page);
+}
+
+/**
  * page.waitForFunction(fn, arg), failing with `message` (a string, or an async
  * function returning one, for what the page shows then) rather than a bare
  * timeout.
@@ -192,7 +207,10 @@ export async function waitForState(page, fn, arg, message, { timeout = 30000 } =
   } catch (err) {
     if (!/Timeout/i.test(err?.name ?? '') && !/Timeout/.test(err?.message ?? '')) throw err;
     const said = typeof message === 'function' ? await message() : message;
-    throw new Error(`${said} (not so after ${timeout} ms)`, { cause: err });
+    // A state that never came is often an exception in the page: name it.
+    const errors = problemsOf.get(page)?.pageErrors ?? [];
+    const thrown = errors.length ? `; the page threw: ${errors.join(' | ')}` : '';
+    throw new Error(`${said} (not so after ${timeout} ms${thrown})`, { cause: err });
   }
 }
 
