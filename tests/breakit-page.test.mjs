@@ -6,7 +6,7 @@
 // The section lives in the lesson page, web/index.html.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { browserSuite, startServer, waitForLesson, runAxe, assertClean, waitForState, settled } from './helpers/browser.mjs';
+import { browserSuite, startServer, waitForLesson, runAxe, assertClean, waitForState, settled, resizeTo } from './helpers/browser.mjs';
 import { CHECKS } from '../web/checks.js';
 import { EXERCISES } from '../web/exercises.js';
 import { BUG_SOURCES } from '../web/generated/c-source.js';
@@ -257,11 +257,15 @@ test('the switch is named "Break it" in both states: its ○/● mark is drawn, 
 });
 
 test('result tables that scroll say so at 1280 px, 390 px and 320 px, and axe-core finds no violations at 1280 px and 320 px', async () => {
-  for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }, { width: 320, height: 700 }]) {
-    const { page, problems, context } = await open({ viewport });
-    await page.evaluate(() => { for (const d of document.querySelectorAll('#break-it details')) d.open = true; });
-    await page.locator('#bk-inverted-mask button.bk-switch').click();
-    await page.locator('#bk-no-all-masked-guard button.bk-switch').click();
+  const VIEWPORTS = [{ width: 1280, height: 900 }, { width: 390, height: 844 }, { width: 320, height: 700 }];
+  const { page, problems, context } = await open({ viewport: VIEWPORTS[0] });
+  // Every card open and two bugs on, once: the switches toggle, and the
+  // result tables they draw stay while the window changes size.
+  await page.evaluate(() => { for (const d of document.querySelectorAll('#break-it details')) d.open = true; });
+  await page.locator('#bk-inverted-mask button.bk-switch').click();
+  await page.locator('#bk-no-all-masked-guard button.bk-switch').click();
+  for (const viewport of VIEWPORTS) {
+    if (viewport !== VIEWPORTS[0]) await resizeTo(page, viewport.width, viewport.height);
     // A result table wider than the screen scrolls in its box: the box says
     // so, and the keyboard reaches it under a name that tells it from the rest.
     // The boxes are measured once the page is idle after the frames that lay
@@ -286,9 +290,9 @@ test('result tables that scroll say so at 1280 px, 390 px and 320 px, and axe-co
     // axe at the widest and the narrowest width: at 390 px the cards hold the
     // same elements as at 320 px, and only what scrolls differs (checked above).
     if (viewport.width !== 390) await runAxe(page, `${viewport.width} px`, { include: '#break-it' });
-    assert.deepEqual(problems.pageErrors, []);
-    await context.close();
+    assert.deepEqual(problems.pageErrors, [], `${viewport.width} px: page errors`);
   }
+  await context.close();
 });
 
 test('the section works under a strict Content-Security-Policy (no inline scripts or styles)', async () => {
@@ -443,8 +447,10 @@ test('"Read the C" under the mistake (labelled as PyTorch terms): opened by keyb
 });
 
 test('a prompt that wraps sits inside its box: no card\'s border crosses its lines, at 1280 px and 390 px', async () => {
-  for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
-    const { page, context } = await open({ viewport });
+  const VIEWPORTS = [{ width: 1280, height: 900 }, { width: 390, height: 844 }];
+  const { page, context } = await open({ viewport: VIEWPORTS[0] });
+  for (const viewport of VIEWPORTS) {
+    if (viewport !== VIEWPORTS[0]) await resizeTo(page, viewport.width, viewport.height);
     await page.locator('#break-it .bk-card').first().waitFor();
     const crossed = await page.locator('#break-it .bk-predict > legend').evaluateAll((legends) => legends.map((legend) => {
       const box = legend.parentElement;
@@ -453,8 +459,8 @@ test('a prompt that wraps sits inside its box: no card\'s border crosses its lin
       return { card: legend.closest('.bk-card').id, above: r.top - top, lines: Math.round(r.height / parseFloat(getComputedStyle(legend).lineHeight)) };
     }).filter(({ above }) => above < -0.5));
     assert.deepEqual(crossed, [], `${viewport.width} px: prompts whose box's top border runs through or above their text (px above the border's inner edge, lines)`);
-    await context.close();
   }
+  await context.close();
 });
 
 test('at 390 px the C scrolls in its box, not the page', async () => {
@@ -581,9 +587,12 @@ test('at 360 px card 11\'s marked cell is scrolled into its table\'s box: when t
 const allBroken = '-2'.repeat(EXERCISES.length);
 
 test('code boxes keep each line of code on one line and scroll sideways in their box, while a comment wraps in view; the page never widens, at 320, 360 and 390 px', async () => {
-  for (const width of [320, 360, 390]) {
-    const { page, problems, context } = await open({ viewport: { width, height: 800 } });
-    await page.evaluate((s) => { location.hash = `view=break-it&brk.s=${s}`; }, allBroken);
+  const WIDTHS = [320, 360, 390];
+  const { page, problems, context } = await open({ viewport: { width: WIDTHS[0], height: 800 } });
+  // Every card broken, once: the state stays while the window changes size.
+  await page.evaluate((s) => { location.hash = `view=break-it&brk.s=${s}`; }, allBroken);
+  for (const width of WIDTHS) {
+    if (width !== WIDTHS[0]) await resizeTo(page, width, 800);
     await waitForState(page, (n) => document.querySelectorAll('#break-it .bk-repair:not([hidden])').length === n, EXERCISES.length,
       `${width} px: every card's repair shows`);
     await page.locator('#break-it .bk-card').evaluateAll((cards) => { for (const c of cards) c.open = true; });
@@ -607,14 +616,16 @@ test('code boxes keep each line of code on one line and scroll sideways in their
     const repair = page.locator('#bk-merge-without-transpose pre.bk-fix');
     assert.equal(await repair.evaluate((pre) => pre.scrollWidth > pre.clientWidth), true, `${width} px: card 11's repair scrolls in its box`);
     assertClean(problems, `${width} px code boxes`);
-    await context.close();
   }
+  await context.close();
 });
 
 test('at 360 and 390 px a card\'s title starts on its number\'s line, and a wrapped prediction\'s lines start under its text, not under its radio', async () => {
-  for (const width of [360, 390]) {
-    const { page, problems, context } = await open({ viewport: { width, height: 800 } });
-    await page.locator('#break-it .bk-card').evaluateAll((cards) => { for (const c of cards) c.open = true; });
+  const WIDTHS = [360, 390];
+  const { page, problems, context } = await open({ viewport: { width: WIDTHS[0], height: 800 } });
+  await page.locator('#break-it .bk-card').evaluateAll((cards) => { for (const c of cards) c.open = true; });
+  for (const width of WIDTHS) {
+    if (width !== WIDTHS[0]) await resizeTo(page, width, 800);
     const titles = await page.locator('#break-it .bk-card > summary').evaluateAll((summaries) => summaries.map((s) => {
       const num = s.querySelector('.bk-num').getBoundingClientRect();
       const range = document.createRange();
@@ -633,8 +644,8 @@ test('at 360 and 390 px a card\'s title starts on its number\'s line, and a wrap
     }).filter(({ under }) => under > 0));
     assert.deepEqual(options, [], `${width} px: prediction options with text under the radio (px left of the radio's right edge)`);
     assertClean(problems, `${width} px titles and options`);
-    await context.close();
   }
+  await context.close();
 });
 
 test('once the bug is on, the chosen prediction stands out among the locked ones', async () => {
@@ -686,12 +697,16 @@ test('a reset, elsewhere or the section\'s own, rewrites the cards\' status quie
   await waitForState(page, () => document.querySelector('#bk-no-causal-mask .bk-said').getAttribute('aria-live') === 'off', null, 'a reset elsewhere quietens the cards');
   await card.getByLabel('No future leak').check();
   await card.locator('button.bk-switch').click();
-  // The reset is pressed once the card has drawn the bug on and the page is idle.
   await waitForState(page, () => document.querySelector('#bk-no-causal-mask .bk-status').textContent.includes('is on'), null, 'the bug is on again');
+  // The reset is brought into view first and pressed once the page is idle:
+  // the section above it (the quiz), drawn as it comes into view, may have
+  // grown while it was off screen and push the button down.
+  const resetButton = page.locator('#break-it button.bk-reset');
+  await resetButton.scrollIntoViewIfNeeded();
   await settled(page);
   // The section's own reset says once what it did; the cards it rewrites stay quiet.
   await page.evaluate(() => { window.bkLiveAtWrite = []; });
-  await page.locator('#break-it button.bk-reset').click();
+  await resetButton.click();
   const said = page.locator('#break-it [data-out="bk-reset-said"][role="status"]');
   await waitForState(page, () => document.querySelector('#break-it [data-out="bk-reset-said"]').textContent !== '', null, 'the reset is said');
   assert.equal(await said.textContent(), 'One card reset: bug off, prediction open again. Scores stay.', 'what the section\'s own reset says');
@@ -706,12 +721,15 @@ test('a reset, elsewhere or the section\'s own, rewrites the cards\' status quie
 });
 
 test('in a high-contrast theme only a failed check carries the bar at its left; a passing one has none', async () => {
+  // One page, its card opened and its bug switched on once (both toggle),
+  // seen in the light theme and then the dark one.
+  const { page, problems, context } = await open();
+  const card = page.locator('#bk-no-causal-mask');
+  await page.emulateMedia({ forcedColors: 'active', colorScheme: 'light' });
+  await card.locator('summary').click();
+  await card.locator('button.bk-switch').click();
   for (const colorScheme of ['light', 'dark']) {
-    const { page, problems, context } = await open();
     await page.emulateMedia({ forcedColors: 'active', colorScheme });
-    const card = page.locator('#bk-no-causal-mask');
-    await card.locator('summary').click();
-    await card.locator('button.bk-switch').click();
     await card.locator('.bk-check.is-fail').first().waitFor();
     const bars = await card.locator('.bk-check').evaluateAll((rows) => rows.map((row) => {
       const s = getComputedStyle(row);
@@ -728,6 +746,6 @@ test('in a high-contrast theme only a failed check carries the bar at its left; 
       assert.equal(b.drawn, b.state === 'fail', `${colorScheme}: the ${b.state} check "${b.check}" has the left bar ${b.bar}`);
     }
     assertClean(problems, `check bars in a ${colorScheme} high-contrast theme`);
-    await context.close();
   }
+  await context.close();
 });

@@ -3,7 +3,7 @@
 // attributes. Each test here pins down a confusion a learner ran into.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { browserSuite, assertClean, typeInto, renderEverySection, runAxe, settled, waitForState } from './helpers/browser.mjs';
+import { browserSuite, assertClean, typeInto, renderEverySection, runAxe, settled, waitForState, resizeTo } from './helpers/browser.mjs';
 import { rampColour, SERIES } from '../web/palette.js';
 import { TYPING_PAUSE } from '../web/lesson-ui.js';
 
@@ -380,9 +380,13 @@ test('at 390 px every number grid fits without scrolling sideways, and shows the
 });
 
 test('an input is as wide as its number: a long value is shown whole, not cut, at 1280 px and 390 px', async () => {
-  for (const width of [1280, 390]) {
-    const { context, page, problems } = await open('#one.v=1000000,-1000000;-123456.75,0.000123&ex.q=-98765.4321,0,1,0;0,1,0,1;1,1,0,0', { width, height: 844 });
-    await renderEverySection(page);
+  // One page, opened at the first width and then narrowed. The typed cell
+  // ends each width as it started (0), so the next width starts from it too.
+  const widths = [1280, 390];
+  const { context, page, problems } = await open('#one.v=1000000,-1000000;-123456.75,0.000123&ex.q=-98765.4321,0,1,0;0,1,0,1;1,1,0,0', { width: widths[0], height: 844 });
+  await renderEverySection(page);
+  for (const width of widths) {
+    if (width !== widths[0]) await resizeTo(page, width, 844);
     const long = await page.$$eval('main input.num', (inputs) => inputs.map((i) => i.value).filter((v) => v.length > 8));
     assert.deepEqual(long.sort(), ['-123456.75', '-98765.4321'], `${width} px: the long values the state sets are in their inputs`);
     const cut = await page.$$eval('main input.num', (inputs) => inputs
@@ -400,15 +404,19 @@ test('an input is as wide as its number: a long value is shown whole, not cut, a
     assert.equal((await shows())[1], narrow, `${width} px: "0" typed after it: the input is as narrow as before`);
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${width} px: the page scrolls sideways`);
     assertClean(problems, `long values at ${width} px`);
-    await context.close();
   }
+  await context.close();
 });
 
 test('at 320 px and 390 px nothing sticks out of its section, but for the boxes that scroll', async () => {
-  for (const width of [320, 390]) {
-    const { context, page, problems } = await open('', { width, height: 844 });
-    await renderEverySection(page);
-    await page.$$eval('main details', (ds) => ds.forEach((d) => { d.open = true; }));
+  // One page, opened at the first width and then widened; its sections
+  // rendered and its disclosures opened once.
+  const widths = [320, 390];
+  const { context, page, problems } = await open('', { width: widths[0], height: 844 });
+  await renderEverySection(page);
+  await page.$$eval('main details', (ds) => ds.forEach((d) => { d.open = true; }));
+  for (const width of widths) {
+    if (width !== widths[0]) await resizeTo(page, width, 844);
     await page.waitForTimeout(400); // laid out in the next frames
     const out = await page.$$eval('main > section', (sections) => sections.flatMap((s) => {
       const r = s.getBoundingClientRect();
@@ -434,8 +442,8 @@ test('at 320 px and 390 px nothing sticks out of its section, but for the boxes 
     assert.deepEqual(out, [], `${width} px: elements stick out of their section's box (viewport ${width} px)`);
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${width} px: the page scrolls sideways`);
     assertClean(problems, `${width} px`);
-    await context.close();
   }
+  await context.close();
 });
 
 // ---------------------------------------------------------------------------
@@ -656,8 +664,12 @@ test('cross-attention: a padding switch keeps one name, which says what pressed 
 });
 
 test('masks: a token-id example the core refuses is flagged right under the token ids, with a button that leads to the core\'s message', async () => {
-  for (const width of [1280, 390]) {
-    const { context, page, problems } = await open('#view=masks', { width, height: 900 });
+  // One page, opened at the first width and then narrowed: each width ends
+  // with the example valid again (12), as the page opened.
+  const widths = [1280, 390];
+  const { context, page, problems } = await open('#view=masks', { width: widths[0], height: 900 });
+  for (const width of widths) {
+    if (width !== widths[0]) await resizeTo(page, width, 900);
     const cell = page.locator('[data-grid="mask-tokens"] input[data-row="0"][data-col="0"]');
     const note = page.locator('#masks [data-out="mask-refused"]');
     assert.equal(await note.textContent(), '', `${width} px: no note while the example is valid`);
@@ -699,8 +711,8 @@ test('masks: a token-id example the core refuses is flagged right under the toke
     await page.waitForFunction(() => document.querySelector('#masks [data-out="mask-refused"]').textContent === '', null, { timeout: 30000 }).catch(() => {});
     assert.equal(await note.textContent(), '', `${width} px: the note is gone once the example is valid again`);
     assertClean(problems, `refused token ids at ${width} px`);
-    await context.close();
   }
+  await context.close();
 });
 
 // ---------------------------------------------------------------------------
@@ -778,8 +790,12 @@ test('an invalid number names the allowed range in its visible message, which a 
 });
 
 test('an invalid grid cell is named in a message under the grid, and its row keeps its place', async () => {
-  for (const width of [1280, 390]) {
-    const { context, page, problems } = await open('#view=three-by-three', { width, height: 900 });
+  // One page, opened at the first width and then narrowed: each width types
+  // its own valid value before the invalid one.
+  const widths = [1280, 390];
+  const { context, page, problems } = await open('#view=three-by-three', { width: widths[0], height: 900 });
+  for (const width of widths) {
+    if (width !== widths[0]) await resizeTo(page, width, 900);
     const cell = page.locator('[data-grid="ex-q"] input[data-row="0"][data-col="1"]');
     // Where the row's heading, its cells and the next row sit: an error must move none of them.
     const places = () => page.locator('[data-grid="ex-q"]').evaluate((table) => [...table.querySelectorAll('tbody th, tbody input')]
@@ -801,8 +817,8 @@ test('an invalid grid cell is named in a message under the grid, and its row kee
     await typeInto(page, cell, '2');
     assert.equal((await cellMessage(cell)).text, '', `${width} px: a valid value clears the message`);
     assertClean(problems, `invalid grid cell at ${width} px`);
-    await context.close();
   }
+  await context.close();
 });
 
 test('an invalid text puts back the value the learner had, not a prefix typed on the way; a size typed through 1 keeps the matrix', async () => {

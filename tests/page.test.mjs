@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import {
-  browserSuite, assertClean, typeInto, runAxe, waitForLesson, checkShown, screenshot, renderEverySection, openPage, settled } from './helpers/browser.mjs';
+  browserSuite, assertClean, typeInto, runAxe, waitForLesson, checkShown, screenshot, renderEverySection, openPage, settled, resizeTo } from './helpers/browser.mjs';
 import {
   loadAttention, paddingMask, blockedFromAllowed, additiveFromAllowed,
 } from '../web/attention.js';
@@ -871,8 +871,11 @@ test('shapes: the picture draws each square of the split and of the straight res
 });
 
 test('shapes: the per-head blocks wrap to the picture\'s width instead of shrinking (390 px), and stand in one line when they fit (1280 px)', async () => {
-  for (const width of [390, 1280]) {
-    const { context, page, problems } = await open('#view=shapes', { width, height: 900 });
+  // One page, narrowed first and then widened: the picture is drawn again for each width.
+  const widths = [390, 1280];
+  const { context, page, problems } = await open('#view=shapes', { width: widths[0], height: 900 });
+  for (const width of widths) {
+    if (width !== widths[0]) await resizeTo(page, width, 900);
     const blocks = page.locator('#shapes .pic-canvas').nth(1);
     await blocks.scrollIntoViewIfNeeded();
     const size = () => blocks.evaluate((c) => ({ drawn: parseFloat(c.style.width), shown: c.getBoundingClientRect().width,
@@ -886,8 +889,8 @@ test('shapes: the per-head blocks wrap to the picture\'s width instead of shrink
     else assert.ok(drawn < 4 * block && drawn <= room, `390 px: the blocks wrap within ${room} px (${drawn} px wide)`);
     assert.equal(await blocks.getAttribute('data-cells'), Array.from({ length: 4 }, (_, hh) => Array.from({ length: 16 }, (_, n) => `${Math.floor(n / 4) + 1}${'abcd'[hh]}`).join(' ')).join(' '));
     assertClean(problems, `shapes blocks at ${width} px`);
-    await context.close();
   }
+  await context.close();
 });
 
 // ---------------------------------------------------------------------------
@@ -1173,15 +1176,18 @@ test('contents: following an entry is a step in the history; Back and Forward mo
 
 test('contents of a page holding some sections: each entry has its section\'s own number, as its heading, and an unnumbered one none (1280 px and 390 px)', async () => {
   const ids = ['masks', 'quiz', 'break-it'];
-  for (const width of [1280, 390]) {
-    const session = await openPage(suite.browser, suite.server.url, { viewport: { width, height: 900 } });
-    await session.page.route(suite.server.url, async (route) => {
-      const response = await route.fetch();
-      const body = (await response.text()).replace('<main id="lesson">', `<main id="lesson" data-sections="${ids.join(',')}">`);
-      await route.fulfill({ response, body });
-    });
-    await session.page.goto(suite.server.url);
-    await waitForLesson(session.page);
+  // One page, opened at the first width and then narrowed.
+  const widths = [1280, 390];
+  const session = await openPage(suite.browser, suite.server.url, { viewport: { width: widths[0], height: 900 } });
+  await session.page.route(suite.server.url, async (route) => {
+    const response = await route.fetch();
+    const body = (await response.text()).replace('<main id="lesson">', `<main id="lesson" data-sections="${ids.join(',')}">`);
+    await route.fulfill({ response, body });
+  });
+  await session.page.goto(suite.server.url);
+  await waitForLesson(session.page);
+  for (const width of widths) {
+    if (width !== widths[0]) await resizeTo(session.page, width, 900);
     const seen = await session.page.evaluate(() => [...document.querySelectorAll('nav.toc li')].map((li) => ({
       text: li.innerText.replace(/\s+/g, ' ').trim(),
       // What the list would draw by itself: a marker, or a counter before the link.
@@ -1197,8 +1203,8 @@ test('contents of a page holding some sections: each entry has its section\'s ow
     assert.deepEqual(seen.map((s) => ({ ...s, before: s.before === 'normal' ? 'none' : s.before })), expected, `${width} px: the contents`);
     await screenshot(session.page, `${SHOTS}toc-some-sections-${width}.png`);
     assertClean(session.problems, `${width} px`);
-    await session.context.close();
   }
+  await session.context.close();
 });
 
 test('forced colours (a high-contrast theme): the data keeps its colours, keys tell the series apart, drawings keep a light ground', async () => {

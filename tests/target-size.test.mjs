@@ -17,7 +17,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { browserSuite, assertClean, renderEverySection } from './helpers/browser.mjs';
+import { browserSuite, assertClean, renderEverySection, resizeTo } from './helpers/browser.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const suite = browserSuite({ root: ROOT }); // repo root: the lesson is web/, the widget host tests/fixtures/
@@ -77,45 +77,54 @@ function smallTargets({ scopes, min }) {
   return { measured, small: out };
 }
 
-for (const width of WIDTHS) {
-  test(`lesson page at ${width} px: every control is at least ${MIN}×${MIN} px`, async () => {
-    const { context, page, problems } = await suite.open('web/', { viewport: { width, height: 900 } });
-    await renderEverySection(page);
-    await page.$$eval('main details', (ds) => ds.forEach((d) => { d.open = true; }));
+// Each page is opened once, at the first width, and resized to the next: the
+// sections rendered, the disclosures opened and the widgets added at the
+// first width stay so at every width.
+const AT = `${WIDTHS.join(' px and ')} px`;
+
+test(`lesson page at ${AT}: every control is at least ${MIN}×${MIN} px`, async () => {
+  const { context, page, problems } = await suite.open('web/', { viewport: { width: WIDTHS[0], height: 900 } });
+  await renderEverySection(page);
+  await page.$$eval('main details', (ds) => ds.forEach((d) => { d.open = true; }));
+  for (const width of WIDTHS) {
+    if (width !== WIDTHS[0]) await resizeTo(page, width, 900);
     await page.waitForTimeout(400); // laid out in the next frames
     const scopes = [['page', 'body']];
     const { measured, small } = await page.evaluate(smallTargets, { scopes, min: MIN });
     assert.ok(measured > 200, `${width} px: the page's controls were measured (${measured})`);
     assert.deepEqual(small, [], `${width} px: ${small.length} controls smaller than ${MIN}×${MIN} px`);
     assertClean(problems, `lesson at ${width} px`);
-    await context.close();
-  });
+  }
+  await context.close();
+});
 
-  test(`<attention-lab> presets at ${width} px: every control is at least ${MIN}×${MIN} px`, async () => {
-    const { context, page, problems } = await suite.open('tests/fixtures/host.html', { viewport: { width, height: 900 }, ready: false });
-    const presets = await page.evaluate(async () => (await import('/web/attention-lab.js')).PRESET_NAMES);
-    assert.ok(presets.length > 5, `the element has presets: ${presets}`);
-    await page.evaluate(async (names) => {
-      const host = document.getElementById('widgets');
-      for (const name of names) {
-        const el = document.createElement('attention-lab');
-        el.setAttribute('preset', name);
-        el.id = `w-${name.replace(/[^a-z0-9-]/gi, '-')}`;
-        host.append(el);
-      }
-      await Promise.all([...host.children].map((el) => el.ready));
-      // Open every disclosure inside the widgets (the break-it cards).
-      for (const el of host.children) el.shadowRoot?.querySelectorAll('details').forEach((d) => { d.open = true; });
-    }, presets);
+test(`<attention-lab> presets at ${AT}: every control is at least ${MIN}×${MIN} px`, async () => {
+  const { context, page, problems } = await suite.open('tests/fixtures/host.html', { viewport: { width: WIDTHS[0], height: 900 }, ready: false });
+  const presets = await page.evaluate(async () => (await import('/web/attention-lab.js')).PRESET_NAMES);
+  assert.ok(presets.length > 5, `the element has presets: ${presets}`);
+  await page.evaluate(async (names) => {
+    const host = document.getElementById('widgets');
+    for (const name of names) {
+      const el = document.createElement('attention-lab');
+      el.setAttribute('preset', name);
+      el.id = `w-${name.replace(/[^a-z0-9-]/gi, '-')}`;
+      host.append(el);
+    }
+    await Promise.all([...host.children].map((el) => el.ready));
+    // Open every disclosure inside the widgets (the break-it cards).
+    for (const el of host.children) el.shadowRoot?.querySelectorAll('details').forEach((d) => { d.open = true; });
+  }, presets);
+  const scopes = presets.map((name) => [`preset=${name}`, `#w-${name.replace(/[^a-z0-9-]/gi, '-')}`]);
+  for (const width of WIDTHS) {
+    if (width !== WIDTHS[0]) await resizeTo(page, width, 900);
     await page.waitForTimeout(400);
-    const scopes = presets.map((name) => [`preset=${name}`, `#w-${name.replace(/[^a-z0-9-]/gi, '-')}`]);
     const { measured, small } = await page.evaluate(smallTargets, { scopes, min: MIN });
     assert.ok(measured > presets.length * 3, `${width} px: the widgets' controls were measured (${measured} in ${presets.length} presets)`);
     assert.deepEqual(small, [], `${width} px: ${small.length} controls in the widgets smaller than ${MIN}×${MIN} px`);
     assertClean(problems, `widgets at ${width} px`);
-    await context.close();
-  });
-}
+  }
+  await context.close();
+});
 
 // A touch browser (iOS Safari) zooms into an input whose text is under 16 px
 // when it is tapped. On a touch screen held sideways (844 px wide, wider than

@@ -13,7 +13,7 @@ import { cp, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { browserSuite, openPage, startServer, assertClean, typeInto, runAxe, addAxe, checkShown, screenshot, waitForState } from './helpers/browser.mjs';
+import { browserSuite, openPage, startServer, assertClean, typeInto, runAxe, addAxe, checkShown, screenshot, waitForState, resizeTo } from './helpers/browser.mjs';
 import { loadAttention } from '../web/attention.js';
 import { dist } from '../web/dist.mjs';
 import { SECTIONS } from '../web/sections/registry.js';
@@ -1216,9 +1216,13 @@ test('dist/attention-lab.html works from file:// with the network blocked', asyn
 
 test('the demo course page: axe-core finds nothing, at 1280 px and 390 px (screenshots)', async () => {
   await mkdir(SHOTS, { recursive: true });
-  for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
-    const { context, page, problems } = await suite.open('web/course-demo.html', { viewport, ready: false });
-    for (const widget of await page.locator('attention-lab').all()) await whenReady(widget);
+  // One page, opened at the first size and resized to the next: the widgets
+  // and the iframes lay themselves out again, and each iframe is sized again.
+  const VIEWPORTS = [{ width: 1280, height: 900 }, { width: 390, height: 844 }];
+  const { context, page, problems } = await suite.open('web/course-demo.html', { viewport: VIEWPORTS[0], ready: false });
+  for (const widget of await page.locator('attention-lab').all()) await whenReady(widget);
+  for (const viewport of VIEWPORTS) {
+    if (viewport !== VIEWPORTS[0]) await resizeTo(page, viewport.width, viewport.height);
     for (const frame of await page.locator('iframe').all()) await frame.scrollIntoViewIfNeeded();
     await page.waitForFunction(() => [...document.querySelectorAll('iframe')].every((f) => f.contentDocument?.querySelector('attention-lab')?.shadowRoot?.querySelector('.al-section')));
     // Each iframe is sized to its content by the page's listener (course-demo.js): no inner scroll bar.
@@ -1234,8 +1238,8 @@ test('the demo course page: axe-core finds nothing, at 1280 px and 390 px (scree
     for (const frame of page.frames().slice(1)) await addAxe(frame);
     await runAxe(page, `course demo at ${viewport.width} px`);
     assertClean(problems, `course demo at ${viewport.width} px`);
-    await context.close();
   }
+  await context.close();
 });
 
 test('the demo course page reports an exercise as it happened: switched on without a prediction is no point, not a wrong prediction', async () => {
