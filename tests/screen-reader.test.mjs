@@ -23,6 +23,11 @@ async function axNode(page, selector) {
     const prop = (name) => node.properties?.find((p) => p.name === name)?.value.value ?? '';
     return { role: node.role?.value ?? '', name: node.name?.value ?? '', description: node.description?.value ?? '', live: prop('live') };
   } finally {
+    // The renderer's accessibility tree is turned off again, so that a
+    // runAxe after this (which renders the whole page, then hides it again)
+    // does not rebuild a live tree for all of it: the Chromium renderer
+    // crashes seen in this file came in such a runAxe, after axNode.
+    await cdp.send('Accessibility.disable').catch(() => {});
     await cdp.detach();
   }
 }
