@@ -108,6 +108,38 @@ test('one card end to end: predict, break, see the red check and the mark, repai
   await context.close();
 });
 
+test('a closed card runs its checks when it first opens: at once from its summary, and when a script or link opens it', async () => {
+  const { page, problems, context } = await open();
+  /** What card n's panel holds: its status line, its drawn checks and its tables. */
+  const panel = (n) => page.locator('#break-it .bk-card').nth(n).evaluate((card) => ({
+    open: card.open, status: card.querySelector('.bk-status').textContent,
+    checks: card.querySelectorAll('.bk-check[data-state]').length, tables: card.querySelectorAll('.bk-maps table').length,
+  }));
+  // The first card opens with the page; the others wait, with nothing run.
+  const first = await panel(0);
+  assert.ok(first.open && first.status.startsWith('Bug off') && first.checks === CHECKS.length, `card 1 at load: ${JSON.stringify(first)}`);
+  for (let n = 1; n < EXERCISES.length; n++) {
+    const closed = await panel(n);
+    assert.deepEqual(closed, { open: false, status: '', checks: 0, tables: 0 }, `card ${n + 1} before it is opened`);
+  }
+  // A press on a summary draws the card before it opens: read in the same
+  // task as the press, before any frame, the panel is full already.
+  const pressed = await page.locator('#break-it .bk-card').nth(1).evaluate((card) => {
+    card.querySelector('summary').click();
+    return { open: card.open, status: card.querySelector('.bk-status').textContent, checks: card.querySelectorAll('.bk-check[data-state]').length };
+  });
+  assert.ok(pressed.open && pressed.status.startsWith('Bug off') && pressed.checks === CHECKS.length, `card 2 right after its summary is pressed: ${JSON.stringify(pressed)}`);
+  // Opened by a script (as a link to the card opens it), it is drawn as well.
+  const last = EXERCISES.length - 1;
+  await page.locator('#break-it .bk-card').nth(last).evaluate((card) => { card.open = true; });
+  await waitForState(page, (n) => document.querySelectorAll('#break-it .bk-card')[n].querySelectorAll('.bk-check[data-state]').length > 0, last,
+    `card ${last + 1}, opened by a script, draws its checks`);
+  const scripted = await panel(last);
+  assert.ok(scripted.status.startsWith('Bug off') && scripted.checks === CHECKS.length && scripted.tables > 0, `card ${last + 1} opened by a script: ${JSON.stringify(scripted)}`);
+  assertClean(problems, 'cards opened');
+  await context.close();
+});
+
 test('the cards\' lines agree with their checks and with the progress panel, through "Reset these cards" and "Reset all progress"', async () => {
   const { page, problems, context } = await open();
   const card = page.locator('#bk-no-causal-mask');

@@ -322,6 +322,7 @@ class Card {
     this.results = null; // runChecks for the bug on (resultsOn true) or off
     this.resultsOn = null;
     this.checked = new Map(); // bug on -> its runChecks: the core's answer for a state is kept, so a toggle back costs no run
+    this.drawn = false; // whether the checks and tables have been drawn: not before the card is first open (see render)
     const id = `bk-${exercise.bug}`;
 
     this.badges = el('span', { cls: 'bk-badges' });
@@ -390,6 +391,16 @@ class Card {
       code('bk-fix', 'repair', exercise.repair),
       this.repairButton, this.repairedNote);
 
+    // A card that opens for the first time draws its checks and tables: on a
+    // press of its summary before it opens (so it never shows an empty panel,
+    // and its live region, still hidden, says nothing), else (opened by a
+    // link to it, or by a script) once it has opened.
+    const drawOnOpen = () => {
+      if (this.drawn) return;
+      this.drawn = true;
+      this.render(owner.state[index]);
+    };
+    summary.addEventListener('click', () => { if (!this.node.open) drawOnOpen(); });
     this.node = el('details', { cls: 'bk-card', attrs: { id, 'data-bug': exercise.bug } }, summary,
       el('div', { cls: 'bk-body' },
         el('p', { cls: 'bk-setting' }, ...subscripted(`Input: ${exercise.setting}`)),
@@ -398,9 +409,16 @@ class Card {
         el('div', { cls: 'bk-actions' }, this.toggle),
         el('div', { cls: 'bk-panel' }, this.said, this.checkList, this.maps),
         this.repairBox));
+    this.node.addEventListener('toggle', () => { if (this.node.open) drawOnOpen(); });
   }
 
-  /** Redraw from the card's state; runs the exercise through the core. Returns the names of the failed checks. */
+  /**
+   * Redraw from the card's state. Once the card has been open, this runs the
+   * exercise through the core and draws its checks and tables; a card that
+   * was never open shows only its summary, so it keeps just its switch,
+   * prediction and verdict up to date (the page loads without running
+   * every card's checks).
+   */
   render(state) {
     const { exercise } = this;
     for (const o of this.options) {
@@ -417,6 +435,9 @@ class Card {
     const repaired = state.repaired && !state.on;
     this.repairButton.hidden = repaired;
     this.repairedNote.hidden = !repaired;
+    setSubscripted(this.verdict, this.verdictText(state));
+    if (!this.node.open && !this.drawn) return;
+    this.drawn = true;
 
     // The checks depend only on whether the bug is on: a new prediction or mark reuses them.
     if (this.resultsOn !== state.on) {
@@ -440,7 +461,6 @@ class Card {
     setText(this.status, state.on
       ? `Bug “${exercise.bug}” is on: ${failed.length} of ${applied} checks fail${notApplied}.`
       : `Bug off: ${failed.length === 0 ? `all ${applied} checks pass` : `${failed.length} of ${applied} checks fail`}${notApplied}${state.repaired ? ' (repaired)' : ''}.`);
-    setSubscripted(this.verdict, this.verdictText(state));
 
     results.forEach((r, n) => this.drawCheck(this.checkItems[n], r));
     const run = results.run;
@@ -451,7 +471,6 @@ class Card {
     } else {
       resultTables(this.maps, exercise, run, worst, this.allowedFor(run.weights.shape));
     }
-    return failed.map((r) => r.name);
   }
 
   /**
@@ -742,7 +761,7 @@ class BreakIt {
 
   /** Draw card i again; the progress line is written by changed(), where every change of state goes. */
   redraw(i) {
-    return this.cards[i] ? this.cards[i].render(this.state[i]) : [];
+    this.cards[i]?.render(this.state[i]);
   }
 
   changed() {
