@@ -160,14 +160,15 @@ wait_jobs
 case "$MODE" in
   build) ;;
   --serve) exec node web/serve.mjs "${@:2}" ;;
-  # Four test files at a time. On a machine whose browser tests mostly wait
-  # (idle callbacks, timers, training in the page), fewer left the two cores
-  # idle much of the time. On a slow machine that keeps both cores busy, two
-  # were quicker (845 and 875 s of tests, against 942 s at four with 31 more
-  # page loads), but there a Chromium renderer crashed in
-  # tests/screen-reader.test.mjs in both runs at two, and in none of seven
-  # runs at four.
-  --test) exec node --test --test-concurrency=4 --test-reporter=spec tests/*.test.mjs ;;
+  # Two test files at a time. On a 2-core machine that the browser tests
+  # keep busy, two are quicker than four: 860 and 826 s of tests against
+  # 907 s at four (four spend more CPU on the same work). On a faster
+  # machine, whose browser tests mostly wait (idle callbacks, timers,
+  # training in the page), fewer files leave the cores idle longer. Two once
+  # crashed Chromium's renderer in tests/screen-reader.test.mjs, each time
+  # in an axe run that followed a read of the accessibility tree; since
+  # axNode turns that tree off again, two full runs at two had no crash.
+  --test) exec node --test --test-concurrency=2 --test-reporter=spec tests/*.test.mjs ;;
   --bench-page) exec node tests/bench/page.mjs ;;
   *) say "unknown option $MODE (use --serve, --test or --bench-page)"; exit 2 ;;
 esac
